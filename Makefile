@@ -1,0 +1,55 @@
+# iolens: build, test and try it.  `make test` is what CI runs (through .ci/run); `make run` is a short demo.
+SHELL := /bin/bash
+.DEFAULT_GOAL := install
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+NATIVE_BUILD := build/native
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# The installed package is rebuilt only when something that goes into it changed.
+NATIVE_SRC := $(shell find native -type f 2>/dev/null)
+PY_SRC := $(shell find python -type f -name '*.py' 2>/dev/null)
+BENCH_PY := $(wildcard bench/*.py)
+PIP := $(VPY) -m pip --disable-pip-version-check
+
+.PHONY: install native test-native lint test-python test run clean
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	touch $@
+
+# Not editable: the installed iolens must carry the engine binary that CMake installs into the package.
+$(VENV)/.installed: $(VENV)/.created pyproject.toml README.md $(NATIVE_SRC) $(PY_SRC)
+	$(PIP) install '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# The C engine and its unit tests, warnings as errors, in a build tree of its own.
+native:
+	cmake -S native -B $(NATIVE_BUILD) -DIOLENS_WERROR=ON -DIOLENS_TESTS=ON
+	cmake --build $(NATIVE_BUILD) -j $(JOBS)
+
+test-native: native
+	cd $(NATIVE_BUILD) && ctest --output-on-failure
+
+lint: install
+	$(VENV)/bin/ruff check python tests $(if $(BENCH_PY),bench)
+
+test-python: install
+	$(VENV)/bin/pytest tests -q
+
+test: test-native lint test-python
+
+# A short write+read with verification on a scratch directory, removed afterwards.
+run: install
+	@scratch=$$(mktemp -d /tmp/iolens-run.XXXXXX); \
+	trap 'rm -rf "$$scratch"' EXIT; \
+	echo "scratch directory: $$scratch"; \
+	$(VENV)/bin/iolens ior -F -t 1m -b 64m -w -r -e -W -R -i 2 --np 2 -o "$$scratch/testfile"
+
+clean:
+	rm -rf build dist .venv .pytest_cache .ruff_cache .mypy_cache python/iolens/_native *.egg-info python/*.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,349 @@
+"""Helpers shared by the bench/ scripts: running a child with its rusage, scratch directories, the machine
+description, statistics and the text tables written to bench/results/.
+
+The scripts import this module from their own directory (``python3 bench/NAME.py`` puts bench/ first on
+``sys.path``); it is not part of the iolens package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+RESULTS_DIR = BENCH_DIR / "results"
+MIB = 1 << 20
+GIB = 1 << 30
+
+# Where an engine built by the usual recipes ends up, in the order they are tried.
+ENGINE_CANDIDATES = (
+    REPO_DIR / "build" / "native" / "iolens-bench",
+    Path("/tmp/bench-build/iolens-bench"),
+)
+
+
+@dataclass
+class Run:
+    """One finished child process: exit status, wall time and CPU time (its own and its reaped children's)."""
+
+    cmd: list[str]
+    returncode: int
+    wall_s: float
+    user_s: float
+    sys_s: float
+    stdout: str
+    stderr: str
+
+    @property
+    def cpu_s(self) -> float:
+        return self.user_s + self.sys_s
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def describe_failure(self) -> str:
+        tail = (self.stderr.strip() or self.stdout.strip()).splitlines()[-3:]
+        return f"exit status {self.returncode}: {' | '.join(tail) or '(no output)'}"
+
+
+def run(cmd: Sequence[str | os.PathLike[str]], *, cwd: Path | None = None) -> Run:
+    """Runs cmd to completion and returns its rusage from wait4 (so the figures are the child's alone,
+    including the processes it forked and waited for, and not this Python process's)."""
+    argv = [os.fspath(c) for c in cmd]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not wait for it again
+        out.seek(0)
+        err.seek(0)
+        return Run(
+            argv,
+            proc.returncode,
+            wall,
+            ru.ru_utime,
+            ru.ru_stime,
+            out.read().decode(errors="replace"),
+            err.read().decode(errors="replace"),
+        )
+
+
+def check(r: Run, what: str) -> Run:
+    if not r.ok:
+        raise BenchError(f"{what} failed ({r.describe_failure()}): {shlex.join(r.cmd)}")
+    return r
+
+
+class BenchError(RuntimeError):
+    """A benchmark could not be run (missing tool, failing command); reported without a traceback."""
+
+
+def _sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main_wrapper(main: Any) -> None:
+    """Runs main() so that SIGTERM and Ctrl-C still run the scratch-directory clean-ups."""
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+
+
+@contextmanager
+def scratch_dir(base: Path, tag: str) -> Iterator[Path]:
+    """A fresh directory under base that is removed, with everything in it, when the block ends."""
+    if not base.is_dir():
+        raise BenchError(f"scratch base {base} is not a directory")
+    d = Path(tempfile.mkdtemp(prefix=f"iolens-bench-{tag}-", dir=base))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def find_engine(explicit: str | None) -> Path:
+    if explicit:
+        p = Path(explicit)
+        if not os.access(p, os.X_OK):
+            raise BenchError(f"--engine {p}: not an executable file")
+        return p.resolve()
+    env = os.environ.get("IOLENS_BENCH")
+    if env and os.access(env, os.X_OK):
+        return Path(env).resolve()
+    for c in ENGINE_CANDIDATES:
+        if os.access(c, os.X_OK):
+            return c
+    found = shutil.which("iolens-bench")
+    if found:
+        return Path(found)
+    raise BenchError(
+        "iolens-bench not found; build it with\n"
+        "  cmake -S native -B build/native -DCMAKE_BUILD_TYPE=Release -DIOLENS_TESTS=OFF && "
+        "cmake --build build/native -j\n"
+        "or name it with --engine PATH or $IOLENS_BENCH"
+    )
+
+
+def build_plain_loop(dest: Path) -> Path:
+    """Compiles bench/plain_loop.c with gcc -O2 into dest and returns the executable."""
+    gcc = shutil.which("gcc") or shutil.which("cc")
+    if gcc is None:
+        raise BenchError("gcc not found: it is needed to build bench/plain_loop.c")
+    exe = dest / "plain_loop"
+    check(
+        run([gcc, "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(exe), str(BENCH_DIR / "plain_loop.c")]),
+        "building plain_loop",
+    )
+    return exe
+
+
+def engine_doc(path: Path) -> dict[str, Any]:
+    """Reads an engine result document and refuses one that did not succeed or has an unknown schema."""
+    try:
+        doc: dict[str, Any] = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise BenchError(f"engine document {path}: {e}") from e
+    if doc.get("schema_version") != 1:
+        raise BenchError(f"engine document {path}: schema_version {doc.get('schema_version')!r} is not 1")
+    if doc.get("status") != "ok":
+        raise BenchError(f"engine run failed: {doc.get('error')}")
+    return doc
+
+
+def phase(doc: dict[str, Any], name: str, iteration: int = 0) -> dict[str, Any]:
+    for p in doc["phases"]:
+        if p["name"] == name and p["iteration"] == iteration:
+            return dict(p)
+    raise BenchError(f"engine document has no {name} phase (iteration {iteration})")
+
+
+def median(xs: Sequence[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs: Sequence[float]) -> str:
+    """min–max of the runs, so a reader sees how noisy the median is."""
+    if not xs:
+        return "-"
+    return f"{_cell(float(min(xs)))}–{_cell(float(max(xs)))}"
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def alternating(tools: Sequence[str], rounds: int) -> Iterator[tuple[int, str]]:
+    """(round, tool) in an order that alternates the tools run by run and flips the order every other
+    round (ABC CBA ABC …), so a slow drift of the machine does not favour the tool that runs first."""
+    for r in range(rounds):
+        order = list(tools) if r % 2 == 0 else list(reversed(tools))
+        for t in order:
+            yield r, t
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    cells = [[str(h) for h in headers]] + [[_cell(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _cell(c: object) -> str:
+    if isinstance(c, float):
+        if c != c:  # NaN
+            return "-"
+        if abs(c) < 10:
+            return f"{c:.3f}"
+        return f"{c:.1f}" if abs(c) < 1000 else f"{c:.0f}"
+    return str(c)
+
+
+def _first_line(cmd: Sequence[str]) -> str:
+    try:
+        out = subprocess.run(list(cmd), capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return out.strip().splitlines()[0] if out.strip() else "?"
+
+
+def file_system(path: Path) -> str:
+    """'fstype (source)' of the mount holding path."""
+    out = _first_line(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", str(path)])
+    parts = out.split()
+    return f"{parts[0]} ({parts[1]})" if len(parts) >= 2 else out
+
+
+def machine_lines(engine: Path | None = None, paths: Sequence[Path] = ()) -> list[str]:
+    model = "?"
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    osname = "?"
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                osname = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB
+    lines = [
+        f"date:    {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"host:    nproc={_first_line(['nproc'])}, {model}, {mem_gib:.0f} GiB RAM",
+        f"os:      {osname}, kernel {platform.release()}",
+    ]
+    if engine is not None:
+        lines.append(f"engine:  {_first_line([str(engine), '--version'])} ({engine})")
+    for p in paths:
+        lines.append(f"fs:      {p}: {file_system(p)}")
+    return lines
+
+
+@dataclass
+class Report:
+    """The text written to bench/results/<name>.txt: a title, the machine, sections of tables and notes,
+    and the commands used."""
+
+    name: str
+    title: str
+    header: list[str] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def section(self, heading: str, text: str = "") -> None:
+        self.body += ["", heading, "-" * len(heading)]
+        if text:
+            self.body.append(text)
+
+    def notes(self, *paragraphs: str) -> None:
+        """A Notes section: one wrapped bullet per paragraph."""
+        self.section("Notes")
+        for p in paragraphs:
+            self.body.append(textwrap.fill(p, width=108, initial_indent="- ", subsequent_indent="  "))
+
+    def add(self, text: str) -> None:
+        self.body.append(text)
+
+    def command(self, cmd: Sequence[str | os.PathLike[str]]) -> None:
+        """Records a command once (the first run of each kind), with scratch paths as they were."""
+        line = shlex.join(os.fspath(c) for c in cmd)
+        if line not in self.commands:
+            self.commands.append(line)
+
+    def text(self) -> str:
+        out = [
+            self.title,
+            "=" * len(self.title),
+            *self.header,
+            *self.body,
+            "",
+            "Commands (one of each kind; scratch paths were temporary directories, removed afterwards)",
+            "-" * 40,
+        ]
+        out += [f"  {c}" for c in self.commands]
+        return "\n".join(out) + "\n"
+
+    def emit(self, out: str | None, quick: bool) -> None:
+        """Prints the report and writes it: to --out if given, else to bench/results/<name>.txt for a full
+        run (a --quick run only prints, so a smoke test does not overwrite the recorded results)."""
+        text = self.text()
+        print(text)
+        target = Path(out) if out else (None if quick else RESULTS_DIR / f"{self.name}.txt")
+        if target is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+            print(f"written to {target}")
+
+
+def common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quick", action="store_true", help="few, small runs: a smoke test that takes seconds")
+    p.add_argument(
+        "--runs", type=int, default=None, help="runs per tool and configuration (default 5; 1 with --quick)"
+    )
+    p.add_argument(
+        "--engine",
+        default=None,
+        help="path of iolens-bench (default: build/native, /tmp/bench-build, $IOLENS_BENCH, then PATH)",
+    )
+    p.add_argument("--out", default=None, help="write the results here instead of bench/results/<name>.txt")
+
+
+def progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

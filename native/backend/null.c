@@ -1,0 +1,166 @@
+/* null.c — a backend that moves no data and touches no file system.
+ *
+ * It measures the framework's own cost (request setup, queueing, timing, histograms, collectives), so it
+ * must cost as little as possible itself: one clock reading per submit call, no system call otherwise.
+ * Because nothing reaches storage (does_io = 0), the engine skips its safety checks for it. */
+#define _GNU_SOURCE
+#include "backend.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct iol_bctx {
+    int depth;
+    int head;
+    int count;
+    struct iol_req **done;   /* ring of completed requests, as in the posix backend */
+};
+
+static int null_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *err)
+{
+    *out = NULL;
+    if (queue_depth < 1)
+        return iol_err_set(err, IOL_ERR_USAGE, "queue depth %d: must be at least 1", queue_depth);
+    struct iol_bctx *ctx = calloc(1, sizeof *ctx);
+    struct iol_req **ring = calloc((size_t)queue_depth, sizeof *ring);
+    if (ctx == NULL || ring == NULL) {
+        free(ctx);
+        free(ring);
+        return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "null backend: queue of depth %d", queue_depth);
+    }
+    ctx->depth = queue_depth;
+    ctx->done = ring;
+    *out = ctx;
+    return 0;
+}
+
+static void null_ctx_close(struct iol_bctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    free(ctx->done);
+    free(ctx);
+}
+
+static int null_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
+                     struct iol_err *err)
+{
+    (void)path;
+    (void)mode;
+    (void)err;
+    f->ctx = ctx;
+    f->fd = -1;
+    f->flags = flags;
+    f->priv = NULL;
+    return 0;
+}
+
+static int null_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
+{
+    (void)ctx;
+    (void)f;
+    (void)err;
+    return 0;
+}
+
+static int null_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
+{
+    (void)err;
+    int room = ctx->depth - ctx->count;
+    int take = n < room ? n : room;
+    if (take <= 0)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    int tail = ctx->head + ctx->count;
+    for (int i = 0; i < take; i++) {
+        struct iol_req *r = reqs[i];
+        r->result = (int64_t)r->len;
+        r->error = 0;
+        r->t_submit_ns = now;
+        r->t_done_ns = now;
+        if (tail >= ctx->depth)
+            tail -= ctx->depth;
+        ctx->done[tail++] = r;
+    }
+    ctx->count += take;
+    return take;
+}
+
+static int null_reap(struct iol_bctx *ctx, struct iol_req **done, int min, int max, struct iol_err *err)
+{
+    if (min > ctx->count)
+        return iol_err_set(err, IOL_ERR_RUNTIME, "null backend: reap waits for %d requests but only %d are "
+                           "in flight", min, ctx->count);
+    if (max < 0)
+        max = 0;
+    int take = max < ctx->count ? max : ctx->count;
+    for (int i = 0; i < take; i++) {
+        done[i] = ctx->done[ctx->head];
+        if (++ctx->head == ctx->depth)
+            ctx->head = 0;
+    }
+    ctx->count -= take;
+    return take;
+}
+
+static int null_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
+{
+    (void)ctx;
+    (void)f;
+    (void)err;
+    return 0;
+}
+
+static int null_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err)
+{
+    (void)ctx;
+    (void)f;
+    (void)err;
+    *evicted = 0;   /* there is no cache, and nothing in it */
+    return 0;
+}
+
+static int null_stat(struct iol_bctx *ctx, const char *path, struct stat *st, struct iol_err *err)
+{
+    (void)ctx;
+    (void)path;
+    (void)err;
+    memset(st, 0, sizeof *st);
+    return 0;
+}
+
+static int null_path_op(struct iol_bctx *ctx, const char *path, struct iol_err *err)
+{
+    (void)ctx;
+    (void)path;
+    (void)err;
+    return 0;
+}
+
+static int null_mkdir(struct iol_bctx *ctx, const char *path, mode_t mode, struct iol_err *err)
+{
+    (void)mode;
+    return null_path_op(ctx, path, err);
+}
+
+const struct iol_backend iol_backend_null = {
+    .name = "null",
+    .description = "no I/O at all: every request completes at once (measures the framework's own cost)",
+    .ctx_open = null_ctx_open,
+    .ctx_close = null_ctx_close,
+    .open = null_open,
+    .close = null_close,
+    .submit = null_submit,
+    .reap = null_reap,
+    .fsync = null_fsync,
+    .evict = null_evict,
+    .stat = null_stat,
+    .unlink = null_path_op,
+    .mkdir = null_mkdir,
+    .rmdir = null_path_op,
+    .does_io = 0,
+};

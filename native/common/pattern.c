@@ -1,0 +1,136 @@
+/* pattern.c — the data pattern written and verified by the benchmarks (see pattern.h).
+ *
+ * Words are in native byte order: files are written and checked on machines of one endianness. */
+#include "pattern.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#define STAMP_WORDS (IOL_PATTERN_STAMP / 8)
+
+/* splitmix64's finalizer: a bijection, so distinct inputs give distinct outputs, and it maps 0 to 0. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Zeroed blocks (file holes, a device returning zeros) are the most common corruption: with no zero byte
+ * in any expected word, every byte of them is reported. */
+static uint64_t no_zero_bytes(uint64_t w)
+{
+    for (int i = 0; i < 64; i += 8)
+        if (((w >> i) & 0xff) == 0)
+            w |= (uint64_t)(0x5a + i) << i;
+    return w;
+}
+
+uint64_t iol_pattern_key(uint64_t seed, int64_t rank)
+{
+    return no_zero_bytes(mix64(seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1)));
+}
+
+/* The offset is mixed (not just xor-ed) so that stamps of nearby offsets differ in many bytes; the odd
+ * constant keeps the mix input non-zero for every 512-multiple, so a stamp never equals the key before the
+ * zero-byte fix (and practically never after it). */
+static uint64_t stamp(uint64_t key, uint64_t offset)
+{
+    return no_zero_bytes(key ^ mix64(offset ^ 0x9e3779b97f4a7c15ULL));
+}
+
+uint64_t iol_pattern_word(uint64_t key, uint64_t offset)
+{
+    return offset % IOL_PATTERN_STAMP == 0 ? stamp(key, offset) : key;
+}
+
+/* Index of the first word of a buffer at file offset `offset` that sits on a 512-byte boundary. */
+static size_t first_stamp_word(uint64_t offset)
+{
+    return (size_t)((IOL_PATTERN_STAMP - offset % IOL_PATTERN_STAMP) % IOL_PATTERN_STAMP) / 8;
+}
+
+void iol_pattern_init(struct iol_pattern *p, void *buf, size_t len, uint64_t key)
+{
+    p->key = key;
+    p->buf = buf;
+    p->len = len;
+    p->stamped_at = -1;
+    for (size_t i = 0; i < len / 8; i++)
+        p->buf[i] = key;
+}
+
+void iol_pattern_apply(struct iol_pattern *p, uint64_t offset)
+{
+    if (p->stamped_at == (int64_t)offset)
+        return;
+    size_t nw = p->len / 8;
+    if (p->stamped_at >= 0)
+        for (size_t i = first_stamp_word((uint64_t)p->stamped_at); i < nw; i += STAMP_WORDS)
+            p->buf[i] = p->key;
+    for (size_t i = first_stamp_word(offset); i < nw; i += STAMP_WORDS)
+        p->buf[i] = stamp(p->key, offset + 8 * i);
+    p->stamped_at = (int64_t)offset;
+}
+
+static uint64_t load(const unsigned char *b)
+{
+    uint64_t w;
+    memcpy(&w, b, 8);   /* buffers need not be 8-aligned; this compiles to one load */
+    return w;
+}
+
+/* Counts the bytes of `n` (1..8) that differ from the expected word; only called on a mismatch. */
+static uint64_t count_bad(const unsigned char *got, uint64_t want_word, size_t n, uint64_t file_off,
+                          bool *found, uint64_t *first_bad)
+{
+    unsigned char want[8];
+    memcpy(want, &want_word, 8);
+    uint64_t bad = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] == want[k])
+            continue;
+        if (!*found && first_bad != NULL)
+            *first_bad = file_off + k;
+        *found = true;
+        bad++;
+    }
+    return bad;
+}
+
+uint64_t iol_pattern_check(const void *buf, size_t len, uint64_t offset, uint64_t key, uint64_t *first_bad)
+{
+    const unsigned char *b = buf;
+    size_t nw = len / 8;
+    size_t next_stamp = first_stamp_word(offset);
+    uint64_t bad = 0;
+    bool found = false;
+    size_t i = 0;
+    while (i < nw) {
+        /* Between stamps every word is the key: OR the differences (vectorisable, no branch per word) and
+         * look word by word only if something differs. */
+        size_t end = next_stamp < nw ? next_stamp : nw;
+        uint64_t diff = 0;
+        for (size_t k = i; k < end; k++)
+            diff |= load(b + 8 * k) ^ key;
+        if (diff != 0)
+            for (size_t k = i; k < end; k++)
+                if (load(b + 8 * k) != key)
+                    bad += count_bad(b + 8 * k, key, 8, offset + 8 * k, &found, first_bad);
+        i = end;
+        if (i < nw) {
+            uint64_t want = stamp(key, offset + 8 * i);
+            if (load(b + 8 * i) != want)
+                bad += count_bad(b + 8 * i, want, 8, offset + 8 * i, &found, first_bad);
+            i++;
+            next_stamp += STAMP_WORDS;
+        }
+    }
+    if (len % 8 != 0)   /* a short tail (lengths should be multiples of 8, but never read past the end) */
+        bad += count_bad(b + 8 * nw, iol_pattern_word(key, offset + 8 * nw), len % 8, offset + 8 * nw, &found,
+                         first_bad);
+    return bad;
+}

@@ -1,0 +1,687 @@
+/* ior.c — the ior workload's run: iterations of write and read phases, each timed from the first rank's open
+ * to the last rank's close, with a latency histogram of every transfer, stonewalling with wear-out, and
+ * read-back verification. Ranks agree on errors at every step, so a failure on one rank ends the run on
+ * all of them with a document that says which rank failed and why. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/interrupt.h"
+#include "../common/ledger.h"
+#include "ior_internal.h"
+#include "run_doc.h"
+
+/* One rank's view of one phase, before the ranks' views are combined. */
+struct phase_local {
+    uint64_t t[6];              /* open start/end, transfer start/end, close start/end, on rank 0's clock */
+    uint64_t bytes, ops;
+    uint64_t pairs_done;        /* transfers completed */
+    uint64_t pairs_at_deadline;
+    int hit;                    /* stopped at the stonewall deadline */
+    uint64_t stop_ns;           /* when it stopped issuing, from the transfer start */
+    uint64_t vbytes, verrors, vfirst;   /* verification: bytes checked, bad bytes, first bad offset */
+    int evicted;
+    struct iol_hist hist;
+};
+
+/* How one pass over a rank's transfers goes. */
+struct xfer_plan {
+    enum iol_io_op op;
+    int data_rank;              /* whose data: decides offsets and the pattern */
+    uint64_t start, target;     /* transfers [start, target) */
+    uint64_t deadline_ns;       /* local monotonic time to stop issuing at; 0 = none */
+    int verify;
+    uint64_t key;
+    const char *phase;
+    int iteration;
+};
+
+static int comm_failed(struct ior_run *r)
+{
+    return iol_err_set(&r->err, IOL_ERR_RUNTIME, "communication with the other ranks failed");
+}
+
+static void note_interrupt(struct ior_run *r)
+{
+    int sig = iol_interrupt_pending();
+    if (sig && !r->err.code)
+        iol_err_set(&r->err, IOL_ERR_RUNTIME, "interrupted by signal %d (%s)", sig, strsignal(sig));
+}
+
+/* Every rank calls this at the same point. Returns 1 if any rank has failed; all ranks then hold the
+ * message of the lowest failing rank. */
+static int agree(struct ior_run *r)
+{
+    note_interrupt(r);
+    int64_t mine = r->err.code ? r->comm->rank : INT64_MAX, first = INT64_MAX;
+    if (r->comm->allreduce(r->comm, &mine, &first, 1, IOL_DT_I64, IOL_OP_MIN)) {
+        comm_failed(r);
+        r->err_rank = r->comm->rank;
+        return 1;
+    }
+    if (first == INT64_MAX) return 0;
+    struct iol_err e = r->err;
+    const char *phase = r->err_phase;
+    if (r->comm->bcast(r->comm, &e, sizeof e, (int)first) == 0) r->err = e;
+    r->err_rank = (int)first;
+    r->err_phase = phase ? phase : "setup";
+    return 1;
+}
+
+static void progress(struct ior_run *r, const struct xfer_plan *pl, const struct phase_local *lp, uint64_t now)
+{
+    double el = (double)(now - (lp->t[2] + (uint64_t)r->comm->clock_offset_ns)) / 1e9;
+    uint64_t est = lp->bytes * (uint64_t)r->nranks;
+    fprintf(stderr,
+            "IOLENS-PROGRESS {\"phase\": \"%s\", \"iteration\": %d, \"elapsed_s\": %.3f, \"bytes\": %" PRIu64
+            ", \"bw_bytes_per_s\": %.1f, \"estimate\": true}\n",
+            pl->phase, pl->iteration, el, est, el > 0 ? (double)est / el : 0.0);
+    fflush(stderr);
+    r->next_progress_ns = now + 500000000ULL;
+}
+
+static void transfer_failed(struct ior_run *r, const struct iol_req *d, const char *what)
+{
+    if (d->error)
+        iol_err_errno(&r->err, IOL_ERR_RUNTIME, d->error, "%s %s at offset %" PRIu64, what, r->cur_path, d->offset);
+    else
+        iol_err_set(&r->err, IOL_ERR_RUNTIME,
+                    "%s %s at offset %" PRIu64 ": moved %" PRId64 " of %zu bytes (is the file shorter than the run expects?)",
+                    what, r->cur_path, d->offset, d->result, d->len);
+}
+
+/* Issues transfers [pl->start, pl->target) with up to qd in flight; stops early at the deadline.
+ * Returns 0, or -1 with r->err set. */
+static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_plan *pl, struct phase_local *lp)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    const struct iol_backend *be = r->be;
+    const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
+    const int show = r->info->progress && r->comm->rank == 0;
+    struct ior_order ord;
+    ior_order_init(&ord, cfg, r->nranks, pl->data_rank, pl->start);
+
+    int free_slots[4096], nfree = qd, inflight = 0, stop = 0;
+    for (int i = 0; i < qd; i++) free_slots[i] = qd - 1 - i;
+    struct iol_req *batch[4096];
+    uint64_t issued = pl->start;
+
+    for (;;) {
+        int nsub = 0;
+        while (!stop && nfree > 0 && issued < pl->target) {
+            int slot = free_slots[--nfree];
+            struct iol_req *q = &r->reqs[slot];
+            q->op = pl->op;
+            q->file = f;
+            q->buf = r->bufs[slot];
+            q->len = cfg->xfer;
+            q->offset = ior_order_next(&ord);
+            q->tag = (uint64_t)slot;
+            if (is_write) iol_pattern_apply(&r->pats[slot], q->offset);
+            batch[nsub++] = q;
+            issued++;
+        }
+        if (nsub) {
+            int n = be->submit(r->bctx, batch, nsub, &r->err);
+            if (n != nsub) {
+                if (n >= 0) iol_err_set(&r->err, IOL_ERR_RUNTIME, "backend %s accepted %d of %d requests", be->name, n, nsub);
+                return -1;
+            }
+            inflight += nsub;
+        }
+        if (inflight == 0) break;
+
+        /* Wait for at least one completion only when nothing more can be issued. */
+        int min = (stop || issued >= pl->target || nfree == 0) ? 1 : 0;
+        int n = be->reap(r->bctx, r->done, min, qd, &r->err);
+        if (n < 0) return -1;
+        uint64_t last = 0;
+        for (int i = 0; i < n; i++) {
+            struct iol_req *d = r->done[i];
+            if (d->error || d->result != (int64_t)d->len) {
+                transfer_failed(r, d, is_write ? "write" : "read");
+                stop = 1;
+            } else {
+                iol_hist_record(&lp->hist, d->t_done_ns - d->t_submit_ns);
+                lp->bytes += d->len;
+                lp->ops++;
+                lp->pairs_done++;
+                if (pl->verify) {
+                    uint64_t first = UINT64_MAX;
+                    uint64_t bad = iol_pattern_check(d->buf, d->len, d->offset, pl->key, &first);
+                    lp->vbytes += d->len;
+                    if (bad) {
+                        lp->verrors += bad;
+                        if (first < lp->vfirst) lp->vfirst = first;
+                    }
+                }
+                if (is_write && cfg->fsync_per_write && be->fsync(r->bctx, f, &r->err)) stop = 1;
+            }
+            last = d->t_done_ns;
+            free_slots[nfree++] = (int)d->tag;
+            inflight--;
+        }
+        if (!stop && iol_interrupt_pending()) {
+            note_interrupt(r);
+            stop = 1;
+        }
+        if (n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns) {
+            stop = 1;
+            lp->hit = 1;
+        }
+        if (show && n > 0 && last >= r->next_progress_ns) progress(r, pl, lp, last);
+    }
+    return r->err.code ? -1 : 0;
+}
+
+static uint64_t read_status_file(const char *path, struct iol_err *err)
+{
+    FILE *fp = fopen(path, "r");
+    long long v = -1;
+    if (!fp) {
+        iol_err_errno(err, IOL_ERR_USAGE, errno, "-O stoneWallingStatusFile: cannot read %s", path);
+        return 0;
+    }
+    if (fscanf(fp, "%lld", &v) != 1 || v < 0) {
+        iol_err_set(err, IOL_ERR_USAGE, "-O stoneWallingStatusFile: %s does not hold a transfer count", path);
+        v = 0;
+    }
+    fclose(fp);
+    return (uint64_t)v;
+}
+
+static int write_status_file(const char *path, uint64_t pairs, struct iol_err *err)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "-O stoneWallingStatusFile: cannot write %s", path);
+    fprintf(fp, "%" PRIu64, pairs);   /* IOR's format: the bare count */
+    return fclose(fp) == 0 ? 0 : iol_err_errno(err, IOL_ERR_RUNTIME, errno, "write %s", path);
+}
+
+static int open_flags(const struct ior_run *r, enum iol_io_op op)
+{
+    int fl = op == IOL_IO_WRITE ? (IOL_O_WRITE | IOL_O_CREATE) : IOL_O_READ;
+    if (r->cfg->direct) fl |= IOL_O_DIRECT;
+    return fl;
+}
+
+/* Open, transfer, close, with the six timestamps IOR takes. Collective. */
+static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_local *lp)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    struct iol_comm *c = r->comm;
+    struct iol_file f;
+    int opened = 0;
+    /* Check passes read back everything; only the measured phases stop at the deadline. */
+    const int stonewalled = cfg->deadline_s > 0 && !pl->verify;
+    memset(&f, 0, sizeof f);
+    ior_file_path(cfg, cfg->fpp ? pl->data_rank : 0, pl->iteration, r->cur_path, sizeof r->cur_path);
+    r->err_phase = pl->phase;
+
+    if (c->barrier(c)) return comm_failed(r);
+    lp->t[0] = iol_comm_time(c, iol_now_ns());
+    /* A shared file is created by rank 0 before the others open it, as IOR does. */
+    int creator_first = !cfg->fpp && pl->op == IOL_IO_WRITE;
+    if (!creator_first || c->rank == 0) {
+        if (r->be->open(r->bctx, &f, r->cur_path, open_flags(r, pl->op), 0644, &r->err) == 0) opened = 1;
+    }
+    if (creator_first) {
+        if (c->barrier(c)) return comm_failed(r);
+        if (c->rank != 0 && r->be->open(r->bctx, &f, r->cur_path, open_flags(r, pl->op), 0644, &r->err) == 0)
+            opened = 1;
+    }
+    lp->t[1] = iol_comm_time(c, iol_now_ns());
+    if (cfg->intra_barriers && c->barrier(c)) return comm_failed(r);
+
+    uint64_t t2 = iol_now_ns();
+    lp->t[2] = iol_comm_time(c, t2);
+    r->next_progress_ns = t2 + 500000000ULL;
+    if (opened) {
+        struct xfer_plan p = *pl;
+        if (stonewalled)
+            p.deadline_ns = t2 + (uint64_t)cfg->deadline_s * 1000000000ULL;
+        if (xfer_loop(r, &f, &p, lp) == 0) lp->stop_ns = iol_now_ns() - t2;
+    }
+    lp->pairs_at_deadline = lp->pairs_done + pl->start;
+    /* Stonewall wear-out: every rank goes on to the largest count any rank reached. */
+    if (stonewalled) {
+        uint64_t mine = lp->pairs_at_deadline, maxp = 0;
+        int64_t failed = r->err.code != 0, anyfail = 0;
+        if (c->allreduce(c, &mine, &maxp, 1, IOL_DT_U64, IOL_OP_MAX)) return comm_failed(r);
+        if (c->allreduce(c, &failed, &anyfail, 1, IOL_DT_I64, IOL_OP_MAX)) return comm_failed(r);
+        if (cfg->wear_out && !anyfail && opened && mine < maxp) {
+            struct xfer_plan p = *pl;
+            p.start = mine;
+            p.target = maxp;
+            p.deadline_ns = 0;
+            xfer_loop(r, &f, &p, lp);
+        }
+    }
+    lp->t[3] = iol_comm_time(c, iol_now_ns());
+    if (cfg->intra_barriers && c->barrier(c)) return comm_failed(r);
+
+    lp->t[4] = iol_comm_time(c, iol_now_ns());
+    if (opened) {
+        if (pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code) r->be->fsync(r->bctx, &f, &r->err);
+        struct iol_err cerr = {0, ""};
+        if (r->be->close(r->bctx, &f, &cerr) && !r->err.code) r->err = cerr;
+    }
+    lp->t[5] = iol_comm_time(c, iol_now_ns());
+    return r->err.code ? -1 : 0;
+}
+
+static void phase_local_init(struct phase_local *lp)
+{
+    memset(lp, 0, sizeof *lp);
+    lp->vfirst = UINT64_MAX;
+    lp->evicted = 1;
+    iol_hist_init(&lp->hist);
+}
+
+static int hist_allreduce(struct iol_comm *c, struct iol_hist *h)
+{
+    if (c->allreduce(c, h->buckets, h->buckets, IOL_HIST_NBUCKETS, IOL_DT_U64, IOL_OP_SUM)) return -1;
+    if (c->allreduce(c, &h->count, &h->count, 2, IOL_DT_U64, IOL_OP_SUM)) return -1;   /* count, sum */
+    if (c->allreduce(c, &h->min, &h->min, 1, IOL_DT_U64, IOL_OP_MIN)) return -1;
+    if (c->allreduce(c, &h->max, &h->max, 1, IOL_DT_U64, IOL_OP_MAX)) return -1;
+    return 0;
+}
+
+static double span_s(uint64_t start, uint64_t end)
+{
+    return end > start ? (double)(end - start) / 1e9 : 0.0;
+}
+
+/* Combines every rank's view into the phase as the job saw it (collective; rank 0 fills ph). */
+static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_phase *ph)
+{
+    struct iol_comm *c = r->comm;
+    uint64_t starts[3] = {lp->t[0], lp->t[2], lp->t[4]}, ends[3] = {lp->t[1], lp->t[3], lp->t[5]};
+    uint64_t sums[4] = {lp->bytes, lp->ops, lp->vbytes, lp->verrors};
+    uint64_t sw[4] = {lp->pairs_at_deadline, lp->pairs_at_deadline, (uint64_t)lp->hit, lp->stop_ns};
+    uint64_t swmin = 0, swmax[3];
+    uint64_t vfirst = lp->vfirst;
+    int64_t evicted = lp->evicted;
+    if (c->allreduce(c, starts, starts, 3, IOL_DT_U64, IOL_OP_MIN) ||
+        c->allreduce(c, ends, ends, 3, IOL_DT_U64, IOL_OP_MAX) ||
+        c->allreduce(c, sums, sums, 4, IOL_DT_U64, IOL_OP_SUM) ||
+        c->allreduce(c, &sw[0], &swmin, 1, IOL_DT_U64, IOL_OP_MIN) ||
+        c->allreduce(c, &sw[1], swmax, 3, IOL_DT_U64, IOL_OP_MAX) ||
+        c->allreduce(c, &vfirst, &vfirst, 1, IOL_DT_U64, IOL_OP_MIN) ||
+        c->allreduce(c, &evicted, &evicted, 1, IOL_DT_I64, IOL_OP_MIN) || hist_allreduce(c, &lp->hist))
+        return comm_failed(r);
+    /* The rank whose data holds the first bad byte. */
+    int64_t badrank = (lp->vfirst == vfirst && vfirst != UINT64_MAX) ? c->rank : INT64_MAX;
+    if (c->allreduce(c, &badrank, &badrank, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
+    uint64_t mine[3] = {lp->bytes, lp->ops, lp->t[3] - lp->t[2]};
+    uint64_t *all = c->rank == 0 ? calloc((size_t)r->nranks * 3, sizeof *all) : NULL;
+    if (c->rank == 0 && !all) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    if (c->gather(c, mine, sizeof mine, all, 0)) {
+        free(all);
+        return comm_failed(r);
+    }
+    if (c->rank != 0) return 0;
+
+    ph->bytes = sums[0];
+    ph->ops = sums[1];
+    ph->open_s = span_s(starts[0], ends[0]);
+    ph->xfer_s = span_s(starts[1], ends[1]);
+    ph->close_s = span_s(starts[2], ends[2]);
+    ph->total_s = span_s(starts[0], ends[2]);
+    ph->bw = ph->total_s > 0 ? (double)ph->bytes / ph->total_s : 0;
+    ph->ops_per_s = ph->xfer_s > 0 ? (double)ph->ops / ph->xfer_s : 0;
+    ph->hist = lp->hist;
+    ph->stonewall.active = r->cfg->deadline_s > 0;
+    ph->stonewall.hit = swmax[1] != 0;
+    ph->stonewall.pairs_min = swmin;
+    ph->stonewall.pairs_max = swmax[0];
+    ph->stonewall.time_s = (double)swmax[2] / 1e9;
+    ph->verify.bytes_checked += sums[2];
+    ph->verify.errors += sums[3];
+    if (vfirst != UINT64_MAX && ph->verify.first_bad_offset < 0) {
+        ph->verify.first_bad_offset = (int64_t)vfirst;
+        ph->verify.first_bad_rank = (int)badrank;
+    }
+    ph->cache.evicted = evicted != 0;
+    ph->rank_bytes = calloc((size_t)r->nranks, sizeof(uint64_t));
+    ph->rank_ops = calloc((size_t)r->nranks, sizeof(uint64_t));
+    ph->rank_xfer_s = calloc((size_t)r->nranks, sizeof(double));
+    for (int i = 0; i < r->nranks && ph->rank_bytes && ph->rank_ops && ph->rank_xfer_s; i++) {
+        ph->rank_bytes[i] = all[i * 3];
+        ph->rank_ops[i] = all[i * 3 + 1];
+        ph->rank_xfer_s[i] = (double)all[i * 3 + 2] / 1e9;
+    }
+    free(all);
+    return 0;
+}
+
+/* How many transfers a read pass does: all, or what a stonewalled write recorded. */
+static uint64_t read_target(struct ior_run *r)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    /* After a write in this run, read what was written: all of it, or what a stonewalled write reached. */
+    if (cfg->write && r->written_pairs_valid) return r->written_pairs;
+    if (cfg->status_file[0] && !cfg->write) {
+        uint64_t n = read_status_file(cfg->status_file, &r->err);
+        if (n > r->pairs_total) {
+            iol_err_set(&r->err, IOL_ERR_USAGE, "-O stoneWallingStatusFile: %s says %" PRIu64
+                        " transfers but a rank only has %" PRIu64, cfg->status_file, n, r->pairs_total);
+            return 0;
+        }
+        return n;
+    }
+    if (cfg->wear_out_iterations > 0) return (uint64_t)cfg->wear_out_iterations;
+    return r->pairs_total;
+}
+
+/* Drops the pages of the file this rank is about to read from the page cache, so a read on the node that
+ * wrote the data measures storage, not memory. Returns 1 if they were dropped. */
+static int evict_before_read(struct ior_run *r, int data_rank, int iteration)
+{
+    struct iol_file f;
+    char p[IOL_STR_MAX + 64];
+    int evicted = 0;
+    ior_file_path(r->cfg, r->cfg->fpp ? data_rank : 0, iteration, p, sizeof p);
+    struct iol_err e = {0, ""};
+    if (r->be->open(r->bctx, &f, p, IOL_O_READ, 0, &e) != 0) return 0;   /* the read pass reports it */
+    if (r->be->evict(r->bctx, &f, &evicted, &e) != 0) evicted = 0;
+    r->be->close(r->bctx, &f, &e);
+    return evicted;
+}
+
+static struct ior_phase *new_phase(struct ior_run *r, const char *name, int iteration, enum iol_io_op op)
+{
+    if (r->comm->rank != 0) return NULL;
+    struct ior_phase *ph = &r->phases[r->nphases++];
+    memset(ph, 0, sizeof *ph);
+    ph->name = name;
+    ph->iteration = iteration;
+    ph->verify.first_bad_offset = -1;
+    ph->verify.first_bad_rank = -1;
+    ph->cache.o_direct = r->cfg->direct;
+    ph->cache.is_read = op == IOL_IO_READ;
+    return ph;
+}
+
+static int c_allreduce_sum(struct ior_run *r, uint64_t *v)
+{
+    return r->comm->allreduce(r->comm, v, v, 1, IOL_DT_U64, IOL_OP_SUM) ? comm_failed(r) : 0;
+}
+
+/* A verification pass: read back `pairs` transfers of data_rank's data and compare every byte. Untimed in
+ * the phase's figures, as IOR's check passes are; only its verification counts are kept. */
+static int check_pass(struct ior_run *r, int data_rank, uint64_t pairs, int iteration, const char *phase,
+                      struct ior_phase *ph)
+{
+    struct phase_local lp;
+    phase_local_init(&lp);
+    struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, pairs, 0, 1,
+                           iol_pattern_key((uint64_t)r->cfg->seed, data_rank), phase, iteration};
+    run_pass(r, &pl, &lp);
+    if (agree(r)) return -1;
+    struct ior_phase tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.verify.first_bad_offset = -1;
+    tmp.verify.first_bad_rank = -1;
+    int rc = reduce_phase(r, &lp, &tmp);
+    /* Every rank must know, so none of them removes the evidence. */
+    uint64_t bad = lp.verrors;
+    if (rc == 0 && c_allreduce_sum(r, &bad) == 0 && bad) r->verify_failed = 1;
+    if (ph && rc == 0) {
+        ph->verify = tmp.verify;
+        ph->verify.active = 1;
+    }
+    free(tmp.rank_bytes);
+    free(tmp.rank_ops);
+    free(tmp.rank_xfer_s);
+    return rc;
+}
+
+static int do_write(struct ior_run *r, int it, FILE *text)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    struct iol_comm *c = r->comm;
+    r->err_phase = "write";
+    ior_prepare_write(r, it, &r->err);
+    r->files_may_exist = 1;
+    if (agree(r)) return -1;
+
+    struct ior_phase *ph = new_phase(r, "write", it, IOL_IO_WRITE);
+    struct phase_local lp;
+    phase_local_init(&lp);
+    uint64_t key = iol_pattern_key((uint64_t)cfg->seed, c->rank);
+    for (int i = 0; i < r->qd; i++) iol_pattern_init(&r->pats[i], r->bufs[i], cfg->xfer, key);
+    struct xfer_plan pl = {IOL_IO_WRITE, c->rank, 0, r->pairs_total, 0, 0, key, "write", it};
+    run_pass(r, &pl, &lp);
+    if (agree(r)) return -1;
+    if (reduce_phase(r, &lp, ph)) return -1;
+    if (agree(r)) return -1;
+    /* Bytes at the deadline: every rank's count times the transfer size. */
+    uint64_t at_deadline = lp.pairs_at_deadline * cfg->xfer;
+    if (c->allreduce(c, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
+    if (ph) ph->stonewall.bytes_at_deadline = at_deadline;
+
+    /* What every rank wrote at least (all the same after wear-out): what a read in this run may ask for. */
+    uint64_t done = lp.pairs_done;
+    if (c->allreduce(c, &done, &r->written_pairs, 1, IOL_DT_U64, IOL_OP_MIN)) return comm_failed(r);
+    r->written_pairs_valid = 1;
+
+    if (cfg->status_file[0] && c->rank == 0) {
+        /* After wear-out every rank wrote the same count; without it, the largest is what a read may ask. */
+        write_status_file(cfg->status_file, ph->stonewall.active ? ph->stonewall.pairs_max : r->pairs_total,
+                          &r->err);
+    }
+    if (agree(r)) return -1;
+    if (cfg->check_write) {
+        if (check_pass(r, c->rank, lp.pairs_done, it, "write-check", ph)) return -1;
+    }
+    if (ph && text) ior_report_text_phase(text, r, ph);
+    return 0;
+}
+
+static int do_read(struct ior_run *r, int it, FILE *text)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    struct iol_comm *c = r->comm;
+    int data_rank = (c->rank + r->read_rank_shift) % r->nranks;
+    r->err_phase = "read";
+    uint64_t target = read_target(r);
+    if (agree(r)) return -1;
+
+    struct ior_phase *ph = new_phase(r, "read", it, IOL_IO_READ);
+    int evict = !cfg->direct && !cfg->keep_cache && r->be->does_io;
+    struct phase_local lp;
+    phase_local_init(&lp);
+    if (c->barrier(c)) return comm_failed(r);
+    lp.evicted = evict ? evict_before_read(r, data_rank, it) : 0;
+    struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
+    run_pass(r, &pl, &lp);
+    if (agree(r)) return -1;
+    if (reduce_phase(r, &lp, ph)) return -1;
+    if (agree(r)) return -1;
+    if (ph) {
+        ph->cache.evict_requested = evict;
+        if (cfg->direct)
+            ph->cache.note = NULL;
+        else if (!r->be->does_io)
+            ph->cache.note = "the null backend does no I/O";
+        else if (!evict)
+            ph->cache.note = "the page cache was kept (--keep-cache): this read may be served from memory";
+        else if (!ph->cache.evicted)
+            ph->cache.note = strcmp(r->fs_type, "tmpfs") == 0 || strcmp(r->fs_type, "ramfs") == 0
+                                 ? "the file system keeps file data in memory (tmpfs): this read measures memory"
+                                 : "the file's pages could not be dropped from the page cache: this read may be "
+                                   "served from memory";
+    }
+    if (cfg->check_read) {
+        if (check_pass(r, data_rank, target, it, "read-check", ph)) return -1;
+    }
+    if (ph && text) ior_report_text_phase(text, r, ph);
+    return 0;
+}
+
+static int remove_files(struct ior_run *r, int it)
+{
+    struct iol_comm *c = r->comm;
+    if (c->barrier(c)) return comm_failed(r);
+    if (r->cfg->fpp || c->rank == 0) ior_remove_file(r, c->rank, it, &r->err);
+    return agree(r) ? -1 : 0;
+}
+
+/* A run that failed (or was interrupted) still removes what it created, unless -k, so a Ctrl-C leaves no
+ * test files behind. After a verification failure the files stay: they are the evidence. The ranks reach
+ * this together (they agreed on the error), unless the communicator itself broke. */
+static void cleanup_after_failure(struct ior_run *r)
+{
+    struct iol_comm *c = r->comm;
+    if (r->verify_failed || c->barrier(c)) return;
+    struct iol_err e = {0, ""};
+    int reps = r->cfg->multi_file ? (int)r->cfg->reps : 1;
+    for (int it = 0; it < reps; it++)
+        if (r->cfg->fpp || c->rank == 0) ior_remove_file(r, c->rank, it, &e);
+    if (c->barrier(c) == 0 && c->rank == 0) {
+        char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+        ior_split_path(r->cfg->path, dir, sizeof dir, base, sizeof base);
+        iol_ledger_remove(dir, base, &e);
+    }
+}
+
+static int setup(struct ior_run *r)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    struct iol_comm *c = r->comm;
+    r->nranks = c->size;
+    r->be = iol_backend_find(cfg->api);
+    r->qd = (int)cfg->queue_depth;
+    r->xfers_per_block = cfg->block / cfg->xfer;
+    r->pairs_total = (uint64_t)cfg->segments * r->xfers_per_block;
+    r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
+    /* IOR's -C: read the data written tasks-per-node × Q ranks away, i.e. on another node. */
+    r->read_rank_shift = cfg->reorder ? (int)(((int64_t)r->tasks_per_node * cfg->task_offset) % r->nranks) : 0;
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? ior_fs_type(dir) : "none");
+
+    r->bufs = calloc((size_t)r->qd, sizeof *r->bufs);
+    r->reqs = calloc((size_t)r->qd, sizeof *r->reqs);
+    r->done = calloc((size_t)r->qd, sizeof *r->done);
+    r->pats = calloc((size_t)r->qd, sizeof *r->pats);
+    if (!r->bufs || !r->reqs || !r->done || !r->pats) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i < r->qd; i++) {
+        size_t len = (cfg->xfer + IOL_DIRECT_ALIGN - 1) / IOL_DIRECT_ALIGN * IOL_DIRECT_ALIGN;
+        if (posix_memalign(&r->bufs[i], IOL_DIRECT_ALIGN, len) != 0)
+            return iol_err_set(&r->err, IOL_ERR_RUNTIME, "cannot allocate %zu bytes for a transfer buffer", len);
+        memset(r->bufs[i], 0, len);
+    }
+    if (c->rank == 0) {
+        r->phases = calloc((size_t)cfg->reps * 2, sizeof *r->phases);
+        if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    }
+    return r->be->ctx_open(&r->bctx, r->qd, &r->err);
+}
+
+static void teardown(struct ior_run *r)
+{
+    if (r->bctx) r->be->ctx_close(r->bctx);
+    for (int i = 0; r->bufs && i < r->qd; i++) free(r->bufs[i]);
+    free(r->bufs);
+    free(r->reqs);
+    free(r->done);
+    free(r->pats);
+    for (int i = 0; i < r->nphases; i++) {
+        free(r->phases[i].rank_bytes);
+        free(r->phases[i].rank_ops);
+        free(r->phases[i].rank_xfer_s);
+    }
+    free(r->phases);
+}
+
+/* A non-zero verification count fails the run, as a silent data error is the worst result a benchmark
+ * can give. */
+static void verification_verdict(struct ior_run *r)
+{
+    for (int i = 0; i < r->nphases && !r->err.code; i++) {
+        const struct ior_verify *v = &r->phases[i].verify;
+        if (v->errors)
+            iol_err_set(&r->err, IOL_ERR_RUNTIME,
+                        "%s check, iteration %d: %" PRIu64 " bytes differ from what was written; first at offset %"
+                        PRId64 " (data of rank %d)%s", r->phases[i].name, r->phases[i].iteration, v->errors,
+                        v->first_bad_offset, v->first_bad_rank, r->cfg->keep ? "" : "; the files are kept for inspection");
+        if (r->err.code) {
+            r->err_rank = v->first_bad_rank;
+            r->err_phase = strcmp(r->phases[i].name, "write") == 0 ? "write-check" : "read-check";
+        }
+    }
+}
+
+static void write_outputs(struct ior_run *r)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    int json_summary = strcasecmp(cfg->summary_format, "json") == 0;
+    const char *paths[2] = {r->info->json_path[0] ? r->info->json_path : NULL, NULL};
+    if (json_summary) paths[1] = cfg->summary_file[0] ? cfg->summary_file : "-";
+    for (int i = 0; i < 2; i++) {
+        if (!paths[i]) continue;
+        struct iol_doc d;
+        struct iol_err e = {0, ""};
+        if (iol_doc_open(&d, paths[i], &e) == 0) {
+            iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
+            ior_report_json(&d.json, r);
+            iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
+            iol_doc_commit(&d, &e);
+        }
+        if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
+    }
+}
+
+int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info)
+{
+    struct ior_run run;
+    struct ior_run *r = &run;
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->comm = comm;
+    r->info = info;
+    r->err_rank = -1;
+
+    if (iol_comm_setup(comm, &r->err) == 0) setup(r);
+    r->err_phase = "setup";
+    int failed = agree(r);
+
+    FILE *text = NULL;
+    int json_to_stdout = strcasecmp(cfg->summary_format, "json") == 0 && !cfg->summary_file[0];
+    if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
+    if (text) ior_report_text_begin(text, r);
+
+    for (int it = 0; !failed && it < cfg->reps; it++) {
+        if (it > 0 && cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);
+        if (cfg->write && do_write(r, it, text)) break;
+        if (cfg->read && do_read(r, it, text)) break;
+        if (!cfg->keep && !r->verify_failed && remove_files(r, it)) break;
+    }
+    failed = r->err.code != 0;
+    if (failed && !cfg->keep && r->files_may_exist) cleanup_after_failure(r);
+    if (!failed && !cfg->keep && !r->verify_failed && comm->rank == 0 && r->be->does_io) {
+        char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+        ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+        iol_ledger_remove(dir, base, &r->err);
+    }
+    if (comm->rank == 0) {
+        verification_verdict(r);
+        if (text) ior_report_text_end(text, r);
+        write_outputs(r);
+        if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);
+    }
+    int status = r->err.code ? r->err.code : IOL_OK;
+    /* Every rank returns the job's status, so a launcher sees the same exit code from all of them. */
+    int64_t s = status, worst = status;
+    if (comm->allreduce(comm, &s, &worst, 1, IOL_DT_I64, IOL_OP_MAX) == 0) status = (int)worst;
+    teardown(r);
+    return status;
+}

@@ -1,0 +1,126 @@
+/* ior_internal.h — what the ior workload's files share: the per-run context and the phase results. */
+#ifndef IOL_IOR_INTERNAL_H
+#define IOL_IOR_INTERNAL_H
+#include <stdint.h>
+#include <stdio.h>
+#include "ior.h"
+#include "../backend/backend.h"
+#include "../common/hist.h"
+#include "../common/pattern.h"
+
+struct ior_stonewall {
+    int active;                 /* -D was given for this phase */
+    int hit;                    /* some rank stopped at the deadline before finishing */
+    uint64_t pairs_min, pairs_max;   /* transfers per rank when the deadline hit */
+    uint64_t bytes_at_deadline;      /* all ranks */
+    double time_s;                   /* latest rank's stop, from the first transfer start */
+};
+
+struct ior_verify {
+    int active;
+    uint64_t bytes_checked;
+    uint64_t errors;                 /* bytes that differ */
+    int64_t first_bad_offset;        /* -1 if none */
+    int first_bad_rank;              /* -1 if none */
+};
+
+struct ior_cache {
+    int o_direct;
+    int is_read;
+    int evict_requested;             /* reads: the policy was "evict" */
+    int evicted;                     /* every rank dropped its file's pages */
+    const char *note;                /* why the figure may be a cache figure; NULL if none */
+};
+
+/* One (operation, iteration) as the whole job saw it. Rank 0 keeps these. */
+struct ior_phase {
+    const char *name;                /* "write" or "read" */
+    int iteration;
+    uint64_t bytes, ops;
+    double open_s, xfer_s, close_s, total_s;
+    double bw, ops_per_s;            /* bytes/s over total_s; ops/s over xfer_s */
+    struct iol_hist hist;
+    struct ior_stonewall stonewall;
+    struct ior_cache cache;
+    struct ior_verify verify;
+    uint64_t *rank_bytes, *rank_ops; /* per rank (rank 0 only) */
+    double *rank_xfer_s;
+};
+
+/* Per-rank state of a run. No globals: everything lives here. */
+struct ior_run {
+    const struct ior_cfg *cfg;
+    struct iol_comm *comm;
+    const struct iol_run_info *info;
+    const struct iol_backend *be;
+    struct iol_bctx *bctx;
+    int nranks;
+    int tasks_per_node;
+    int read_rank_shift;             /* -C: readers read the data of rank + shift */
+    uint64_t xfers_per_block;
+    uint64_t pairs_total;            /* transfers per rank per phase */
+    int qd;
+    void **bufs;
+    struct iol_req *reqs;
+    struct iol_req **done;
+    struct iol_err err;              /* this rank's first error; after agree(), the job's first */
+    int err_rank;
+    const char *err_phase;
+    char cur_path[IOL_STR_MAX + 64]; /* the file being accessed, for messages */
+    struct iol_pattern *pats;        /* one per buffer: the write pattern */
+    /* rank 0: results */
+    struct ior_phase *phases;
+    int nphases;
+    uint64_t written_pairs;          /* transfers every rank wrote in this run's last write phase */
+    int written_pairs_valid;
+    int files_may_exist;             /* a write phase started: there may be files to clean up */
+    int verify_failed;               /* set on every rank when a check found bad bytes */
+    /* progress (rank 0) */
+    uint64_t next_progress_ns;
+    char fs_type[32];
+};
+
+/* ior_files.c */
+void ior_file_path(const struct ior_cfg *cfg, int rank, int iteration, char *out, size_t len);
+void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen);
+/* Checks, without doing I/O, that ranks [lo, hi) can run: directories exist and are writable, files to read
+ * exist, files to write are not someone else's, there is room, O_DIRECT alignment. */
+/* Removes (if iolens created it or -E) the file of `rank` for `iteration`; with -u also its directory. */
+int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *err);
+/* Prepares the target of a write: creates -u directories, records ownership, removes an old owned file. */
+int ior_prepare_write(struct ior_run *r, int iteration, struct iol_err *err);
+const char *ior_fs_type(const char *path);
+
+/* ior_order.c: the k-th transfer of a rank (sequential or -z random within each block). */
+struct ior_order {
+    uint64_t xfer, block, xfers_per_block;
+    int64_t nranks;
+    int fpp, random;
+    uint64_t seed;
+    int64_t rank;
+    /* the permutation of the current segment (cycle-walking a keyed bijection on 2^bits values) */
+    unsigned bits;
+    uint64_t perm_key;
+    uint64_t seg, j;                 /* position of the next transfer */
+};
+void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t start_pair);
+uint64_t ior_order_next(struct ior_order *o);   /* file offset of the next transfer */
+uint64_t ior_permute(uint64_t j, uint64_t n, unsigned bits, uint64_t key);
+
+/* ior_report.c: the IOR-like text report (printed as the run goes) and the JSON members of the document */
+void ior_report_text_begin(FILE *fp, const struct ior_run *r);
+void ior_report_text_phase(FILE *fp, const struct ior_run *r, const struct ior_phase *ph);
+void ior_report_text_end(FILE *fp, const struct ior_run *r);
+void ior_report_json(struct iol_json *j, const struct ior_run *r);
+/* Summary of one operation over all iterations. */
+struct ior_summary {
+    const char *name;
+    int iterations;
+    double bw_max, bw_min, bw_mean, bw_stddev;
+    double ops_max, ops_min, ops_mean, ops_stddev;
+    double time_mean;
+    uint64_t bytes;
+};
+int ior_summarize(const struct ior_run *r, const char *name, struct ior_summary *s);
+
+#endif

@@ -1,0 +1,59 @@
+/* ior_validate.c — the options checked together, as IOR's CheckRunSettings does, before any I/O. */
+#include <strings.h>
+#include <unistd.h>
+
+#include "ior_internal.h"
+
+/* Fills in IOR's implied settings: no access flag means write and read; -R means read. */
+void ior_normalize(struct ior_cfg *cfg)
+{
+    if (!cfg->write && !cfg->read && !cfg->check_write && !cfg->check_read) cfg->write = cfg->read = 1;
+    if (cfg->check_read) cfg->read = 1;
+}
+
+int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
+{
+    if (!iol_backend_find(cfg->api))
+        return iol_err_set(err, IOL_ERR_USAGE, "-a: unknown api '%s' (known: %s)", cfg->api, iol_backend_names());
+    if (cfg->xfer == 0) return iol_err_set(err, IOL_ERR_USAGE, "-t: transfer size must be at least 8 bytes");
+    if (cfg->xfer % 8)
+        return iol_err_set(err, IOL_ERR_USAGE, "-t: transfer size %llu is not a multiple of 8 bytes",
+                           (unsigned long long)cfg->xfer);
+    if (cfg->block < cfg->xfer)
+        return iol_err_set(err, IOL_ERR_USAGE, "-b: block size %llu is smaller than the transfer size %llu (-t)",
+                           (unsigned long long)cfg->block, (unsigned long long)cfg->xfer);
+    if (cfg->block % cfg->xfer)
+        return iol_err_set(err, IOL_ERR_USAGE, "-b: block size %llu is not a multiple of the transfer size %llu (-t)",
+                           (unsigned long long)cfg->block, (unsigned long long)cfg->xfer);
+    /* The largest offset must fit in a signed 64-bit file offset. */
+    long double extent = (long double)cfg->segments * cfg->block * (cfg->fpp ? 1 : nranks);
+    if (extent > 9.2e18L)
+        return iol_err_set(err, IOL_ERR_USAGE, "-s: %lld segments of %llu bytes (-b) exceed the largest file offset",
+                           (long long)cfg->segments, (unsigned long long)cfg->block);
+    if (cfg->check_write && !cfg->write)
+        return iol_err_set(err, IOL_ERR_USAGE, "-W: checking writes needs a write phase (-w)");
+    if (cfg->unique_dir && !cfg->fpp)
+        return iol_err_set(err, IOL_ERR_USAGE, "-u: unique directories need a file per process (-F)");
+    if (!cfg->path[0]) return iol_err_set(err, IOL_ERR_USAGE, "-o: the test file path is empty");
+    if (strcasecmp(cfg->summary_format, "default") && strcasecmp(cfg->summary_format, "json"))
+        return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFormat: '%s' is not one of default, JSON",
+                           cfg->summary_format);
+    if (cfg->wear_out_iterations > 0 && (uint64_t)cfg->wear_out_iterations > cfg->segments * (cfg->block / cfg->xfer))
+        return iol_err_set(err, IOL_ERR_USAGE,
+                           "-O stoneWallingWearOutIterations: %lld is more than the %llu transfers of a rank",
+                           (long long)cfg->wear_out_iterations,
+                           (unsigned long long)(cfg->segments * (cfg->block / cfg->xfer)));
+    /* Buffers: queue depth x transfer size per rank; refuse what cannot fit in memory. */
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0) {
+        long double mem = (long double)pages * psize;
+        long double need = (long double)cfg->queue_depth * cfg->xfer * nranks;
+        if (need > mem / 2)
+            return iol_err_set(err, IOL_ERR_USAGE,
+                               "-t: %lld buffers of %llu bytes per rank x %d ranks need more than half of this "
+                               "machine's memory", (long long)cfg->queue_depth, (unsigned long long)cfg->xfer, nranks);
+    }
+    if (!cfg->write && cfg->status_file[0] && access(cfg->status_file, R_OK) != 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "-O stoneWallingStatusFile: cannot read '%s'", cfg->status_file);
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* run_doc.c — see run_doc.h. */
+#include "run_doc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+
+int iol_doc_open(struct iol_doc *d, const char *path, struct iol_err *err)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", path);
+    if (strcmp(path, "-") == 0) {
+        d->to_stdout = 1;
+        d->fp = stdout;
+    } else {
+        snprintf(d->tmp, sizeof d->tmp, "%s.tmp.%ld", path, (long)getpid());
+        d->fp = fopen(d->tmp, "w");
+        if (!d->fp) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "--json: cannot create %s", d->tmp);
+    }
+    iol_json_init(&d->json, d->fp, 2);
+    iol_json_begin_object(&d->json);
+    return 0;
+}
+
+int iol_doc_commit(struct iol_doc *d, struct iol_err *err)
+{
+    int bad = iol_json_finish(&d->json);
+    if (d->to_stdout) {
+        fflush(stdout);
+        return bad ? iol_err_set(err, IOL_ERR_RUNTIME, "internal error: malformed JSON document") : 0;
+    }
+    int rc = 0;
+    if (fflush(d->fp) != 0 || ferror(d->fp)) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "write %s", d->tmp);
+    if (!rc && fsync(fileno(d->fp)) != 0 && errno != EINVAL)
+        rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "fsync %s", d->tmp);
+    fclose(d->fp);
+    if (!rc && bad) rc = iol_err_set(err, IOL_ERR_RUNTIME, "internal error: malformed JSON document");
+    if (!rc && rename(d->tmp, d->path) != 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "rename to %s", d->path);
+    if (rc) unlink(d->tmp);
+    return rc;
+}
+
+void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_run_info *info,
+                    const struct iol_comm *comm, int nranks)
+{
+    char when[64];
+    struct utsname u;
+    if (uname(&u) != 0) memset(&u, 0, sizeof u);
+    iol_json_kv_int(j, "schema_version", IOL_SCHEMA_VERSION);
+    iol_json_kv_string(j, "tool", "iolens");
+    iol_json_kv_string(j, "version", IOLENS_VERSION);
+    iol_json_kv_string(j, "workload", workload);
+    iol_json_key(j, "command");
+    iol_json_begin_array(j);
+    for (int i = 0; i < info->argc; i++) iol_json_string(j, info->argv[i]);
+    iol_json_end_array(j);
+    iol_format_utc(info->start_wall_ns, when, sizeof when);
+    iol_json_kv_string(j, "started_at", when);
+    iol_json_key(j, "host");
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "hostname", comm ? comm->hostname : u.nodename);
+    iol_json_kv_string(j, "kernel", u.release);
+    iol_json_end_object(j);
+    iol_json_key(j, "comm");
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "kind", comm ? comm->kind : "local");
+    iol_json_kv_int(j, "ranks", comm ? comm->size : nranks);
+    iol_json_kv_int(j, "nodes", comm ? comm->nodes : 1);
+    iol_json_kv_int(j, "tasks_per_node", comm ? comm->tasks_per_node : nranks);
+    iol_json_kv_int(j, "max_clock_offset_ns", comm ? comm->max_abs_clock_offset_ns : 0);
+    iol_json_end_object(j);
+    iol_json_key(j, "build");
+    iol_json_begin_object(j);
+    iol_json_kv_bool(j, "mpi", IOLENS_HAVE_MPI);
+    iol_json_kv_bool(j, "liburing", IOLENS_HAVE_URING);
+    iol_json_end_object(j);
+}
+
+void iol_doc_status(struct iol_json *j, const struct iol_err *err, int err_rank, const char *phase)
+{
+    char when[64];
+    int failed = err && err->code;
+    iol_json_kv_string(j, "status", failed ? "failed" : "ok");
+    iol_json_key(j, "error");
+    if (!failed) {
+        iol_json_null(j);
+    } else {
+        iol_json_begin_object(j);
+        iol_json_kv_string(j, "message", err->msg);
+        iol_json_kv_int(j, "rank", err_rank);
+        iol_json_key(j, "phase");
+        iol_json_string(j, phase);
+        iol_json_end_object(j);
+    }
+    iol_format_utc(iol_wall_ns(), when, sizeof when);
+    iol_json_kv_string(j, "ended_at", when);
+}
+
+int iol_doc_write_failure(const char *path, const char *workload, const struct iol_run_info *info, int nranks,
+                          const char *message, int rank, struct iol_err *err)
+{
+    struct iol_doc d;
+    if (iol_doc_open(&d, path, err)) return -1;
+    iol_doc_header(&d.json, workload, info, NULL, nranks);
+    struct iol_err e = {IOL_ERR_RUNTIME, ""};
+    snprintf(e.msg, sizeof e.msg, "%s", message);
+    iol_json_key(&d.json, "phases");
+    iol_json_begin_array(&d.json);
+    iol_json_end_array(&d.json);
+    iol_doc_status(&d.json, &e, rank, NULL);
+    return iol_doc_commit(&d, err);
+}

@@ -1,0 +1,37 @@
+/* run_doc.h — the parts of the result document every workload shares (see docs/schema.md), and writing it
+ * atomically: the document goes to a temporary file that is renamed into place, so the requested path
+ * only ever holds a complete document. */
+#ifndef IOL_RUN_DOC_H
+#define IOL_RUN_DOC_H
+#include <stdio.h>
+#include "../comm/comm.h"
+#include "../common/json.h"
+#include "run_info.h"
+
+#define IOL_SCHEMA_VERSION 1
+
+struct iol_doc {
+    FILE *fp;
+    char path[IOL_STR_MAX];
+    char tmp[IOL_STR_MAX + 32];
+    int to_stdout;
+    struct iol_json json;
+};
+
+/* path "-" writes to stdout. */
+int iol_doc_open(struct iol_doc *d, const char *path, struct iol_err *err);
+/* Closes the JSON, flushes, syncs and renames into place. */
+int iol_doc_commit(struct iol_doc *d, struct iol_err *err);
+
+/* Writes "schema_version" ... "build" members into the open top-level object. comm may be NULL (the run
+ * never started); then nranks is used. */
+void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_run_info *info,
+                    const struct iol_comm *comm, int nranks);
+/* Writes "status", "error" and "ended_at". err NULL or code 0 = ok. */
+void iol_doc_status(struct iol_json *j, const struct iol_err *err, int err_rank, const char *phase);
+
+/* A whole document for a run that died before rank 0 could write one (used by the local launcher). */
+int iol_doc_write_failure(const char *path, const char *workload, const struct iol_run_info *info, int nranks,
+                          const char *message, int rank, struct iol_err *err);
+
+#endif

@@ -1,0 +1,8 @@
+"""`python -m iolens` runs the same CLI as the `iolens` console script."""
+
+import sys
+
+from iolens.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""The `iolens` command: parses iolens's own options and hands everything else to the engine untouched."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+
+from iolens import __version__, launch, render, results
+from iolens.engine import EngineNotFound, engine_version, find_engine
+
+WORKLOADS = ("ior",)
+PROG = "iolens"
+
+USAGE = f"""usage: {PROG} [--version] <command> [options]
+
+commands:
+  ior    IOR-class bandwidth benchmark (`{PROG} ior --help` for its options)
+"""
+
+RUN_HELP = """usage: {prog} {workload} [iolens options] [{workload} options]
+
+iolens options (everything else goes to the engine unchanged):
+  --np N                 ranks to run (default 1)
+  --nodes N              spread the ranks over N nodes (mpirun, srun)
+  --launcher L           local (fork on this node, default), mpirun or srun
+  --launcher-args "STR"  extra launcher arguments, split like a shell does
+  --json FILE            also write the result document (JSON) to FILE
+  --no-live              no live progress line while the run goes on
+  --                     pass every later argument to the engine
+  -h, --help             this help, then the engine's
+"""
+
+
+class UsageError(Exception):
+    """Bad iolens options: reported as `iolens: error: ...` with exit status 2."""
+
+
+@dataclass
+class RunOptions:
+    np: int = 1
+    nodes: int | None = None
+    launcher: str = "local"
+    launcher_args: list[str] = field(default_factory=list)
+    json: Path | None = None
+    live: bool = True
+    help: bool = False
+    engine_args: list[str] = field(default_factory=list)
+
+
+_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json")
+
+
+def _positive(opt: str, value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise UsageError(f"{opt}: expected a positive integer, got {value!r}") from None
+    if n < 1:
+        raise UsageError(f"{opt}: expected a positive integer, got {value!r}")
+    return n
+
+
+def split_args(argv: Sequence[str]) -> RunOptions:
+    """Take iolens's long options out of argv; keep every other argument, in order, for the engine.
+
+    Hand-rolled rather than argparse: IOR's short flags (-o, -t, -N, ...) and their values must reach the
+    engine exactly as typed, and only exact long names (or NAME=VALUE) count as ours, never prefixes.
+    """
+    opts = RunOptions()
+    i = 0
+    args = list(argv)
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            opts.engine_args.extend(args[i + 1 :])
+            break
+        name, eq, inline = arg.partition("=")
+        if name in _VALUED:
+            if eq:
+                value = inline
+            elif i + 1 < len(args):
+                i += 1
+                value = args[i]
+            else:
+                raise UsageError(f"{name}: expects a value")
+            _set(opts, name, value)
+        elif arg == "--no-live":
+            opts.live = False
+        elif arg in ("-h", "--help"):
+            opts.help = True
+        else:
+            opts.engine_args.append(arg)
+        i += 1
+    return opts
+
+
+def _set(opts: RunOptions, name: str, value: str) -> None:
+    if name == "--np":
+        opts.np = _positive(name, value)
+    elif name == "--nodes":
+        opts.nodes = _positive(name, value)
+    elif name == "--launcher":
+        if value not in launch.LAUNCHERS:
+            raise UsageError(f"--launcher: expected one of {', '.join(launch.LAUNCHERS)}, got {value!r}")
+        opts.launcher = value
+    elif name == "--launcher-args":
+        try:
+            opts.launcher_args = shlex.split(value)
+        except ValueError as exc:
+            raise UsageError(f"--launcher-args: {exc}") from None
+    elif name == "--json":
+        if not value:
+            raise UsageError("--json: expects a file name")
+        opts.json = Path(value)
+
+
+def _error(message: str, status: int = 2) -> int:
+    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {message}"), soft_wrap=True)
+    return status
+
+
+def _out_console() -> Console:
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        # Piped output goes to logs and files: keep the wide tables on one line each.
+        console.width = 200
+    return console
+
+
+class _LiveStatus:
+    """Renderable that the Live display redraws: spinner, phase, rate so far, elapsed time."""
+
+    def __init__(self, label: str) -> None:
+        self.t0 = time.monotonic()
+        self.label = label
+        self.progress: dict[str, Any] | None = None
+        self.spinner = Spinner("dots", style="cyan")
+
+    def __rich__(self) -> Spinner:
+        wall = time.monotonic() - self.t0
+        if self.progress is None:
+            text = Text(f"{self.label}  {wall:.1f} s", style="dim")
+        else:
+            text = render.progress_line(self.progress, wall)
+        self.spinner.update(text=text)
+        return self.spinner
+
+
+def _show_help(workload: str) -> int:
+    print(RUN_HELP.format(prog=PROG, workload=workload))
+    try:
+        engine = find_engine()
+    except EngineNotFound as exc:
+        print(f"(the engine's {workload} options cannot be listed: {exc})")
+        return 0
+    out = subprocess.run([str(engine), workload, "--help"], capture_output=True, text=True, check=False)
+    print(f"{workload} options (from {engine.name}):")
+    sys.stdout.write(out.stdout or out.stderr)
+    return 0
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    # Same promise as the engine's own --json: a document at the path is always complete.
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+
+
+def _run_workload(workload: str, argv: Sequence[str]) -> int:
+    try:
+        opts = split_args(argv)
+    except UsageError as exc:
+        return _error(str(exc))
+    if opts.help:
+        return _show_help(workload)
+    if opts.json is not None:
+        parent = opts.json.parent if str(opts.json.parent) else Path(".")
+        if not parent.is_dir():
+            return _error(f"--json: directory {parent} does not exist")
+    try:
+        engine = find_engine()
+    except EngineNotFound as exc:
+        return _error(str(exc), 1)
+
+    if "--check" in opts.engine_args:
+        # The user asked only for validation: one local engine run, no launcher.
+        req = launch.RunRequest(workload, [a for a in opts.engine_args if a != "--check"], np=opts.np)
+        checked = launch.precheck(req, engine)
+        for line in checked.stderr_tail:
+            print(line, file=sys.stderr)
+        for msg in checked.errors:
+            _error(msg)
+        if checked.returncode == 0:
+            print(f"{PROG}: {workload} options ok")
+        return checked.returncode
+
+    # With MPI launchers rank 0 may run on another node: IOLENS_TMPDIR can name a shared directory.
+    tmp_parent = os.environ.get("IOLENS_TMPDIR") or None
+    if tmp_parent is not None and not os.path.isdir(tmp_parent):
+        return _error(f"IOLENS_TMPDIR={tmp_parent}: not a directory")
+    with tempfile.TemporaryDirectory(prefix="iolens-", dir=tmp_parent) as tmp:
+        doc_path = Path(tmp) / "result.json"
+        req = launch.RunRequest(
+            workload=workload,
+            args=[*opts.engine_args, "--json", str(doc_path), "--progress", "--quiet"],
+            np=opts.np,
+            nodes=opts.nodes,
+            launcher=opts.launcher,
+            launcher_args=opts.launcher_args,
+        )
+        try:
+            req.validate()
+        except launch.LaunchError as exc:
+            return _error(str(exc))
+        try:
+            outcome = _launch(req, engine, opts.live)
+        except launch.LaunchError as exc:
+            return _error(str(exc))
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            return 128 + signal.SIGINT
+
+        if outcome.returncode == launch.EXIT_BAD_INPUT or outcome.stopped_by_check:
+            if outcome.stopped_by_check:
+                for line in outcome.stderr_tail:
+                    print(line, file=sys.stderr)
+            for msg in outcome.errors or [f"the engine refused the options (exit {outcome.returncode})"]:
+                _error(msg)
+            return outcome.returncode if outcome.returncode > 0 else 1
+
+        if not doc_path.exists():
+            return _no_document(outcome, req)
+        try:
+            doc = results.load(doc_path)
+        except results.ResultError as exc:
+            return _error(str(exc), 1)
+        if opts.json is not None:
+            try:
+                _copy_atomic(doc_path, opts.json)
+            except OSError as exc:
+                _error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
+                opts.json = None
+    render.print_document(doc, _out_console())
+    # The engine also prints its error on stderr; the document's panel has said it already.
+    for msg in outcome.errors:
+        if doc.error is None or msg.strip() != doc.error.message.strip():
+            _error(msg, 1)
+    if not doc.ok or outcome.returncode != 0:
+        return outcome.returncode if outcome.returncode > 0 else 1
+    if any(p.verify is not None and p.verify.errors for p in doc.phases):
+        return 1
+    return 0
+
+
+def _launch(req: launch.RunRequest, engine: Path, live: bool) -> launch.RunOutcome:
+    err = Console(stderr=True, highlight=False)
+    if not (live and err.is_terminal):
+        return launch.run(req, engine)
+    status = _LiveStatus(f"starting {req.workload} with {req.np} rank(s) ({req.launcher})")
+    with Live(status, console=err, transient=True, refresh_per_second=8) as display:
+
+        def on_progress(progress: dict[str, Any]) -> None:
+            status.progress = progress
+
+        def on_line(line: str) -> None:
+            # Printed through the Live console so the line lands above the status, not through it.
+            display.console.print(Text(line), soft_wrap=True)
+
+        return launch.run(req, engine, on_progress=on_progress, on_line=on_line)
+
+
+def _no_document(outcome: launch.RunOutcome, req: launch.RunRequest) -> int:
+    rc = outcome.returncode
+    if rc < 0:
+        try:
+            how = f"was killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            how = f"was killed by signal {-rc}"
+    else:
+        how = f"exited with status {rc}"
+    for msg in outcome.errors:
+        _error(msg, 1)
+    hint = ""
+    if req.uses_mpi:
+        hint = " (if rank 0 ran on another node, set IOLENS_TMPDIR to a directory all nodes share)"
+    return _error(f"the engine {how} and wrote no result document{hint}", 1)
+
+
+def _print_version() -> int:
+    print(f"{PROG} {__version__}")
+    try:
+        print(f"engine: {engine_version()}")
+    except EngineNotFound as exc:
+        print(f"engine: not available ({exc})")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        sys.stderr.write(USAGE)
+        return 2
+    command, rest = args[0], args[1:]
+    if command in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0
+    if command in ("--version", "-V", "version"):
+        return _print_version()
+    if command in WORKLOADS:
+        return _run_workload(command, rest)
+    sys.stderr.write(USAGE)
+    return _error(f"unknown command {command!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""Turn a run request into engine processes: local fork, mpirun or srun.
+
+This module knows how to start the engine and how to read its standard error; it knows nothing of what
+a workload's flags mean (they pass through untouched).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LAUNCHERS = ("local", "mpirun", "srun")
+PROGRESS_TOKEN = "IOLENS-PROGRESS "
+ERROR_TOKEN = "iolens-bench: error: "
+# Exit status the engine uses for bad input (nothing was done).
+EXIT_BAD_INPUT = 2
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+LineCallback = Callable[[str], None]
+
+
+class LaunchError(Exception):
+    """The request cannot be launched (bad combination, launcher missing); the message is for the user."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    workload: str
+    args: Sequence[str] = ()
+    np: int = 1
+    nodes: int | None = None
+    launcher: str = "local"
+    launcher_args: Sequence[str] = ()
+
+    def validate(self) -> None:
+        if self.launcher not in LAUNCHERS:
+            raise LaunchError(f"--launcher: unknown launcher {self.launcher!r} (use {', '.join(LAUNCHERS)})")
+        if self.np < 1:
+            raise LaunchError(f"--np: must be at least 1, got {self.np}")
+        if self.nodes is not None:
+            if self.nodes < 1:
+                raise LaunchError(f"--nodes: must be at least 1, got {self.nodes}")
+            if self.launcher == "local" and self.nodes != 1:
+                raise LaunchError(
+                    "--nodes: the local launcher runs on this node only; use --launcher mpirun or srun"
+                )
+            if self.nodes > self.np:
+                raise LaunchError(f"--nodes: {self.nodes} nodes need at least as many ranks (--np {self.np})")
+
+    @property
+    def uses_mpi(self) -> bool:
+        return self.launcher != "local"
+
+
+@dataclass
+class RunOutcome:
+    returncode: int
+    command: list[str]
+    # Messages of the engine's "iolens-bench: error: ..." lines, without the prefix.
+    errors: list[str] = field(default_factory=list)
+    # The last lines of other standard error output, for a diagnosis when no document was written.
+    stderr_tail: list[str] = field(default_factory=list)
+    # True when the run was stopped by the --check pass before any launcher started.
+    stopped_by_check: bool = False
+
+
+def ranks_per_node(np: int, nodes: int) -> int:
+    return math.ceil(np / nodes)
+
+
+def detect_mpi_flavor(mpirun: str = "mpirun") -> str:
+    """'openmpi' or 'mpich': the two spell "ranks per node" differently."""
+    try:
+        out = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "openmpi"
+    text = (out.stdout + out.stderr).lower()
+    if "hydra" in text or "mpich" in text or "intel(r) mpi" in text:
+        return "mpich"
+    return "openmpi"
+
+
+def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmpi") -> list[str]:
+    """The full command line for a request (launcher, its options, the engine and its arguments)."""
+    req.validate()
+    eng = [str(engine), req.workload, *req.args]
+    if req.launcher == "local":
+        return [*eng, "--np", str(req.np)]
+    if req.launcher == "mpirun":
+        cmd = ["mpirun", "-np", str(req.np)]
+        if req.nodes is not None:
+            ppn = ranks_per_node(req.np, req.nodes)
+            if mpi_flavor == "mpich":
+                cmd += ["-ppn", str(ppn)]
+            else:
+                # Open MPI: -N/--npernode would also work, but ppr states the layout without a hostfile trick.
+                cmd += ["--map-by", f"ppr:{ppn}:node"]
+        return [*cmd, *req.launcher_args, *eng, "--comm", "mpi"]
+    # srun
+    cmd = ["srun", "-n", str(req.np)]
+    if req.nodes is not None:
+        cmd += ["-N", str(req.nodes)]
+    return [*cmd, *req.launcher_args, *eng, "--comm", "mpi"]
+
+
+def check_command(req: RunRequest, engine: Path | str) -> list[str]:
+    """Validate-only run of the engine on this node: same flags, no I/O, no launcher.
+
+    --comm local is explicit because inside a batch job the engine could otherwise take the job's
+    environment for an MPI launch.
+    """
+    return [str(engine), req.workload, *req.args, "--np", str(req.np), "--comm", "local", "--check"]
+
+
+def parse_progress(line: str) -> dict[str, Any] | None:
+    """The JSON object of an IOLENS-PROGRESS line (launchers may prefix a rank label), else None."""
+    idx = line.find(PROGRESS_TOKEN)
+    if idx < 0:
+        return None
+    try:
+        obj = json.loads(line[idx + len(PROGRESS_TOKEN) :])
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def parse_error(line: str) -> str | None:
+    idx = line.find(ERROR_TOKEN)
+    if idx < 0:
+        return None
+    return line[idx + len(ERROR_TOKEN) :].strip()
+
+
+def _passthrough(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _stream(
+    cmd: list[str],
+    on_progress: ProgressCallback | None,
+    on_line: LineCallback,
+) -> RunOutcome:
+    outcome = RunOutcome(returncode=-1, command=cmd)
+    tail: collections.deque[str] = collections.deque(maxlen=40)
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1)
+    except FileNotFoundError:
+        raise LaunchError(f"{cmd[0]}: command not found") from None
+    except PermissionError:
+        raise LaunchError(f"{cmd[0]}: permission denied") from None
+    try:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            line = raw.rstrip("\n")
+            progress = parse_progress(line)
+            if progress is not None:
+                if on_progress is not None:
+                    on_progress(progress)
+                continue
+            message = parse_error(line)
+            if message is not None:
+                # Held back: the caller prints it once, in its own words, instead of every rank's copy.
+                if message not in outcome.errors:
+                    outcome.errors.append(message)
+                continue
+            tail.append(line)
+            on_line(line)
+        outcome.returncode = proc.wait()
+    except KeyboardInterrupt:
+        _stop(proc)
+        raise
+    outcome.stderr_tail = list(tail)
+    return outcome
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Give the engine (or the launcher, which forwards it) a chance to clean up, then insist."""
+    # A Ctrl-C at the terminal reached the child too (same process group): let it act on that one
+    # before sending it another, which could cut its cleanup short.
+    try:
+        proc.wait(timeout=5.0)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    for sig, wait_s in ((signal.SIGINT, 10.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def precheck(req: RunRequest, engine: Path | str) -> RunOutcome:
+    cmd = check_command(req, engine)
+    try:
+        out = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise LaunchError(f"{engine}: cannot run: {exc.strerror}") from None
+    outcome = RunOutcome(returncode=out.returncode, command=cmd)
+    for line in out.stderr.splitlines():
+        message = parse_error(line)
+        if message is not None:
+            outcome.errors.append(message)
+        else:
+            outcome.stderr_tail.append(line)
+    return outcome
+
+
+def run(
+    req: RunRequest,
+    engine: Path | str,
+    *,
+    on_progress: ProgressCallback | None = None,
+    on_line: LineCallback = _passthrough,
+) -> RunOutcome:
+    """Run the request to completion, streaming the engine's standard error.
+
+    Progress lines go to on_progress, the engine's error lines are collected in the outcome, other lines
+    go to on_line (the user's standard error by default). Under MPI the flags are first checked by one
+    local engine process, so a typo gives one clean message and no launcher starts.
+    """
+    req.validate()
+    flavor = "openmpi"
+    if req.uses_mpi:
+        launcher = req.launcher
+        if shutil.which(launcher) is None:
+            raise LaunchError(f"--launcher {launcher}: {launcher} not found on PATH")
+        checked = precheck(req, engine)
+        if checked.returncode != 0:
+            checked.stopped_by_check = True
+            return checked
+        if launcher == "mpirun" and req.nodes is not None:
+            flavor = detect_mpi_flavor()
+    return _stream(build_command(req, engine, flavor), on_progress, on_line)

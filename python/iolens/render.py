@@ -1,0 +1,292 @@
+"""Terminal output of a result Document with rich: IOR-like tables, notes and warnings."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from iolens.results import Document, Phase, SummaryEntry
+
+MiB = 1024 * 1024
+KiB = 1024
+
+
+# Right padding only: the box's column separator is a space already, so columns sit two apart and the
+# per-phase table fits a 120-column terminal.
+_PADDING = (0, 1, 0, 0)
+
+
+def mib(n: float) -> str:
+    return f"{n / MiB:.2f}"
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", MiB), ("KiB", KiB)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} B"
+
+
+def latency(ns: float) -> str:
+    """Milliseconds where a figure is large enough to read well in them, microseconds below."""
+    if ns >= 1_000_000:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1_000:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{int(ns)} ns"
+
+
+def seconds(s: float) -> str:
+    return f"{s:.4f}"
+
+
+def _cfg(doc: Document, key: str, default: Any = None) -> Any:
+    return doc.config.get(key, default)
+
+
+def _kib(value: Any) -> str:
+    return f"{value / KiB:.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else "-"
+
+
+def _yes(value: Any) -> str:
+    return "yes" if value in (True, 1, "1", "yes") else "no"
+
+
+def header(doc: Document) -> RenderableType:
+    comm = doc.comm
+    # Built with append, not markup: paths and command lines may hold '[' characters.
+    t = Text(overflow="fold")
+    t.append(f"iolens {doc.workload} {doc.version}", style="bold")
+    t.append(f"   began {doc.started_at or '?'}   ended {doc.ended_at or '?'}")
+    if doc.command:
+        # The engine's full path (deep in site-packages) says nothing the version line does not.
+        argv = [os.path.basename(doc.command[0]), *doc.command[1:]]
+        t.append(f"\ncommand: {shlex.join(argv)}")
+    if doc.host.hostname:
+        t.append(f"\nmachine: {doc.host.hostname} ({doc.host.kernel})")
+    if comm.ranks:
+        nodes = f"{comm.nodes} node" + ("s" if comm.nodes != 1 else "")
+        t.append(f"\nranks: {comm.ranks} on {nodes} ({comm.kind}), {comm.tasks_per_node} per node")
+    if doc.target.path:
+        fs = doc.target.file_system or "?"
+        t.append(f"\npath: {doc.target.path} ({fs}), {doc.target.files} file(s) per iteration")
+    return t
+
+
+# Below this console width the tables drop their secondary columns rather than truncate figures.
+FULL_WIDTH = 120
+
+# (header, essential, cell): essential columns stay in the compact form of a table.
+_PHASE_COLUMNS: list[tuple[str, bool, Callable[[Phase, Document], str]]] = [
+    ("access", True, lambda p, d: p.name),
+    ("bw(MiB/s)", True, lambda p, d: mib(p.bw_bytes_per_s)),
+    ("IOPS", True, lambda p, d: f"{p.ops_per_s:.0f}"),
+    ("lat p50", True, lambda p, d: latency(p.latency_ns.p50)),
+    ("lat p99", True, lambda p, d: latency(p.latency_ns.p99)),
+    ("lat max", True, lambda p, d: latency(p.latency_ns.max)),
+    ("block(KiB)", False, lambda p, d: _kib(_cfg(d, "block-size"))),
+    ("xfer(KiB)", False, lambda p, d: _kib(_cfg(d, "transfer-size"))),
+    ("open(s)", False, lambda p, d: seconds(p.times.open_s)),
+    ("wr/rd(s)", True, lambda p, d: seconds(p.times.xfer_s)),
+    ("close(s)", False, lambda p, d: seconds(p.times.close_s)),
+    ("total(s)", True, lambda p, d: seconds(p.times.total_s)),
+    ("iter", True, lambda p, d: str(p.iteration)),
+]
+
+_SUMMARY_COLUMNS: list[tuple[str, bool, Callable[[SummaryEntry], str]]] = [
+    ("Operation", True, lambda s: s.name),
+    ("Max(MiB/s)", True, lambda s: mib(s.bw_max_bytes_per_s)),
+    ("Min(MiB/s)", True, lambda s: mib(s.bw_min_bytes_per_s)),
+    ("Mean(MiB/s)", True, lambda s: mib(s.bw_mean_bytes_per_s)),
+    ("StdDev", False, lambda s: mib(s.bw_stddev_bytes_per_s)),
+    ("Max(OPs)", False, lambda s: f"{s.ops_max_per_s:.2f}"),
+    ("Min(OPs)", False, lambda s: f"{s.ops_min_per_s:.2f}"),
+    ("Mean(OPs)", True, lambda s: f"{s.ops_mean_per_s:.2f}"),
+    ("StdDev", False, lambda s: f"{s.ops_stddev_per_s:.2f}"),
+    ("Mean(s)", True, lambda s: seconds(s.time_mean_s)),
+    ("lat p99", True, lambda s: latency(s.latency_ns.p99)),
+]
+
+
+def _table(title: str | None) -> Table:
+    return Table(
+        title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=_PADDING, show_edge=False,
+        title_justify="left", title_style="bold",
+    )  # fmt: skip
+
+
+def phase_table(phases: Iterable[Phase], doc: Document, compact: bool = False) -> Table:
+    cols = [c for c in _PHASE_COLUMNS if c[1] or not compact]
+    t = _table(None)
+    for name, _, _ in cols:
+        t.add_column(name, justify="left" if name == "access" else "right", no_wrap=True)
+    for p in phases:
+        t.add_row(*(cell(p, doc) for _, _, cell in cols))
+    return t
+
+
+def summary_table(entries: Iterable[SummaryEntry], compact: bool = False) -> Table:
+    cols = [c for c in _SUMMARY_COLUMNS if c[1] or not compact]
+    t = _table("Summary of all tests")
+    for name, _, _ in cols:
+        t.add_column(name, justify="left" if name == "Operation" else "right", no_wrap=True)
+    for s in entries:
+        t.add_row(*(cell(s) for _, _, cell in cols))
+    return t
+
+
+def _size(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return human_bytes(value).replace(".00 ", " ")
+    return str(value) if value is not None else "-"
+
+
+def parameters_line(doc: Document) -> Text:
+    """The test parameters IOR prints beside its summary, on one line so the table fits a terminal."""
+    comm = doc.comm
+    layout = "file per process" if _yes(_cfg(doc, "file-per-proc")) == "yes" else "shared file"
+    parts = [
+        f"{comm.ranks} tasks, {comm.tasks_per_node} per node",
+        f"{_cfg(doc, 'repetitions', '-')} repetition(s)",
+        layout,
+        f"transfer {_size(_cfg(doc, 'transfer-size'))}",
+        f"block {_size(_cfg(doc, 'block-size'))}",
+        f"{_cfg(doc, 'segment-count', '-')} segment(s)",
+        f"api {str(_cfg(doc, 'api', '-')).upper()}",
+    ]
+    return Text(", ".join(parts), style="dim")
+
+
+def stonewall_lines(doc: Document) -> list[Text]:
+    out = []
+    for p in doc.phases:
+        sw = p.stonewall
+        if sw is None:
+            continue
+        spread = (sw.pairs_max - sw.pairs_min) / sw.pairs_max * 100 if sw.pairs_max else 0.0
+        line = (
+            f"stonewall {p.name} iter {p.iteration}: deadline {sw.deadline_s:g} s, last rank stopped at "
+            f"{sw.time_s:.2f} s; transfers per rank min {sw.pairs_min} max {sw.pairs_max} "
+            f"(spread {spread:.1f}%), {human_bytes(sw.bytes_at_deadline)} by the deadline"
+        )
+        if sw.wear_out:
+            line += f"; wear-out: every rank went on to {sw.pairs_max}, {human_bytes(p.bytes)} in all"
+        out.append(Text(line, style="yellow" if spread > 20 else ""))
+    return out
+
+
+def verify_lines(doc: Document) -> list[Text]:
+    out = []
+    for p in doc.phases:
+        v = p.verify
+        if v is None:
+            continue
+        what = f"verify {p.name} iter {p.iteration}: {human_bytes(v.bytes_checked)} checked"
+        if v.errors == 0:
+            out.append(Text(f"{what}, no errors", style="green"))
+        else:
+            where = ""
+            if v.first_bad_offset is not None:
+                where = f", first at offset {v.first_bad_offset}"
+                if v.first_bad_rank is not None:
+                    where += f" of rank {v.first_bad_rank}"
+            out.append(Text(f"VERIFICATION FAILED: {what}, {v.errors} bytes differ{where}", style="bold red"))
+    return out
+
+
+def cache_notes(doc: Document) -> list[RenderableType]:
+    """One line per kind of cache situation, not one per iteration; a cache figure gets a loud panel."""
+    out: list[RenderableType] = []
+    warned: set[str] = set()
+    evicted_said = direct_said = False
+    for p in doc.phases:
+        c = p.cache
+        if c.o_direct and not direct_said:
+            out.append(Text("O_DIRECT: transfers bypass the page cache", style="dim"))
+            direct_said = True
+        if p.name != "read" or p.bytes == 0:
+            continue
+        if c.may_be_cache_figure:
+            note = c.note or "the data read may still have been in this node's page cache"
+            if note not in warned:
+                warned.add(note)
+                out.append(
+                    Panel(
+                        Text(f"Read bandwidth is likely a PAGE-CACHE figure, not the storage's.\n{note}"),
+                        title="warning: cache",
+                        border_style="bold yellow",
+                        expand=False,
+                    )
+                )
+        elif c.evicted and not evicted_said:
+            msg = "read: the written files were evicted from the page cache before reading"
+            out.append(Text(msg + (f" ({c.note})" if c.note else ""), style="dim"))
+            evicted_said = True
+    return out
+
+
+def error_panel(doc: Document) -> Panel:
+    err = doc.error
+    message = err.message if err else "the run failed (no error message)"
+    where = []
+    if err and err.phase:
+        where.append(f"phase: {err.phase}")
+    if err and err.rank is not None:
+        where.append(f"rank: {err.rank}")
+    body = Text(message, style="bold")
+    if where:
+        body.append("\n" + ", ".join(where), style="")
+    return Panel(body, title="run failed", border_style="red", expand=False)
+
+
+def document(doc: Document, width: int = FULL_WIDTH) -> Group:
+    """Everything about a run, in the order a reader of IOR's output expects it."""
+    compact = width < FULL_WIDTH
+    parts: list[RenderableType] = [header(doc)]
+    if doc.phases:
+        parts.append(phase_table(doc.phases, doc, compact))
+    parts.extend(stonewall_lines(doc))
+    parts.extend(verify_lines(doc))
+    parts.extend(cache_notes(doc))
+    if doc.summary:
+        parts.append(summary_table(doc.summary, compact))
+        parts.append(parameters_line(doc))
+    if not doc.ok:
+        parts.append(error_panel(doc))
+    return Group(*parts)
+
+
+def print_document(doc: Document, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(document(doc, console.width))
+
+
+def progress_line(progress: dict[str, Any], wall_s: float) -> Text:
+    """The live line while the engine runs, from its latest IOLENS-PROGRESS object."""
+    phase = str(progress.get("phase", "?"))
+    it = progress.get("iteration")
+    bw = progress.get("bw_bytes_per_s")
+    moved = progress.get("bytes")
+    elapsed = progress.get("elapsed_s")
+    t = Text()
+    t.append(f"{phase}", style="bold cyan")
+    if isinstance(it, int):
+        t.append(f" iter {it}")
+    if isinstance(bw, int | float):
+        t.append(f"  {bw / MiB:,.1f} MiB/s", style="bold")
+    if isinstance(moved, int | float):
+        t.append(f"  {human_bytes(moved)}")
+    if isinstance(elapsed, int | float):
+        t.append(f"  phase {elapsed:.1f} s")
+    t.append(f"  total {wall_s:.1f} s", style="dim")
+    if progress.get("estimate"):
+        t.append("  (estimate)", style="dim")
+    return t

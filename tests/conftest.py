@@ -1,0 +1,222 @@
+"""Shared fixtures: where iolens and its engine are, MPI's environment, and scratch directories on a
+tmpfs and on a disk file system (the engine behaves differently on each: O_DIRECT, page cache)."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+try:
+    import iolens  # noqa: F401  (the installed package, as `make test` runs it)
+except ImportError:
+    # A checkout without `pip install .`: the unit tests still run from the source tree (no engine).
+    sys.path.insert(0, str(REPO / "python"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")])
+    )
+
+from iolens.engine import EngineNotFound, find_engine  # noqa: E402
+
+MEMORY_FS = {"tmpfs", "ramfs"}
+
+
+def fs_type(path: str | Path) -> str:
+    """File system type of the mount holding path, from /proc/mounts (longest matching mount point)."""
+    target = os.path.realpath(path)
+    best, kind = "", "unknown"
+    with open("/proc/mounts", encoding="utf-8") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) < 3:
+                continue
+            mnt = fields[1].replace("\\040", " ")
+            inside = target == mnt or target.startswith(mnt.rstrip("/") + "/")
+            if inside and len(mnt) >= len(best):
+                best, kind = mnt, fields[2]
+    return kind
+
+
+@pytest.fixture(scope="session")
+def iolens_bin() -> list[str]:
+    """Command prefix that runs the installed `iolens` (the venv's console script when there is one)."""
+    script = Path(sys.executable).parent / "iolens"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "iolens"]
+
+
+@pytest.fixture(scope="session")
+def engine() -> Path:
+    """Path of the iolens-bench engine (IOLENS_BENCH, else the one installed in the package).
+
+    Fails rather than skips: a missing engine is a broken install, not an unsupported machine.
+    """
+    try:
+        return find_engine()
+    except EngineNotFound as exc:
+        pytest.fail(f"engine not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def mpi_env() -> dict[str, str]:
+    """Environment for running under mpirun in tests; skips when mpirun is missing.
+
+    Running as root and oversubscribing a 2-core machine are test-environment choices, never product
+    defaults, so they live here and not in iolens.launch.
+    """
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found")
+    env = dict(os.environ)
+    env.update(
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+        # PRRTE (Open MPI 5) reads its own variable for the same setting.
+        PRTE_MCA_rmaps_default_mapping_policy=":oversubscribe",
+    )
+    return env
+
+
+def _scratch(parent: Path) -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="iolens-test-", dir=parent))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def tmpfs_dir() -> Iterator[Path]:
+    """A fresh, empty directory on a tmpfs (/dev/shm), removed afterwards."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or fs_type(shm) not in MEMORY_FS:
+        pytest.skip("/dev/shm is not a tmpfs here")
+    yield from _scratch(shm)
+
+
+@pytest.fixture
+def disk_dir() -> Iterator[Path]:
+    """A fresh, empty directory on a disk-backed file system (not tmpfs), removed afterwards."""
+    candidates = [Path(os.environ.get("IOLENS_TEST_DISK_DIR", "/var/tmp")), REPO / "build" / "test-scratch"]
+    for parent in candidates:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if fs_type(parent) not in MEMORY_FS and os.access(parent, os.W_OK):
+            yield from _scratch(parent)
+            return
+    pytest.skip("no disk-backed writable directory found")
+
+
+def sample_document() -> dict[str, Any]:
+    """A complete, valid schema_version 1 document (two ranks, write+read, one iteration, verify on)."""
+    mib64 = 64 * 1024 * 1024
+
+    def latency(buckets: bool) -> dict[str, Any]:
+        lat: dict[str, Any] = {
+            "count": 128, "min": 150_000, "mean": 410_000.5, "p50": 380_000, "p90": 600_000,
+            "p99": 1_900_000, "p99_9": 2_400_000, "max": 2_500_000,
+        }  # fmt: skip
+        if buckets:
+            lat["buckets"] = [[147_456, 155_647, 3], [376_832, 393_215, 120], [2_490_368, 2_555_903, 5]]
+        return lat
+
+    def phase(name: str) -> dict[str, Any]:
+        p: dict[str, Any] = {
+            "name": name,
+            "iteration": 0,
+            "bytes": 2 * mib64,
+            "ops": 128,
+            "times": {"open_s": 0.001, "xfer_s": 0.25, "close_s": 0.01, "total_s": 0.261},
+            "bw_bytes_per_s": 2 * mib64 / 0.261,
+            "ops_per_s": 128 / 0.25,
+            "latency_ns": latency(True),
+            "per_rank": [
+                {"rank": 0, "bytes": mib64, "ops": 64, "xfer_s": 0.25},
+                {"rank": 1, "bytes": mib64, "ops": 64, "xfer_s": 0.24},
+            ],
+            "stonewall": None,
+            "cache": {"o_direct": False},
+            "fsync": {"on_close": True, "per_write": False},
+            "verify": {
+                "bytes_checked": 2 * mib64,
+                "errors": 0,
+                "first_bad_offset": None,
+                "first_bad_rank": None,
+            },
+        }
+        if name == "read":
+            p["cache"] = {
+                "o_direct": False,
+                "policy": "evict",
+                "evicted": True,
+                "note": "posix_fadvise DONTNEED",
+            }
+        return p
+
+    def summary(name: str) -> dict[str, Any]:
+        bw = 2 * mib64 / 0.261
+        return {
+            "name": name, "iterations": 1, "bw_max_bytes_per_s": bw, "bw_min_bytes_per_s": bw,
+            "bw_mean_bytes_per_s": bw, "bw_stddev_bytes_per_s": 0.0, "ops_max_per_s": 512.0,
+            "ops_min_per_s": 512.0, "ops_mean_per_s": 512.0, "ops_stddev_per_s": 0.0, "time_mean_s": 0.261,
+            "bytes": 2 * mib64, "latency_ns": latency(False),
+        }  # fmt: skip
+
+    return {
+        "schema_version": 1,
+        "tool": "iolens",
+        "version": "0.1.0",
+        "workload": "ior",
+        "status": "ok",
+        "error": None,
+        "command": [
+            "iolens-bench",
+            "ior",
+            "-F",
+            "-t",
+            "1m",
+            "-b",
+            "64m",
+            "-w",
+            "-r",
+            "-W",
+            "-R",
+            "--np",
+            "2",
+        ],
+        "started_at": "2024-05-01T10:00:00Z",
+        "ended_at": "2024-05-01T10:00:01Z",
+        "host": {"hostname": "node01", "kernel": "6.1.0"},
+        "comm": {"kind": "local", "ranks": 2, "nodes": 1, "tasks_per_node": 2, "max_clock_offset_ns": 0},
+        "build": {"mpi": True, "liburing": True},
+        "config": {
+            "api": "posix",
+            "file-per-proc": True,
+            "transfer-size": 1048576,
+            "block-size": mib64,
+            "segment-count": 1,
+            "repetitions": 1,
+            "test-file": "/tmp/x/testfile",
+        },  # fmt: skip
+        "target": {"path": "/tmp/x/testfile", "file_system": "ext4", "files": 2},
+        "phases": [phase("write"), phase("read")],
+        "summary": [summary("write"), summary("read")],
+    }
+
+
+@pytest.fixture
+def sample_doc() -> dict[str, Any]:
+    """A fresh deep copy of sample_document(), free for a test to break."""
+    return copy.deepcopy(sample_document())

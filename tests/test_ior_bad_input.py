@@ -1,0 +1,105 @@
+"""Bad input is refused before any I/O: exit status 2, a message naming the option, and no file created."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .ior_helpers import run_engine
+
+CASES = [
+    (["-t", "4k", "-b", "10k"], "-b", "not a multiple of the transfer size"),
+    (["--frobnicate"], "--frobnicate", "unknown option"),
+    (["-t", "0"], "-t", "below the minimum"),
+    (["-t", "12"], "-t", "multiple of 8"),
+    (["-t", "1x"], "-t", "not a size"),
+    (["-s", "-1"], "-s", ""),
+    (["-b", "99999999999999t"], "-b", "too large"),
+    (["-b", "100t"], "-b", "free"),
+    (["-t", "1m", "-b", "1t", "-s", "99999999"], "-s", "largest file offset"),
+    (["-a", "hdf5"], "-a", "unknown api"),
+    (["-i", "0"], "-i", "below the minimum"),
+    (["-u"], "-u", "-F"),
+    (["-W", "-r"], "-W", "write phase"),
+    (["-O", "noSuchKey=1"], "noSuchKey", "unknown"),
+    (["-O", "stoneWallingWearOut=maybe"], "stoneWallingWearOut", ""),
+    (["--np", "0"], "--np", "below the minimum"),
+    (["-t"], "-t", "missing value"),
+]
+
+
+@pytest.mark.parametrize("args,option,words", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_bad_option_exits_2_naming_it_and_creates_nothing(
+    engine: Path, tmpfs_dir: Path, args: list[str], option: str, words: str
+) -> None:
+    res = run_engine(engine, ["-o", str(tmpfs_dir / "f"), *args], np=1)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert res.stderr.startswith("iolens-bench: error: ")
+    assert option in res.stderr and words in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert list(tmpfs_dir.iterdir()) == []
+    assert res.doc is None
+
+
+def test_missing_directory_is_refused(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(engine, ["-o", str(tmpfs_dir / "no" / "such" / "f")], np=2)
+    assert res.returncode == 2
+    assert "-o: directory" in res.stderr and "does not exist" in res.stderr
+    assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_reading_a_missing_file_is_refused(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(engine, ["-r", "-F", "-o", str(tmpfs_dir / "absent")], np=2)
+    assert res.returncode == 2
+    assert "does not exist: nothing to read" in res.stderr
+
+
+def test_unwritable_directory_is_refused(engine: Path, tmp_path: Path) -> None:
+    # Root may write anywhere, so run the engine as an unprivileged user against a directory it cannot write.
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to switch to an unprivileged user")
+    locked = Path("/tmp") / f"iolens-locked-{os.getpid()}"
+    locked.mkdir(mode=0o755)
+    try:
+        engine_copy = locked / "iolens-bench"
+        shutil.copy(engine, engine_copy)
+        engine_copy.chmod(0o755)
+        proc = subprocess.run(
+            [
+                setpriv,
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                str(engine_copy),
+                "ior",
+                "-w",
+                "-o",
+                str(locked / "f"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert "-o: directory" in proc.stderr and "not writable" in proc.stderr
+        assert sorted(p.name for p in locked.iterdir()) == ["iolens-bench"]
+    finally:
+        shutil.rmtree(locked)
+
+
+def test_cli_reports_engine_errors_without_traceback(iolens_bin: list[str], tmpfs_dir: Path) -> None:
+    proc = subprocess.run(
+        [*iolens_bin, "ior", "-t", "4k", "-b", "10k", "-o", str(tmpfs_dir / "f")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "iolens: error:" in proc.stderr and "-b" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert list(tmpfs_dir.iterdir()) == []

@@ -1,0 +1,426 @@
+"""End-to-end runs of the ior workload: real files on tmpfs and on disk, real processes, real verification."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from .ior_helpers import assert_only_canary_left, place_canary, run_engine
+
+KIB = 1024
+MIB = 1024 * 1024
+
+
+@pytest.fixture(params=["tmpfs", "disk"])
+def any_dir(request: pytest.FixtureRequest, tmpfs_dir: Path, disk_dir: Path) -> Path:
+    return tmpfs_dir if request.param == "tmpfs" else disk_dir
+
+
+@pytest.mark.parametrize("layout", ["fpp", "shared"])
+@pytest.mark.parametrize("direct", [False, True], ids=["buffered", "odirect"])
+def test_write_then_read_verifies_every_byte(engine: Path, any_dir: Path, layout: str, direct: bool) -> None:
+    canary = place_canary(any_dir)
+    np_, xfer, block, segs = 2, 64 * KIB, 1 * MIB, 3
+    args = [
+        "-t",
+        "64k",
+        "-b",
+        "1m",
+        "-s",
+        str(segs),
+        "-w",
+        "-r",
+        "-W",
+        "-R",
+        "-e",
+        "-o",
+        str(any_dir / "data"),
+    ]
+    if layout == "fpp":
+        args.append("-F")
+    if direct:
+        args.append("--posix.odirect")
+    res = run_engine(engine, args, np=np_)
+    if direct and res.returncode != 0 and "Invalid argument" in res.stderr:
+        pytest.skip(f"this file system refuses O_DIRECT: {res.stderr.strip()}")
+    assert res.returncode == 0, res.stderr
+    doc = res.doc
+    assert doc["status"] == "ok" and doc["error"] is None
+    expect = np_ * segs * block
+    write, read = doc["phases"]
+    assert (write["name"], read["name"]) == ("write", "read")
+    for ph in (write, read):
+        assert ph["bytes"] == expect
+        assert ph["ops"] == expect // xfer
+        assert ph["latency_ns"]["count"] == expect // xfer
+        assert ph["verify"] == {
+            "bytes_checked": expect,
+            "errors": 0,
+            "first_bad_offset": None,
+            "first_bad_rank": None,
+        }
+        assert ph["cache"]["o_direct"] is direct
+        lat = ph["latency_ns"]
+        assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99_9"] <= lat["max"]
+        assert sum(b[2] for b in lat["buckets"]) == lat["count"]
+        assert ph["bw_bytes_per_s"] == pytest.approx(ph["bytes"] / ph["times"]["total_s"], rel=1e-9)
+        assert [r["bytes"] for r in ph["per_rank"]] == [expect // np_] * np_
+    assert doc["target"]["files"] == (np_ if layout == "fpp" else 1)
+    assert_only_canary_left(any_dir, canary)
+
+
+def test_random_offsets_touch_every_transfer_once(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    path = str(tmpfs_dir / "rnd")
+    # Written in random order, then read back sequentially by a separate run: a transfer never written would
+    # read as zeros (a hole) and a transfer written twice at the wrong place would carry the wrong stamp.
+    w = run_engine(engine, ["-z", "-t", "4k", "-b", "256k", "-s", "4", "-w", "-k", "-o", path], np=2)
+    assert w.returncode == 0, w.stderr
+    assert Path(path).stat().st_size == 2 * 4 * 256 * KIB
+    r = run_engine(engine, ["-t", "4k", "-b", "256k", "-s", "4", "-r", "-R", "-o", path], np=2)
+    assert r.returncode == 0, r.stderr
+    assert r.doc["phases"][0]["verify"]["errors"] == 0
+    assert r.doc["phases"][0]["verify"]["bytes_checked"] == 2 * 4 * 256 * KIB
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_corrupted_byte_is_found_by_read_check(engine: Path, disk_dir: Path) -> None:
+    canary = place_canary(disk_dir)
+    path = disk_dir / "victim"
+    w = run_engine(engine, ["-F", "-t", "8k", "-b", "64k", "-w", "-k", "-o", str(path)], np=2)
+    assert w.returncode == 0, w.stderr
+    victim = Path(f"{path}.00000001")
+    bad_offset = 12345
+    with open(victim, "r+b") as f:
+        f.seek(bad_offset)
+        byte = f.read(1)
+        f.seek(bad_offset)
+        f.write(bytes([byte[0] ^ 0x40]))
+    r = run_engine(engine, ["-F", "-t", "8k", "-b", "64k", "-r", "-R", "-k", "-o", str(path)], np=2)
+    assert r.returncode == 1
+    doc = r.doc
+    assert doc["status"] == "failed"
+    assert "differ" in doc["error"]["message"]
+    v = doc["phases"][0]["verify"]
+    assert v["errors"] == 1
+    assert v["first_bad_offset"] == bad_offset
+    assert v["first_bad_rank"] == 1
+    # Clean up with a normal read run (no -k): it removes the files it owns.
+    cleanup = run_engine(engine, ["-F", "-t", "8k", "-b", "64k", "-r", "-o", str(path)], np=2)
+    assert cleanup.returncode == 0, cleanup.stderr
+    assert_only_canary_left(disk_dir, canary)
+
+
+def test_stonewall_wear_out_ends_with_equal_counts(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    status = tmpfs_dir / "sw.status"
+    path = str(tmpfs_dir / "sw")
+    w = run_engine(
+        engine,
+        [
+            "-F",
+            "-t",
+            "4k",
+            "-b",
+            "4g",
+            "-w",
+            "-k",
+            "-D",
+            "1",
+            "-O",
+            "stoneWallingWearOut=1",
+            "-O",
+            f"stoneWallingStatusFile={status}",
+            "-o",
+            path,
+        ],
+        np=3,
+    )
+    assert w.returncode == 0, w.stderr
+    ph = w.doc["phases"][0]
+    sw = ph["stonewall"]
+    assert sw["hit"] is True and sw["wear_out"] is True
+    assert 0 < sw["pairs_min"] <= sw["pairs_max"] < 4 * 1024 * 1024 * 1024 // 4096
+    ops = [r["ops"] for r in ph["per_rank"]]
+    assert ops == [sw["pairs_max"]] * 3
+    assert ph["bytes"] == 3 * sw["pairs_max"] * 4096
+    assert int(status.read_text()) == sw["pairs_max"]
+
+    # The status file makes a later read run read exactly what was written, and the data verifies.
+    r = run_engine(
+        engine,
+        ["-F", "-t", "4k", "-b", "4g", "-r", "-R", "-O", f"stoneWallingStatusFile={status}", "-o", path],
+        np=3,
+    )
+    assert r.returncode == 0, r.stderr
+    rp = r.doc["phases"][0]
+    assert [x["ops"] for x in rp["per_rank"]] == [sw["pairs_max"]] * 3
+    assert rp["verify"]["errors"] == 0 and rp["verify"]["bytes_checked"] == ph["bytes"]
+    status.unlink()
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_without_wear_out_ranks_keep_their_own_counts(engine: Path, tmpfs_dir: Path) -> None:
+    w = run_engine(engine, ["-F", "-t", "4k", "-b", "4g", "-w", "-D", "1", "-o", str(tmpfs_dir / "nw")], np=2)
+    assert w.returncode == 0, w.stderr
+    ph = w.doc["phases"][0]
+    sw = ph["stonewall"]
+    assert sw["hit"] is True and sw["wear_out"] is False
+    assert sorted(r["ops"] for r in ph["per_rank"]) == [sw["pairs_min"], sw["pairs_max"]]
+
+
+def test_reorder_tasks_reads_the_neighbours_data(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    # --tasks-per-node 1 makes the two local ranks count as two nodes, so -C shifts reads by one rank.
+    args = [
+        "-F",
+        "-C",
+        "--tasks-per-node",
+        "1",
+        "-t",
+        "16k",
+        "-b",
+        "128k",
+        "-w",
+        "-r",
+        "-R",
+        "-o",
+        str(tmpfs_dir / "ro"),
+    ]
+    res = run_engine(engine, args, np=2)
+    assert res.returncode == 0, res.stderr
+    assert res.doc["target"]["read_rank_shift"] == 1
+    assert res.doc["phases"][1]["verify"]["errors"] == 0
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_reorder_detects_data_of_the_wrong_rank(engine: Path, tmpfs_dir: Path) -> None:
+    path = str(tmpfs_dir / "swap")
+    assert run_engine(engine, ["-F", "-t", "16k", "-b", "64k", "-w", "-k", "-o", path], np=2).returncode == 0
+    # Swap the two ranks' files: each rank's read check must now find foreign data.
+    a, b = Path(f"{path}.00000000"), Path(f"{path}.00000001")
+    tmp = tmpfs_dir / "tmp-swap"
+    a.rename(tmp)
+    b.rename(a)
+    tmp.rename(b)
+    r = run_engine(engine, ["-F", "-t", "16k", "-b", "64k", "-r", "-R", "-o", path], np=2)
+    assert r.returncode == 1
+    assert r.doc["phases"][0]["verify"]["errors"] > 0
+
+
+def test_null_backend_creates_nothing(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(
+        engine, ["-a", "null", "-t", "4k", "-b", "1g", "-F", "-o", str(tmpfs_dir / "nothing")], np=2
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.doc["phases"][0]["bytes"] == 2 * 1024 * MIB
+    assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_existing_foreign_file_is_never_overwritten(engine: Path, tmpfs_dir: Path) -> None:
+    precious = tmpfs_dir / "precious"
+    precious.write_text("user data\n")
+    res = run_engine(engine, ["-t", "4k", "-b", "64k", "-w", "-o", str(precious)], np=1)
+    assert res.returncode == 2
+    assert "-o" in res.stderr and "not created by iolens" in res.stderr
+    assert precious.read_text() == "user data\n"
+    # Reading it is allowed, but the run must not delete it afterwards.
+    big = tmpfs_dir / "dataset"
+    big.write_bytes(b"x" * 65536)
+    rd = run_engine(engine, ["-t", "4k", "-b", "64k", "-r", "-o", str(big)], np=1)
+    assert rd.returncode == 0, rd.stderr
+    assert big.read_bytes() == b"x" * 65536
+
+
+def test_use_existing_writes_into_a_foreign_file(engine: Path, tmpfs_dir: Path) -> None:
+    target = tmpfs_dir / "given"
+    target.write_bytes(b"\0" * 65536)
+    res = run_engine(engine, ["-E", "-k", "-t", "4k", "-b", "64k", "-w", "-W", "-o", str(target)], np=1)
+    assert res.returncode == 0, res.stderr
+    assert target.stat().st_size == 65536
+    assert res.doc["phases"][0]["verify"]["errors"] == 0
+
+
+def test_iterations_summary_and_multi_file(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    res = run_engine(
+        engine,
+        ["-F", "-m", "-i", "3", "-t", "16k", "-b", "256k", "-w", "-r", "-o", str(tmpfs_dir / "it")],
+        np=2,
+    )
+    assert res.returncode == 0, res.stderr
+    names = [(p["name"], p["iteration"]) for p in res.doc["phases"]]
+    assert names == [("write", 0), ("read", 0), ("write", 1), ("read", 1), ("write", 2), ("read", 2)]
+    summary = {s["name"]: s for s in res.doc["summary"]}
+    assert summary["write"]["iterations"] == 3
+    bws = [p["bw_bytes_per_s"] for p in res.doc["phases"] if p["name"] == "write"]
+    assert summary["write"]["bw_max_bytes_per_s"] == pytest.approx(max(bws))
+    assert summary["write"]["bw_min_bytes_per_s"] == pytest.approx(min(bws))
+    assert summary["write"]["bw_mean_bytes_per_s"] == pytest.approx(sum(bws) / 3)
+    assert summary["write"]["latency_ns"]["count"] == 3 * 2 * 16
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_unique_dirs_are_created_and_removed(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    res = run_engine(
+        engine, ["-F", "-u", "-t", "16k", "-b", "64k", "-w", "-r", "-R", "-o", str(tmpfs_dir / "ud")], np=2
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.doc["target"]["first_file"] == str(tmpfs_dir / "0" / "ud.00000000")
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_text_report_looks_like_ior(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(
+        engine, ["-F", "-t", "64k", "-b", "1m", "-w", "-r", "-o", str(tmpfs_dir / "txt")], np=2, quiet=False
+    )
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "access    bw(MiB/s)  IOPS" in out
+    assert any(line.startswith("write ") for line in out.splitlines())
+    assert any(line.startswith("read ") for line in out.splitlines())
+    assert "Summary of all tests:" in out
+    assert "latency p50" in out
+    assert "tmpfs" in out  # the read note says a tmpfs read measures memory
+
+
+def test_summary_format_json_prints_the_document(engine: Path, tmpfs_dir: Path) -> None:
+    proc = subprocess.run(
+        [
+            str(engine),
+            "ior",
+            "--np",
+            "2",
+            "-O",
+            "summaryFormat=JSON",
+            "-t",
+            "64k",
+            "-b",
+            "256k",
+            "-o",
+            str(tmpfs_dir / "sj"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema_version"] == 1 and doc["workload"] == "ior"
+    assert [p["name"] for p in doc["phases"]] == ["write", "read"]  # no -w/-r: both, as IOR does
+
+
+def test_killed_rank_still_leaves_a_document_that_parses(engine: Path, tmpfs_dir: Path) -> None:
+    out = tmpfs_dir / "result.json"
+    proc = subprocess.Popen(
+        [
+            str(engine),
+            "ior",
+            "--np",
+            "2",
+            "--json",
+            str(out),
+            "--quiet",
+            "-F",
+            "-t",
+            "4k",
+            "-b",
+            "8g",
+            "-w",
+            "-D",
+            "30",
+            "-o",
+            str(tmpfs_dir / "kill"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        children: list[int] = []
+        deadline = time.time() + 20
+        while len(children) < 2 and time.time() < deadline:
+            time.sleep(0.2)
+            try:
+                kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+                children = [int(k) for k in kids]
+            except OSError:
+                pass
+        assert len(children) == 2
+        time.sleep(0.5)
+        os.kill(children[1], signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1
+    assert "killed by signal 9" in err
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "failed"
+    assert doc["error"]["rank"] == 1
+    assert "signal 9" in doc["error"]["message"]
+
+
+def test_read_after_stonewalled_write_reads_what_was_written(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    args = ["-F", "-t", "4k", "-b", "4g", "-w", "-r", "-R", "-D", "1", "-O", "stoneWallingWearOut=1"]
+    res = run_engine(engine, [*args, "-o", str(tmpfs_dir / "swr")], np=2)
+    assert res.returncode == 0, res.stderr
+    write, read = res.doc["phases"]
+    assert write["stonewall"]["hit"]
+    assert read["ops"] == write["ops"] and read["bytes"] == write["bytes"]
+    assert read["verify"]["errors"] == 0 and read["verify"]["bytes_checked"] == write["bytes"]
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_run_stops_reports_and_removes_its_files(engine: Path, tmpfs_dir: Path, sig: int) -> None:
+    canary = place_canary(tmpfs_dir)
+    out = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
+    proc = subprocess.Popen(
+        [
+            str(engine),
+            "ior",
+            "--np",
+            "2",
+            "--json",
+            str(out),
+            "--quiet",
+            "-F",
+            "-t",
+            "4k",
+            "-b",
+            "8g",
+            "-w",
+            "-D",
+            "60",
+            "-o",
+            str(tmpfs_dir / "intr"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and not list(tmpfs_dir.glob("intr.*")):
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        doc = json.loads(out.read_text())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        out.unlink(missing_ok=True)
+    assert proc.returncode == 1, err
+    assert doc["status"] == "failed"
+    assert f"interrupted by signal {int(sig)}" in doc["error"]["message"]
+    assert_only_canary_left(tmpfs_dir, canary)
