@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,13 @@ def run_engine(
     launcher: list[str] | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 300,
+    workload: str = "ior",
 ) -> EngineResult:
-    """Runs `iolens-bench ior ARGS` locally (--np) or under a launcher, and loads its JSON document."""
+    """Runs `iolens-bench WORKLOAD ARGS` locally (--np) or under a launcher, and loads its JSON document."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         # Engine options first, so the test's own arguments end the line (e.g. a flag without its value).
-        cmd = [str(engine), "ior", "--json", str(out)]
+        cmd = [str(engine), workload, "--json", str(out)]
         if quiet:
             cmd.append("--quiet")
         if launcher is None:
@@ -47,6 +50,41 @@ def run_engine(
         )
         doc = json.loads(out.read_text()) if out.exists() else None
     return EngineResult(proc.returncode, proc.stdout, proc.stderr, doc)
+
+
+@contextmanager
+def long_write(engine: Path, json_out: Path, path: Path, deadline_s: int) -> Iterator[subprocess.Popen[str]]:
+    """Starts a write by 2 local ranks, a file each, that lasts until the -D deadline (8 GiB per rank of 4 KiB
+    transfers), for a test to interrupt; its document goes to json_out. Kills it if the test leaves first."""
+    proc = subprocess.Popen(
+        [
+            str(engine),
+            "ior",
+            "--np",
+            "2",
+            "--json",
+            str(json_out),
+            "--quiet",
+            "-F",
+            "-t",
+            "4k",
+            "-b",
+            "8g",
+            "-w",
+            "-D",
+            str(deadline_s),
+            "-o",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def place_canary(directory: Path) -> Path:

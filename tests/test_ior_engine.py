@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .ior_helpers import assert_only_canary_left, place_canary, run_engine
+from .ior_helpers import assert_only_canary_left, long_write, place_canary, run_engine
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -319,31 +319,7 @@ def test_summary_format_json_prints_the_document(engine: Path, tmpfs_dir: Path) 
 
 def test_killed_rank_still_leaves_a_document_that_parses(engine: Path, tmpfs_dir: Path) -> None:
     out = tmpfs_dir / "result.json"
-    proc = subprocess.Popen(
-        [
-            str(engine),
-            "ior",
-            "--np",
-            "2",
-            "--json",
-            str(out),
-            "--quiet",
-            "-F",
-            "-t",
-            "4k",
-            "-b",
-            "8g",
-            "-w",
-            "-D",
-            "30",
-            "-o",
-            str(tmpfs_dir / "kill"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with long_write(engine, out, tmpfs_dir / "kill", deadline_s=30) as proc:
         children: list[int] = []
         deadline = time.time() + 20
         while len(children) < 2 and time.time() < deadline:
@@ -357,9 +333,6 @@ def test_killed_rank_still_leaves_a_document_that_parses(engine: Path, tmpfs_dir
         time.sleep(0.5)
         os.kill(children[1], signal.SIGKILL)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 1
     assert "killed by signal 9" in err
     doc = json.loads(out.read_text())
@@ -384,41 +357,16 @@ def test_read_after_stonewalled_write_reads_what_was_written(engine: Path, tmpfs
 def test_interrupted_run_stops_reports_and_removes_its_files(engine: Path, tmpfs_dir: Path, sig: int) -> None:
     canary = place_canary(tmpfs_dir)
     out = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
-    proc = subprocess.Popen(
-        [
-            str(engine),
-            "ior",
-            "--np",
-            "2",
-            "--json",
-            str(out),
-            "--quiet",
-            "-F",
-            "-t",
-            "4k",
-            "-b",
-            "8g",
-            "-w",
-            "-D",
-            "60",
-            "-o",
-            str(tmpfs_dir / "intr"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     try:
-        deadline = time.time() + 20
-        while time.time() < deadline and not list(tmpfs_dir.glob("intr.*")):
-            time.sleep(0.1)
-        time.sleep(0.5)
-        proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
-        doc = json.loads(out.read_text())
+        with long_write(engine, out, tmpfs_dir / "intr", deadline_s=60) as proc:
+            deadline = time.time() + 20
+            while time.time() < deadline and not list(tmpfs_dir.glob("intr.*")):
+                time.sleep(0.1)
+            time.sleep(0.5)
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=60)
+            doc = json.loads(out.read_text())
     finally:
-        if proc.poll() is None:
-            proc.kill()
         out.unlink(missing_ok=True)
     assert proc.returncode == 1, err
     assert doc["status"] == "failed"

@@ -4,44 +4,14 @@
  * must cost as little as possible itself: one clock reading per submit call, no system call otherwise.
  * Because nothing reaches storage (does_io = 0), the engine skips its safety checks for it. */
 #define _GNU_SOURCE
-#include "backend.h"
+#include "sync_ring.h"
 
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-struct iol_bctx {
-    int depth;
-    int head;
-    int count;
-    struct iol_req **done;   /* ring of completed requests, as in the posix backend */
-};
-
 static int null_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *err)
 {
-    *out = NULL;
-    if (queue_depth < 1)
-        return iol_err_set(err, IOL_ERR_USAGE, "queue depth %d: must be at least 1", queue_depth);
-    struct iol_bctx *ctx = calloc(1, sizeof *ctx);
-    struct iol_req **ring = calloc((size_t)queue_depth, sizeof *ring);
-    if (ctx == NULL || ring == NULL) {
-        free(ctx);
-        free(ring);
-        return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "null backend: queue of depth %d", queue_depth);
-    }
-    ctx->depth = queue_depth;
-    ctx->done = ring;
-    *out = ctx;
-    return 0;
-}
-
-static void null_ctx_close(struct iol_bctx *ctx)
-{
-    if (ctx == NULL)
-        return;
-    free(ctx->done);
-    free(ctx);
+    return iol_sync_ctx_open(out, queue_depth, "null", err);
 }
 
 static int null_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
@@ -68,42 +38,21 @@ static int null_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *
 static int null_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
 {
     (void)err;
-    int room = ctx->depth - ctx->count;
+    int room = iol_sync_room(ctx);
     int take = n < room ? n : room;
     if (take <= 0)
         return 0;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    int tail = ctx->head + ctx->count;
     for (int i = 0; i < take; i++) {
         struct iol_req *r = reqs[i];
         r->result = (int64_t)r->len;
         r->error = 0;
         r->t_submit_ns = now;
         r->t_done_ns = now;
-        if (tail >= ctx->depth)
-            tail -= ctx->depth;
-        ctx->done[tail++] = r;
     }
-    ctx->count += take;
-    return take;
-}
-
-static int null_reap(struct iol_bctx *ctx, struct iol_req **done, int min, int max, struct iol_err *err)
-{
-    if (min > ctx->count)
-        return iol_err_set(err, IOL_ERR_RUNTIME, "null backend: reap waits for %d requests but only %d are "
-                           "in flight", min, ctx->count);
-    if (max < 0)
-        max = 0;
-    int take = max < ctx->count ? max : ctx->count;
-    for (int i = 0; i < take; i++) {
-        done[i] = ctx->done[ctx->head];
-        if (++ctx->head == ctx->depth)
-            ctx->head = 0;
-    }
-    ctx->count -= take;
+    iol_sync_push(ctx, reqs, take);
     return take;
 }
 
@@ -151,11 +100,11 @@ const struct iol_backend iol_backend_null = {
     .name = "null",
     .description = "no I/O at all: every request completes at once (measures the framework's own cost)",
     .ctx_open = null_ctx_open,
-    .ctx_close = null_ctx_close,
+    .ctx_close = iol_sync_ctx_close,
     .open = null_open,
     .close = null_close,
     .submit = null_submit,
-    .reap = null_reap,
+    .reap = iol_sync_reap,
     .fsync = null_fsync,
     .evict = null_evict,
     .stat = null_stat,

@@ -1,17 +1,16 @@
 /* posix.c — the synchronous POSIX backend: pread/pwrite inside submit, completions handed back by reap.
  *
  * submit is the hot path of every bandwidth and IOPS figure, so it does no allocation and no locking: the
- * completion queue is a ring of queue_depth pointers allocated once in ctx_open, and the only work around
- * each system call is two clock readings. */
+ * completion queue is the ring of sync_ring.h, allocated once in ctx_open, and the only work around each
+ * system call is two clock readings. */
 #define _GNU_SOURCE
-#include "backend.h"
+#include "sync_ring.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -23,13 +22,6 @@
 #ifndef RAMFS_MAGIC
 #define RAMFS_MAGIC 0x858458f6
 #endif
-
-struct iol_bctx {
-    int depth;                 /* most requests held at once */
-    int head;                  /* oldest completed request */
-    int count;                 /* completed requests not yet reaped */
-    struct iol_req **done;     /* ring of depth entries */
-};
 
 static inline uint64_t now_ns(void)
 {
@@ -61,28 +53,7 @@ static int fd_error(struct iol_err *err, int errnum, const char *call, int fd)
 
 static int posix_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *err)
 {
-    *out = NULL;
-    if (queue_depth < 1)
-        return iol_err_set(err, IOL_ERR_USAGE, "queue depth %d: must be at least 1", queue_depth);
-    struct iol_bctx *ctx = calloc(1, sizeof *ctx);
-    struct iol_req **ring = calloc((size_t)queue_depth, sizeof *ring);
-    if (ctx == NULL || ring == NULL) {
-        free(ctx);
-        free(ring);
-        return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "posix backend: queue of depth %d", queue_depth);
-    }
-    ctx->depth = queue_depth;
-    ctx->done = ring;
-    *out = ctx;
-    return 0;
-}
-
-static void posix_ctx_close(struct iol_bctx *ctx)
-{
-    if (ctx == NULL)
-        return;
-    free(ctx->done);
-    free(ctx);
+    return iol_sync_ctx_open(out, queue_depth, "posix", err);
 }
 
 static int posix_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
@@ -171,38 +142,15 @@ static void transfer(struct iol_req *r)
 static int posix_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
 {
     (void)err;
-    int room = ctx->depth - ctx->count;
+    int room = iol_sync_room(ctx);
     int take = n < room ? n : room;
     for (int i = 0; i < take; i++) {
         struct iol_req *r = reqs[i];
         r->t_submit_ns = now_ns();
         transfer(r);
         r->t_done_ns = now_ns();
-        int tail = ctx->head + ctx->count;
-        if (tail >= ctx->depth)
-            tail -= ctx->depth;
-        ctx->done[tail] = r;
-        ctx->count++;
     }
-    return take;
-}
-
-static int posix_reap(struct iol_bctx *ctx, struct iol_req **done, int min, int max, struct iol_err *err)
-{
-    /* Everything submitted is already complete, so waiting for more than is queued could never end: that
-     * is a bug in the caller, reported rather than hung on. */
-    if (min > ctx->count)
-        return iol_err_set(err, IOL_ERR_RUNTIME, "posix backend: reap waits for %d requests but only %d are "
-                           "in flight", min, ctx->count);
-    if (max < 0)
-        max = 0;
-    int take = max < ctx->count ? max : ctx->count;
-    for (int i = 0; i < take; i++) {
-        done[i] = ctx->done[ctx->head];
-        if (++ctx->head == ctx->depth)
-            ctx->head = 0;
-    }
-    ctx->count -= take;
+    iol_sync_push(ctx, reqs, take);
     return take;
 }
 
@@ -271,11 +219,11 @@ const struct iol_backend iol_backend_posix = {
     .name = "posix",
     .description = "synchronous pread/pwrite (queue depth is accepted; each request completes in submit)",
     .ctx_open = posix_ctx_open,
-    .ctx_close = posix_ctx_close,
+    .ctx_close = iol_sync_ctx_close,
     .open = posix_open,
     .close = posix_close,
     .submit = posix_submit,
-    .reap = posix_reap,
+    .reap = iol_sync_reap,
     .fsync = posix_fsync,
     .evict = posix_evict,
     .stat = posix_stat,

@@ -246,12 +246,17 @@ static int local_allreduce(struct iol_comm *c, const void *in, void *out, size_t
     return 0;
 }
 
+/* A gather or bcast is refused on a broken communicator, or for a root that names no rank. */
+static int rooted_refused(const struct iol_comm *c, int root)
+{
+    const struct local_impl *li = c->impl;
+    return li->broken || root < 0 || root >= c->size;
+}
+
 static int local_gather(struct iol_comm *c, const void *in, size_t bytes, void *out, int root)
 {
     struct local_impl *li = c->impl;
-    if (li->broken)
-        return -1;
-    if (root < 0 || root >= c->size)
+    if (rooted_refused(c, root))
         return -1;
     for (size_t off = 0; off < bytes;) {
         size_t n = bytes - off < LOCAL_SLOT_BYTES ? bytes - off : LOCAL_SLOT_BYTES;
@@ -279,9 +284,7 @@ static int local_bcast(struct iol_comm *c, void *buf, size_t bytes, int root)
     struct local_impl *li = c->impl;
     /* One writer, so the whole bank (every rank's slot, contiguous) is one chunk. */
     const size_t chunk = (size_t)c->size * LOCAL_SLOT_BYTES;
-    if (li->broken)
-        return -1;
-    if (root < 0 || root >= c->size)
+    if (rooted_refused(c, root))
         return -1;
     for (size_t off = 0; off < bytes;) {
         size_t n = bytes - off < chunk ? bytes - off : chunk;

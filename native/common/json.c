@@ -283,32 +283,16 @@ int iol_json_finish(struct iol_json *j)
     return j->error ? -1 : 0;
 }
 
-void iol_json_kv_string(struct iol_json *j, const char *k, const char *v)
-{
-    iol_json_key(j, k);
-    iol_json_string(j, v);
-}
-
-void iol_json_kv_int(struct iol_json *j, const char *k, int64_t v)
-{
-    iol_json_key(j, k);
-    iol_json_int(j, v);
-}
-
-void iol_json_kv_uint(struct iol_json *j, const char *k, uint64_t v)
-{
-    iol_json_key(j, k);
-    iol_json_uint(j, v);
-}
-
-void iol_json_kv_double(struct iol_json *j, const char *k, double v)
-{
-    iol_json_key(j, k);
-    iol_json_double(j, v);
-}
-
-void iol_json_kv_bool(struct iol_json *j, const char *k, bool v)
-{
-    iol_json_key(j, k);
-    iol_json_bool(j, v);
-}
+/* The "key": value shorthands of json.h, one per value writer. */
+#define IOL_JSON_KV(kind, type)                                         \
+    void iol_json_kv_##kind(struct iol_json *j, const char *k, type v)  \
+    {                                                                   \
+        iol_json_key(j, k);                                             \
+        iol_json_##kind(j, v);                                          \
+    }
+IOL_JSON_KV(string, const char *)
+IOL_JSON_KV(int, int64_t)
+IOL_JSON_KV(uint, uint64_t)
+IOL_JSON_KV(double, double)
+IOL_JSON_KV(bool, bool)
+#undef IOL_JSON_KV

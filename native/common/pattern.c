@@ -6,18 +6,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "mix.h"
+
 #define STAMP_WORDS (IOL_PATTERN_STAMP / 8)
 
-/* splitmix64's finalizer: a bijection, so distinct inputs give distinct outputs, and it maps 0 to 0. */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
 
 /* Zeroed blocks (file holes, a device returning zeros) are the most common corruption: with no zero byte
  * in any expected word, every byte of them is reported. */
@@ -31,7 +23,7 @@ static uint64_t no_zero_bytes(uint64_t w)
 
 uint64_t iol_pattern_key(uint64_t seed, int64_t rank)
 {
-    return no_zero_bytes(mix64(seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1)));
+    return no_zero_bytes(iol_mix64(seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1)));
 }
 
 /* The offset is mixed (not just xor-ed) so that stamps of nearby offsets differ in many bytes; the odd
@@ -39,7 +31,7 @@ uint64_t iol_pattern_key(uint64_t seed, int64_t rank)
  * zero-byte fix (and practically never after it). */
 static uint64_t stamp(uint64_t key, uint64_t offset)
 {
-    return no_zero_bytes(key ^ mix64(offset ^ 0x9e3779b97f4a7c15ULL));
+    return no_zero_bytes(key ^ iol_mix64(offset ^ 0x9e3779b97f4a7c15ULL));
 }
 
 uint64_t iol_pattern_word(uint64_t key, uint64_t offset)

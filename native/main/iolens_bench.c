@@ -10,12 +10,14 @@
 #include "common/clock.h"
 #include "common/interrupt.h"
 #include "common/options.h"
-#include "workload/ior.h"
+#include "main/workloads.h"
 #include "workload/run_doc.h"
 #include "workload/run_info.h"
 
-struct ior_job {
-    struct ior_cfg cfg;
+/* What the forked ranks (or the MPI ranks) need: the workload, its parsed config, the engine options. */
+struct job {
+    const struct iol_workload *wl;
+    void *cfg;
     struct iol_run_info info;
 };
 
@@ -35,15 +37,15 @@ static void print_usage(FILE *fp)
 {
     fprintf(fp, "usage: iolens-bench WORKLOAD [options]\n"
                 "       iolens-bench --version\n\n"
-                "workloads:\n"
-                "  ior     bulk transfers to a shared file or a file per process, with IOR's flags\n\n"
-                "'iolens-bench WORKLOAD --help' lists a workload's options.\n");
+                "workloads:\n");
+    for (const struct iol_workload *w = iol_workloads; w->name; w++) fprintf(fp, "  %-8s %s\n", w->name, w->summary);
+    fprintf(fp, "\n'iolens-bench WORKLOAD --help' lists a workload's options.\n");
 }
 
 static int rank_main(struct iol_comm *comm, void *arg)
 {
-    struct ior_job *job = arg;
-    int rc = ior_run(&job->cfg, comm, &job->info);
+    struct job *job = arg;
+    int rc = job->wl->run(job->cfg, comm, &job->info);
     fflush(stdout);
     fflush(stderr);
     return rc;
@@ -58,12 +60,12 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
-/* Rank 0 checks every rank's paths (a stat per file, no I/O) and tells the others, so a refusal is one
- * message and nothing has been touched. */
-static int check_paths_collective(struct iol_comm *c, const struct ior_cfg *cfg, struct iol_err *err)
+/* Rank 0 checks every rank's paths (stat calls, no I/O) and tells the others, so a refusal is one message
+ * and nothing has been touched. */
+static int check_paths_collective(struct iol_comm *c, const struct job *job, struct iol_err *err)
 {
     struct iol_err e = {0, ""};
-    if (c->rank == 0) ior_check_paths(cfg, c->size, 0, c->size, &e);
+    if (c->rank == 0) job->wl->check_paths(job->cfg, c->size, &e);
     if (c->bcast(c, &e, sizeof e, 0)) return iol_err_set(err, IOL_ERR_RUNTIME, "communicator failed");
     if (e.code) {
         *err = e;
@@ -72,28 +74,28 @@ static int check_paths_collective(struct iol_comm *c, const struct ior_cfg *cfg,
     return 0;
 }
 
-static int run_mpi(struct ior_job *job, int argc, char **argv)
+static int run_mpi(struct job *job, int argc, char **argv)
 {
     struct iol_comm *comm = NULL;
     struct iol_err err = {0, ""};
     if (iol_comm_mpi_init(&argc, &argv, &comm, &err)) return usage_error(&err);
     iol_interrupt_install();
     int rc = IOL_OK;
-    if (ior_validate(&job->cfg, comm->size, &err) || check_paths_collective(comm, &job->cfg, &err)) {
+    if (job->wl->validate(job->cfg, comm->size, &err) || check_paths_collective(comm, job, &err)) {
         if (comm->rank == 0) usage_error(&err);
         rc = err.code;
     } else if (!job->info.check_only) {
-        rc = ior_run(&job->cfg, comm, &job->info);
+        rc = job->wl->run(job->cfg, comm, &job->info);
     }
     iol_comm_mpi_finalize(comm);
     return rc;
 }
 
-static int run_local(struct ior_job *job)
+static int run_local(struct job *job)
 {
     struct iol_err err = {0, ""};
     int np = (int)job->info.np;
-    if (ior_validate(&job->cfg, np, &err) || ior_check_paths(&job->cfg, np, 0, np, &err)) return usage_error(&err);
+    if (job->wl->validate(job->cfg, np, &err) || job->wl->check_paths(job->cfg, np, &err)) return usage_error(&err);
     if (job->info.check_only) return IOL_OK;
 
     struct iol_local_outcome out;
@@ -113,58 +115,62 @@ static int run_local(struct ior_job *job)
         snprintf(msg, sizeof msg, "rank %d aborted with status %d", out.failed_rank, out.status);
     fprintf(stderr, "iolens-bench: error: %s\n", msg);
     if (job->info.json_path[0]) {
-        iol_doc_write_failure(job->info.json_path, "ior", &job->info, np, msg, out.failed_rank, &err);
+        iol_doc_write_failure(job->info.json_path, job->wl->name, &job->info, np, msg, out.failed_rank, &err);
         if (err.code) fprintf(stderr, "iolens-bench: error: %s\n", err.msg);
     }
     return IOL_ERR_RUNTIME;
 }
 
-static int main_ior(int argc, char **argv)
+static int choose_comm(const struct job *job, int *use_mpi, struct iol_err *err)
+{
+    const char *kind = job->info.comm_kind;
+    if (!strcasecmp(kind, "auto")) *use_mpi = iol_mpi_launched() && !job->info.check_only;
+    else if (!strcasecmp(kind, "mpi")) *use_mpi = 1;
+    else if (!strcasecmp(kind, "local")) *use_mpi = 0;
+    else return iol_err_set(err, IOL_ERR_USAGE, "--comm: '%s' is not one of auto, local, mpi", kind);
+    if (*use_mpi && job->info.np != 1)
+        return iol_err_set(err, IOL_ERR_USAGE, "--np: the MPI launcher sets the number of ranks; drop --np");
+    if (*use_mpi && !iol_mpi_available())
+        return iol_err_set(err, IOL_ERR_USAGE, "--comm: this iolens-bench was built without MPI");
+    return 0;
+}
+
+static int main_workload(const struct iol_workload *wl, int argc, char **argv)
 {
     /* Large config structs: keep them off the stack of every forked rank. */
-    struct ior_job *job = calloc(1, sizeof *job);
-    if (!job) return IOL_ERR_RUNTIME;
-    struct iol_optset sets[2] = {{ior_options, &job->cfg}, {iol_run_options, &job->info}};
+    struct job *job = calloc(1, sizeof *job);
+    void *cfg = calloc(1, wl->cfg_size);
+    if (!job || !cfg) {
+        free(job);
+        free(cfg);
+        return IOL_ERR_RUNTIME;
+    }
+    job->wl = wl;
+    job->cfg = cfg;
+    struct iol_optset sets[2] = {{wl->options, cfg}, {iol_run_options, &job->info}};
     struct iol_err err = {0, ""};
+    int rc;
 
     if (wants_help(argc - 2, argv + 2)) {
-        printf("usage: iolens-bench ior [options]\n\nIOR options (same flags and meanings as IOR):\n");
+        printf("usage: iolens-bench %s [options]\n\n%s options (%s):\n", wl->name, wl->name, wl->summary);
         iol_opts_help(sets, 1, stdout);
         printf("\nengine options:\n");
         iol_opts_help(sets + 1, 1, stdout);
-        free(job);
-        return IOL_OK;
+        rc = IOL_OK;
+    } else if (iol_opts_defaults(sets, 2, &err) ||
+               (wl->parse_argv ? wl->parse_argv(sets, 2, argc - 2, argv + 2, &err)
+                               : iol_opts_parse_argv(sets, 2, argc - 2, argv + 2, NULL, NULL, &err))) {
+        rc = usage_error(&err);
+    } else {
+        job->info.argc = argc;
+        job->info.argv = argv;
+        job->info.start_wall_ns = iol_wall_ns();
+        wl->normalize(cfg);
+        int use_mpi = 0;
+        if (choose_comm(job, &use_mpi, &err)) rc = usage_error(&err);
+        else rc = use_mpi ? run_mpi(job, argc, argv) : run_local(job);
     }
-    if (iol_opts_defaults(sets, 2, &err) || iol_opts_parse_argv(sets, 2, argc - 2, argv + 2, NULL, NULL, &err)) {
-        free(job);
-        return usage_error(&err);
-    }
-    job->info.argc = argc;
-    job->info.argv = argv;
-    job->info.start_wall_ns = iol_wall_ns();
-    ior_normalize(&job->cfg);
-
-    const char *kind = job->info.comm_kind;
-    int use_mpi;
-    if (!strcasecmp(kind, "auto")) use_mpi = iol_mpi_launched() && !job->info.check_only;
-    else if (!strcasecmp(kind, "mpi")) use_mpi = 1;
-    else if (!strcasecmp(kind, "local")) use_mpi = 0;
-    else {
-        iol_err_set(&err, IOL_ERR_USAGE, "--comm: '%s' is not one of auto, local, mpi", kind);
-        free(job);
-        return usage_error(&err);
-    }
-    if (use_mpi && job->info.np != 1) {
-        iol_err_set(&err, IOL_ERR_USAGE, "--np: the MPI launcher sets the number of ranks; drop --np");
-        free(job);
-        return usage_error(&err);
-    }
-    if (use_mpi && !iol_mpi_available()) {
-        iol_err_set(&err, IOL_ERR_USAGE, "--comm: this iolens-bench was built without MPI");
-        free(job);
-        return usage_error(&err);
-    }
-    int rc = use_mpi ? run_mpi(job, argc, argv) : run_local(job);
+    free(cfg);
     free(job);
     return rc;
 }
@@ -179,7 +185,10 @@ int main(int argc, char **argv)
         print_version();
         return IOL_OK;
     }
-    if (!strcmp(argv[1], "ior")) return main_ior(argc, argv);
-    fprintf(stderr, "iolens-bench: error: unknown workload '%s' (known: ior)\n", argv[1]);
+    for (const struct iol_workload *w = iol_workloads; w->name; w++)
+        if (!strcmp(argv[1], w->name)) return main_workload(w, argc, argv);
+    fprintf(stderr, "iolens-bench: error: unknown workload '%s' (known:", argv[1]);
+    for (const struct iol_workload *w = iol_workloads; w->name; w++) fprintf(stderr, " %s", w->name);
+    fprintf(stderr, ")\n");
     return IOL_ERR_USAGE;
 }

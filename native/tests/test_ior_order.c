@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "common/permute.h"
 #include "workload/ior_internal.h"
 
 static struct ior_cfg make_cfg(uint64_t xfer, uint64_t block, int64_t segments, int fpp, int random)
@@ -70,18 +71,17 @@ int main(void)
         uint64_t x = ior_order_next(&a), y = ior_order_next(&b);
         CHECK(x == y, "resume at 100: step %d differs", i);
     }
-    /* ior_permute is a bijection for many sizes. */
+    /* iol_permute is a bijection for many sizes. */
     for (uint64_t n = 1; n < 300; n++) {
-        unsigned bits = 0;
-        while ((1ULL << bits) < n) bits++;
+        unsigned bits = iol_permute_bits(n);
         unsigned char *hit = calloc(n, 1);
         for (uint64_t j = 0; j < n; j++) {
-            uint64_t y = ior_permute(j, n, bits, 0x1234 + n);
+            uint64_t y = iol_permute(j, n, bits, 0x1234 + n);
             if (y < n) hit[y]++;
         }
         int ok = 1;
         for (uint64_t j = 0; j < n; j++) ok &= hit[j] == 1;
-        CHECK(ok, "ior_permute is not a bijection for n=%llu", (unsigned long long)n);
+        CHECK(ok, "iol_permute is not a bijection for n=%llu", (unsigned long long)n);
         free(hit);
     }
     return TEST_DONE();

@@ -374,12 +374,13 @@ static void test_document_with_every_kind_parses_back(void)
     }
 }
 
-static void test_exact_layout(void)
+/* The same small document, written with the given indent. */
+static char *write_layout_sample(int indent)
 {
     struct mem m;
     struct iol_json j;
     mem_open(&m);
-    iol_json_init(&j, m.fp, 2);
+    iol_json_init(&j, m.fp, indent);
     iol_json_begin_object(&j);
     iol_json_kv_int(&j, "a", 1);
     iol_json_key(&j, "b");
@@ -392,23 +393,17 @@ static void test_exact_layout(void)
     iol_json_end_object(&j);
     iol_json_end_object(&j);
     iol_json_finish(&j);
-    char *text = mem_close(&m);
+    return mem_close(&m);
+}
+
+static void test_exact_layout(void)
+{
+    char *text = write_layout_sample(2);
     CHECK(!strcmp(text, "{\n  \"a\": 1,\n  \"b\": [\n    true,\n    null\n  ],\n  \"c\": {}\n}\n"), "pretty:\n%s", text);
     free(text);
 
-    mem_open(&m);
-    iol_json_init(&j, m.fp, 0);
-    iol_json_begin_object(&j);
-    iol_json_kv_int(&j, "a", 1);
-    iol_json_key(&j, "b");
-    iol_json_begin_array(&j);
-    iol_json_bool(&j, true);
-    iol_json_null(&j);
-    iol_json_end_array(&j);
-    iol_json_end_object(&j);
-    iol_json_finish(&j);
-    text = mem_close(&m);
-    CHECK(!strcmp(text, "{\"a\":1,\"b\":[true,null]}\n"), "compact: %s", text);
+    text = write_layout_sample(0);
+    CHECK(!strcmp(text, "{\"a\":1,\"b\":[true,null],\"c\":{}}\n"), "compact: %s", text);
     free(text);
 }
 

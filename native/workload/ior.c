@@ -16,6 +16,7 @@
 #include "../common/ledger.h"
 #include "ior_internal.h"
 #include "run_doc.h"
+#include "run_sync.h"
 
 /* One rank's view of one phase, before the ranks' views are combined. */
 struct phase_local {
@@ -47,31 +48,12 @@ static int comm_failed(struct ior_run *r)
     return iol_err_set(&r->err, IOL_ERR_RUNTIME, "communication with the other ranks failed");
 }
 
-static void note_interrupt(struct ior_run *r)
-{
-    int sig = iol_interrupt_pending();
-    if (sig && !r->err.code)
-        iol_err_set(&r->err, IOL_ERR_RUNTIME, "interrupted by signal %d (%s)", sig, strsignal(sig));
-}
-
-/* Every rank calls this at the same point. Returns 1 if any rank has failed; all ranks then hold the
- * message of the lowest failing rank. */
+/* Every rank calls this at the same point (see run_sync.h). */
 static int agree(struct ior_run *r)
 {
-    note_interrupt(r);
-    int64_t mine = r->err.code ? r->comm->rank : INT64_MAX, first = INT64_MAX;
-    if (r->comm->allreduce(r->comm, &mine, &first, 1, IOL_DT_I64, IOL_OP_MIN)) {
-        comm_failed(r);
-        r->err_rank = r->comm->rank;
-        return 1;
-    }
-    if (first == INT64_MAX) return 0;
-    struct iol_err e = r->err;
-    const char *phase = r->err_phase;
-    if (r->comm->bcast(r->comm, &e, sizeof e, (int)first) == 0) r->err = e;
-    r->err_rank = (int)first;
-    r->err_phase = phase ? phase : "setup";
-    return 1;
+    int failed = iol_agree(r->comm, &r->err, &r->err_rank);
+    if (failed && !r->err_phase) r->err_phase = "setup";
+    return failed;
 }
 
 static void progress(struct ior_run *r, const struct xfer_plan *pl, const struct phase_local *lp, uint64_t now)
@@ -168,7 +150,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             inflight--;
         }
         if (!stop && iol_interrupt_pending()) {
-            note_interrupt(r);
+            iol_note_interrupt(&r->err);
             stop = 1;
         }
         if (n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns) {
@@ -284,15 +266,6 @@ static void phase_local_init(struct phase_local *lp)
     iol_hist_init(&lp->hist);
 }
 
-static int hist_allreduce(struct iol_comm *c, struct iol_hist *h)
-{
-    if (c->allreduce(c, h->buckets, h->buckets, IOL_HIST_NBUCKETS, IOL_DT_U64, IOL_OP_SUM)) return -1;
-    if (c->allreduce(c, &h->count, &h->count, 2, IOL_DT_U64, IOL_OP_SUM)) return -1;   /* count, sum */
-    if (c->allreduce(c, &h->min, &h->min, 1, IOL_DT_U64, IOL_OP_MIN)) return -1;
-    if (c->allreduce(c, &h->max, &h->max, 1, IOL_DT_U64, IOL_OP_MAX)) return -1;
-    return 0;
-}
-
 static double span_s(uint64_t start, uint64_t end)
 {
     return end > start ? (double)(end - start) / 1e9 : 0.0;
@@ -314,7 +287,7 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
         c->allreduce(c, &sw[0], &swmin, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &sw[1], swmax, 3, IOL_DT_U64, IOL_OP_MAX) ||
         c->allreduce(c, &vfirst, &vfirst, 1, IOL_DT_U64, IOL_OP_MIN) ||
-        c->allreduce(c, &evicted, &evicted, 1, IOL_DT_I64, IOL_OP_MIN) || hist_allreduce(c, &lp->hist))
+        c->allreduce(c, &evicted, &evicted, 1, IOL_DT_I64, IOL_OP_MIN) || iol_hist_allreduce(c, &lp->hist))
         return comm_failed(r);
     /* The rank whose data holds the first bad byte. */
     int64_t badrank = (lp->vfirst == vfirst && vfirst != UINT64_MAX) ? c->rank : INT64_MAX;
@@ -499,6 +472,11 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     struct phase_local lp;
     phase_local_init(&lp);
     if (c->barrier(c)) return comm_failed(r);
+    if (evict && r->info->progress && c->rank == 0) {
+        /* Writing back dirty pages can take long; say what the run is doing meanwhile. */
+        fprintf(stderr, "IOLENS-PROGRESS {\"phase\": \"evict-cache\", \"iteration\": %d}\n", it);
+        fflush(stderr);
+    }
     lp.evicted = evict ? evict_before_read(r, data_rank, it) : 0;
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);

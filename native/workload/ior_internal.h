@@ -105,7 +105,6 @@ struct ior_order {
 };
 void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t start_pair);
 uint64_t ior_order_next(struct ior_order *o);   /* file offset of the next transfer */
-uint64_t ior_permute(uint64_t j, uint64_t n, unsigned bits, uint64_t key);
 
 /* ior_report.c: the IOR-like text report (printed as the run goes) and the JSON members of the document */
 void ior_report_text_begin(FILE *fp, const struct ior_run *r);

@@ -7,41 +7,13 @@
  * a 100 GiB block of 4 KiB transfers needs no 200 MB offset table. Write and read use the same key, so a
  * read visits the same order the write did, as IOR does with the same seed. */
 #include "ior_internal.h"
+#include "../common/mix.h"
+#include "../common/permute.h"
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
-/* A bijection on [0, 2^bits): each step (xor with a key, multiply by an odd number, xor-shift right) is one. */
-static uint64_t keyed_bijection(uint64_t x, unsigned bits, uint64_t key)
-{
-    uint64_t mask = bits >= 64 ? ~0ULL : ((1ULL << bits) - 1);
-    unsigned shift = bits / 2 + 1;
-    for (int round = 0; round < 3; round++) {
-        uint64_t k = mix64(key + (uint64_t)round);
-        x = (x ^ k) & mask;
-        x = (x * (k | 1)) & mask;
-        x ^= x >> shift;
-    }
-    return x & mask;
-}
-
-uint64_t ior_permute(uint64_t j, uint64_t n, unsigned bits, uint64_t key)
-{
-    uint64_t y = keyed_bijection(j, bits, key);
-    while (y >= n) y = keyed_bijection(y, bits, key);
-    return y;
-}
 
 static void order_set_segment(struct ior_order *o)
 {
-    o->perm_key = mix64(o->seed ^ mix64((uint64_t)o->rank * 0x9e3779b97f4a7c15ULL + o->seg + 1));
+    o->perm_key = iol_mix64(o->seed ^ iol_mix64((uint64_t)o->rank * 0x9e3779b97f4a7c15ULL + o->seg + 1));
 }
 
 void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t start_pair)
@@ -54,8 +26,7 @@ void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, 
     o->random = cfg->random;
     o->seed = (uint64_t)cfg->seed;
     o->rank = rank;
-    o->bits = 0;
-    while (o->bits < 64 && (1ULL << o->bits) < o->xfers_per_block) o->bits++;
+    o->bits = iol_permute_bits(o->xfers_per_block);
     o->seg = start_pair / o->xfers_per_block;
     o->j = start_pair % o->xfers_per_block;
     order_set_segment(o);
@@ -63,7 +34,7 @@ void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, 
 
 uint64_t ior_order_next(struct ior_order *o)
 {
-    uint64_t j = o->random ? ior_permute(o->j, o->xfers_per_block, o->bits, o->perm_key) : o->j;
+    uint64_t j = o->random ? iol_permute(o->j, o->xfers_per_block, o->bits, o->perm_key) : o->j;
     uint64_t base = o->fpp ? o->seg * o->block
                            : o->seg * (uint64_t)o->nranks * o->block + (uint64_t)o->rank * o->block;
     if (++o->j == o->xfers_per_block) {

@@ -10,6 +10,7 @@
 
 #include "../common/clock.h"
 #include "ior_internal.h"
+#include "run_doc.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -182,34 +183,6 @@ void ior_report_text_end(FILE *fp, const struct ior_run *r)
 
 /* ---- JSON ------------------------------------------------------------------------------------------ */
 
-static void json_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets)
-{
-    iol_json_key(j, "latency_ns");
-    iol_json_begin_object(j);
-    iol_json_kv_uint(j, "count", h->count);
-    iol_json_kv_uint(j, "min", h->count ? h->min : 0);
-    iol_json_kv_double(j, "mean", iol_hist_mean(h));
-    iol_json_kv_uint(j, "p50", iol_hist_percentile(h, 50));
-    iol_json_kv_uint(j, "p90", iol_hist_percentile(h, 90));
-    iol_json_kv_uint(j, "p99", iol_hist_percentile(h, 99));
-    iol_json_kv_uint(j, "p99_9", iol_hist_percentile(h, 99.9));
-    iol_json_kv_uint(j, "max", h->max);
-    if (with_buckets) {
-        iol_json_key(j, "buckets");
-        iol_json_begin_array(j);
-        for (unsigned i = 0; i < IOL_HIST_NBUCKETS; i++) {
-            if (!h->buckets[i]) continue;
-            iol_json_begin_array(j);
-            iol_json_uint(j, iol_hist_bucket_low(i));
-            iol_json_uint(j, iol_hist_bucket_high(i));
-            iol_json_uint(j, h->buckets[i]);
-            iol_json_end_array(j);
-        }
-        iol_json_end_array(j);
-    }
-    iol_json_end_object(j);
-}
-
 static void json_phase(struct iol_json *j, const struct ior_run *r, const struct ior_phase *ph)
 {
     const struct ior_cfg *cfg = r->cfg;
@@ -227,7 +200,7 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     iol_json_end_object(j);
     iol_json_kv_double(j, "bw_bytes_per_s", ph->bw);
     iol_json_kv_double(j, "ops_per_s", ph->ops_per_s);
-    json_latency(j, &ph->hist, 1);
+    iol_doc_latency(j, &ph->hist, 1);
     iol_json_key(j, "per_rank");
     iol_json_begin_array(j);
     for (int i = 0; i < r->nranks && ph->rank_bytes; i++) {
@@ -334,7 +307,7 @@ void ior_report_json(struct iol_json *j, const struct ior_run *r)
         iol_json_kv_double(j, "ops_stddev_per_s", s.ops_stddev);
         iol_json_kv_double(j, "time_mean_s", s.time_mean);
         iol_json_kv_uint(j, "bytes", s.bytes);
-        json_latency(j, &all, 0);
+        iol_doc_latency(j, &all, 0);
         iol_json_end_object(j);
     }
     iol_json_end_array(j);

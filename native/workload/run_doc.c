@@ -114,3 +114,31 @@ int iol_doc_write_failure(const char *path, const char *workload, const struct i
     iol_doc_status(&d.json, &e, rank, NULL);
     return iol_doc_commit(&d, err);
 }
+
+void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets)
+{
+    iol_json_key(j, "latency_ns");
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "count", h->count);
+    iol_json_kv_uint(j, "min", h->count ? h->min : 0);
+    iol_json_kv_double(j, "mean", iol_hist_mean(h));
+    iol_json_kv_uint(j, "p50", iol_hist_percentile(h, 50));
+    iol_json_kv_uint(j, "p90", iol_hist_percentile(h, 90));
+    iol_json_kv_uint(j, "p99", iol_hist_percentile(h, 99));
+    iol_json_kv_uint(j, "p99_9", iol_hist_percentile(h, 99.9));
+    iol_json_kv_uint(j, "max", h->max);
+    if (with_buckets) {
+        iol_json_key(j, "buckets");
+        iol_json_begin_array(j);
+        for (unsigned i = 0; i < IOL_HIST_NBUCKETS; i++) {
+            if (!h->buckets[i]) continue;
+            iol_json_begin_array(j);
+            iol_json_uint(j, iol_hist_bucket_low(i));
+            iol_json_uint(j, iol_hist_bucket_high(i));
+            iol_json_uint(j, h->buckets[i]);
+            iol_json_end_array(j);
+        }
+        iol_json_end_array(j);
+    }
+    iol_json_end_object(j);
+}

@@ -5,6 +5,7 @@
 #define IOL_RUN_DOC_H
 #include <stdio.h>
 #include "../comm/comm.h"
+#include "../common/hist.h"
 #include "../common/json.h"
 #include "run_info.h"
 
@@ -29,6 +30,9 @@ void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_r
                     const struct iol_comm *comm, int nranks);
 /* Writes "status", "error" and "ended_at". err NULL or code 0 = ok. */
 void iol_doc_status(struct iol_json *j, const struct iol_err *err, int err_rank, const char *phase);
+
+/* Writes "latency_ns": {count, min, mean, p50, p90, p99, p99_9, max[, buckets: [[low, high, count], ...]]}. */
+void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets);
 
 /* A whole document for a run that died before rank 0 could write one (used by the local launcher). */
 int iol_doc_write_failure(const char *path, const char *workload, const struct iol_run_info *info, int nranks,

@@ -1,0 +1,660 @@
+/* mdtest.c — the mdtest workload's run: per iteration, the tree is created, then the directory items and the
+ * file items go through create, stat, (read,) remove, then the tree is removed; each phase is timed from a
+ * barrier to a barrier (mdtest's rate) and from the first rank's start to the last rank's end (IO500's),
+ * with a latency histogram of every item operation. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/interrupt.h"
+#include "../common/ledger.h"
+#include "../common/mix.h"
+#include "../common/pattern.h"
+#include "../common/permute.h"
+#include "ior_internal.h"   /* ior_fs_type */
+#include "mdtest_internal.h"
+#include "run_doc.h"
+#include "run_sync.h"
+
+#define PATH_LEN (IOL_STR_MAX + 4096)
+
+/* One rank's view of one phase. */
+struct md_local {
+    uint64_t t_start, t_end;             /* rank 0's clock */
+    uint64_t items;
+    uint64_t done;                       /* items completed, counting from 0 (for the stonewall) */
+    int hit;
+    uint64_t at_deadline, stop_ns;
+    uint64_t v_files, v_bytes, v_errors;
+    char first_bad[IOL_STR_MAX];
+    struct iol_hist hist;
+};
+
+/* Where the items of a phase come from and how they are visited. */
+struct md_pass {
+    enum mdtest_phase_id id;
+    enum mdtest_kind kind;
+    int iteration;
+    int owner;                           /* whose items */
+    uint64_t start, count;               /* item indexes [start, count) of the owner */
+    int random;
+    uint64_t deadline_ns;                /* 0 = none */
+};
+
+typedef int (*md_item_fn)(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp);
+
+static int agree(struct mdtest_run *r)
+{
+    return iol_agree(r->comm, &r->err, &r->err_rank);
+}
+
+static int comm_failed(struct mdtest_run *r)
+{
+    return iol_err_set(&r->err, IOL_ERR_RUNTIME, "communication with the other ranks failed");
+}
+
+static const char *owner_dir(const struct mdtest_run *r, int owner)
+{
+    return r->paths.dir[owner % r->paths.count];
+}
+
+/* ---- the item operations ---------------------------------------------------------------------------- */
+
+static uint64_t item_key(const struct mdtest_run *r, int owner, uint64_t num)
+{
+    return iol_pattern_key((uint64_t)r->cfg->seed, (int64_t)(((uint64_t)owner << 40) ^ num));
+}
+
+/* Bytes of buf (len) that differ from the item's pattern; *first_bad_off gets the first. */
+static uint64_t check_bytes(const void *buf, size_t len, uint64_t key)
+{
+    size_t whole = len & ~(size_t)7;
+    uint64_t first = 0, bad = whole ? iol_pattern_check(buf, whole, 0, key, &first) : 0;
+    if (len > whole) {
+        uint64_t w = iol_pattern_word(key, whole);
+        const unsigned char *b = (const unsigned char *)buf + whole, *e = (const unsigned char *)&w;
+        for (size_t i = 0; i < len - whole; i++) bad += b[i] != e[i];
+    }
+    return bad;
+}
+
+static int op_file_create(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
+{
+    (void)lp;
+    struct iol_file f;
+    if (r->be->open(r->bctx, &f, path, IOL_O_WRITE | IOL_O_CREATE, 0644, &r->err)) return -1;
+    int rc = 0;
+    uint64_t w = r->cfg->write_bytes;
+    if (w) {
+        struct iol_pattern p;
+        iol_pattern_init(&p, r->buf, r->buf_len, item_key(r, owner, num));
+        r->req = (struct iol_req){IOL_IO_WRITE, &f, r->buf, w, 0, 0, 0, 0, 0, 0};
+        struct iol_req *q = &r->req;
+        if (r->be->submit(r->bctx, &q, 1, &r->err) != 1 || r->be->reap(r->bctx, r->done, 1, 1, &r->err) != 1) {
+            rc = -1;
+        } else if (r->req.error || r->req.result != (int64_t)w) {
+            iol_err_errno(&r->err, IOL_ERR_RUNTIME, r->req.error ? r->req.error : EIO, "write %s", path);
+            rc = -1;
+        } else if (r->cfg->sync_file && r->be->fsync(r->bctx, &f, &r->err)) {
+            rc = -1;
+        }
+    }
+    struct iol_err cerr = {0, ""};
+    if (r->be->close(r->bctx, &f, &cerr) && !rc) {
+        r->err = cerr;
+        rc = -1;
+    }
+    return rc;
+}
+
+static int op_stat(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
+{
+    (void)owner, (void)num, (void)lp;
+    struct stat st;
+    return r->be->stat(r->bctx, path, &st, &r->err);
+}
+
+static int op_file_read(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
+{
+    struct iol_file f;
+    if (r->be->open(r->bctx, &f, path, IOL_O_READ, 0, &r->err)) return -1;
+    int rc = 0;
+    uint64_t e = r->cfg->read_bytes;
+    if (e) {
+        r->req = (struct iol_req){IOL_IO_READ, &f, r->buf, e, 0, 0, 0, 0, 0, 0};
+        struct iol_req *q = &r->req;
+        if (r->be->submit(r->bctx, &q, 1, &r->err) != 1 || r->be->reap(r->bctx, r->done, 1, 1, &r->err) != 1) {
+            rc = -1;
+        } else if (r->req.error || r->req.result != (int64_t)e) {
+            if (r->req.error) iol_err_errno(&r->err, IOL_ERR_RUNTIME, r->req.error, "read %s", path);
+            else iol_err_set(&r->err, IOL_ERR_RUNTIME, "read %s: got %" PRId64 " of %" PRIu64 " bytes", path,
+                             r->req.result, e);
+            rc = -1;
+        } else if (r->be->does_io) {
+            /* -X checks every byte; without it, as mdtest does, only the first word (nearly free). */
+            uint64_t key = item_key(r, owner, num);
+            size_t n = r->cfg->verify_read ? e : (e < 8 ? e : 8);
+            uint64_t bad = check_bytes(r->buf, n, key);
+            lp->v_files++;
+            lp->v_bytes += n;
+            if (bad) {
+                if (!lp->v_errors) snprintf(lp->first_bad, sizeof lp->first_bad, "%s", path);
+                lp->v_errors += bad;
+            }
+        }
+    }
+    struct iol_err cerr = {0, ""};
+    if (r->be->close(r->bctx, &f, &cerr) && !rc) {
+        r->err = cerr;
+        rc = -1;
+    }
+    return rc;
+}
+
+static int op_file_remove(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
+{
+    (void)owner, (void)num, (void)lp;
+    return r->be->unlink(r->bctx, path, &r->err);
+}
+
+static int op_dir_create(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
+{
+    (void)owner, (void)num, (void)lp;
+    return r->be->mkdir(r->bctx, path, 0755, &r->err);
+}
+
+static int op_dir_remove(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
+{
+    (void)owner, (void)num, (void)lp;
+    return r->be->rmdir(r->bctx, path, &r->err);
+}
+
+/* ---- visiting the items --------------------------------------------------------------------------- */
+
+struct path_cache {
+    int owner, iteration;
+    uint64_t loop, dir;
+    int len;                             /* of the directory part in buf; -1 = nothing cached */
+    char buf[PATH_LEN];
+};
+
+/* The path of item g (0 <= g < items per rank) of owner: test dir of its loop, tree directory, name. */
+static int item_path(struct mdtest_run *r, struct path_cache *pc, const struct md_pass *ps, uint64_t g,
+                     uint64_t *num_out)
+{
+    const struct mdtest_geometry *geo = &r->geo;
+    uint64_t loop = g / geo->items_per_loop, x = g % geo->items_per_loop;
+    uint64_t num = geo->first_item_dir * geo->items_per_dir + x, dir = num / geo->items_per_dir;
+    if (pc->len < 0 || pc->owner != ps->owner || pc->iteration != ps->iteration || pc->loop != loop ||
+        pc->dir != dir) {
+        char td[IOL_STR_MAX + 64];
+        if (mdtest_testdir(td, sizeof td, owner_dir(r, ps->owner), ps->iteration, loop) < 0) return -1;
+        pc->len = mdtest_tree_dir(pc->buf, sizeof pc->buf, td, r->cfg->unique_dir ? ps->owner : -1, dir, geo->branch);
+        if (pc->len < 0) return -1;
+        pc->owner = ps->owner;
+        pc->iteration = ps->iteration;
+        pc->loop = loop;
+        pc->dir = dir;
+    }
+    *num_out = num;
+    return mdtest_item_name(pc->buf, sizeof pc->buf, pc->len, ps->kind, ps->owner, num) < 0 ? -1 : 0;
+}
+
+static void progress(struct mdtest_run *r, const struct md_pass *ps, const struct md_local *lp, uint64_t now,
+                     uint64_t t0)
+{
+    double el = (double)(now - t0) / 1e9;
+    uint64_t est = lp->items * (uint64_t)r->nranks;
+    fprintf(stderr,
+            "IOLENS-PROGRESS {\"phase\": \"%s\", \"iteration\": %d, \"elapsed_s\": %.3f, \"items\": %" PRIu64
+            ", \"rate_per_s\": %.1f, \"estimate\": true}\n",
+            mdtest_phase_names[ps->id], ps->iteration, el, est, el > 0 ? (double)est / el : 0.0);
+    fflush(stderr);
+    r->next_progress_ns = now + 500000000ULL;
+}
+
+static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_fn fn, struct md_local *lp)
+{
+    struct path_cache *pc = malloc(sizeof *pc);
+    if (!pc) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    pc->len = -1;
+    const int show = r->info->progress && r->comm->rank == 0;
+    uint64_t t0 = iol_now_ns();
+    uint64_t n = ps->count, bits = iol_permute_bits(n);
+    uint64_t key = iol_mix64((uint64_t)r->cfg->seed ^ ((uint64_t)r->comm->rank << 32) ^ (uint64_t)ps->id);
+    int rc = 0;
+    for (uint64_t x = ps->start; x < n; x++) {
+        uint64_t g = ps->random ? iol_permute(x, n, (unsigned)bits, key) : x, num;
+        if (item_path(r, pc, ps, g, &num)) {
+            rc = iol_err_set(&r->err, IOL_ERR_RUNTIME, "path of item %" PRIu64 " is too long", g);
+            break;
+        }
+        uint64_t a = iol_now_ns();
+        if (fn(r, pc->buf, ps->owner, num, lp)) {
+            rc = -1;
+            break;
+        }
+        uint64_t b = iol_now_ns();
+        iol_hist_record(&lp->hist, b - a);
+        lp->items++;
+        lp->done = x + 1;
+        if (r->debug) fprintf(r->debug, "%s %s\n", mdtest_phase_names[ps->id], pc->buf);
+        if (ps->deadline_ns && b >= ps->deadline_ns) {
+            lp->hit = 1;
+            lp->stop_ns = b - t0;
+            break;
+        }
+        if (show && b >= r->next_progress_ns) progress(r, ps, lp, b, t0);
+        if (iol_interrupt_pending()) {
+            iol_note_interrupt(&r->err);
+            rc = -1;
+            break;
+        }
+    }
+    free(pc);
+    return rc;
+}
+
+/* ---- the tree and the test directories --------------------------------------------------------------- */
+
+/* Ranks that hold a shared tree: the first rank of each -d directory. */
+static int tree_owner(const struct mdtest_run *r)
+{
+    if (r->cfg->unique_dir) return r->comm->rank;
+    return r->comm->rank < r->paths.count ? -1 : -2;   /* -1: this rank makes the shared tree; -2: none */
+}
+
+/* Creates (or removes, children first) this rank's tree(s) in every loop; counts directories in *items. */
+static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_local *lp)
+{
+    int owner = tree_owner(r);
+    if (owner == -2) return 0;
+    const char *base = r->paths.dir[r->comm->rank % r->paths.count];
+    char td[IOL_STR_MAX + 64], path[PATH_LEN];
+    for (uint64_t loop = 0; loop < r->geo.loops; loop++) {
+        if (mdtest_testdir(td, sizeof td, base, iteration, loop) < 0)
+            return iol_err_set(&r->err, IOL_ERR_USAGE, "-d: the path is too long");
+        for (uint64_t i = 0; i < r->geo.dirs_in_tree; i++) {
+            /* Breadth-first order makes every parent before its children; reversed, children go first. */
+            uint64_t k = create ? i : r->geo.dirs_in_tree - 1 - i;
+            if (mdtest_tree_dir(path, sizeof path, td, owner, k, r->geo.branch) < 0)
+                return iol_err_set(&r->err, IOL_ERR_RUNTIME, "tree path too long");
+            uint64_t a = iol_now_ns();
+            int rc = create ? r->be->mkdir(r->bctx, path, 0755, &r->err) : r->be->rmdir(r->bctx, path, &r->err);
+            if (rc) return -1;
+            iol_hist_record(&lp->hist, iol_now_ns() - a);
+            lp->items++;
+            if (r->debug) fprintf(r->debug, "%s %s\n", create ? "tree-create" : "tree-remove", path);
+        }
+    }
+    return 0;
+}
+
+/* Before a create run: the -d directory (if missing) and the test directories, recorded as iolens's. */
+static int make_testdirs(struct mdtest_run *r, int iteration)
+{
+    if (!r->be->does_io || r->comm->rank >= r->paths.count) return 0;
+    const char *base = r->paths.dir[r->comm->rank];
+    struct stat st;
+    if (stat(base, &st) != 0) {
+        if (mkdir(base, 0755) != 0 && errno != EEXIST)
+            return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "mkdir %s", base);
+        if (iol_ledger_add(base, ".", &r->err)) return -1;   /* the directory itself is iolens's */
+    }
+    char td[IOL_STR_MAX + 64], name[64];
+    for (uint64_t loop = 0; loop < r->geo.loops; loop++) {
+        mdtest_testdir(td, sizeof td, base, iteration, loop);
+        snprintf(name, sizeof name, "test-dir.%d-%llu", iteration, (unsigned long long)loop);
+        /* Recorded before it is made, so a run killed right after still owns it. */
+        if (iol_ledger_add(base, name, &r->err)) return -1;
+        if (mkdir(td, 0755) != 0) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "mkdir %s", td);
+    }
+    return 0;
+}
+
+/* After a remove run: the test directories, and the -d directory if iolens made it. Only what the ledger
+ * says iolens created is removed. */
+static int remove_testdirs(struct mdtest_run *r, int iteration)
+{
+    if (!r->be->does_io || r->comm->rank >= r->paths.count) return 0;
+    const char *base = r->paths.dir[r->comm->rank];
+    char td[IOL_STR_MAX + 64], name[64];
+    for (uint64_t loop = 0; loop < r->geo.loops; loop++) {
+        mdtest_testdir(td, sizeof td, base, iteration, loop);
+        snprintf(name, sizeof name, "test-dir.%d-%llu", iteration, (unsigned long long)loop);
+        if (!iol_ledger_owns(base, name)) continue;
+        if (rmdir(td) != 0 && errno != ENOENT) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "rmdir %s", td);
+        if (iol_ledger_remove(base, name, &r->err)) return -1;
+    }
+    if (iol_ledger_owns(base, ".")) {
+        char ledger[IOL_STR_MAX + 32];
+        snprintf(ledger, sizeof ledger, "%s/%s", base, IOL_LEDGER_NAME);
+        /* Only the "." entry left: the directory holds nothing of anyone else's. */
+        if (iol_ledger_remove(base, ".", &r->err)) return -1;
+        if (access(ledger, F_OK) != 0) rmdir(base);
+    }
+    return 0;
+}
+
+/* ---- phases ----------------------------------------------------------------------------------------- */
+
+static int md_stride_owner(const struct mdtest_run *r, int k)
+{
+    return (int)((r->comm->rank + (int64_t)k * r->cfg->stride) % r->nranks);
+}
+
+static void local_init(struct md_local *lp)
+{
+    memset(lp, 0, sizeof *lp);
+    iol_hist_init(&lp->hist);
+}
+
+static double span_s(uint64_t a, uint64_t b)
+{
+    return b > a ? (double)(b - a) / 1e9 : 0.0;
+}
+
+/* Combines the ranks' views into the phase as the job saw it (collective). */
+static int reduce_phase(struct mdtest_run *r, struct md_local *lp, enum mdtest_phase_id id, int iteration,
+                        int owner_shift, double barrier_time_s)
+{
+    struct iol_comm *c = r->comm;
+    uint64_t start = lp->t_start, end = lp->t_end;
+    uint64_t sums[4] = {lp->items, lp->v_files, lp->v_bytes, lp->v_errors};
+    if (c->allreduce(c, &start, &start, 1, IOL_DT_U64, IOL_OP_MIN) ||
+        c->allreduce(c, &end, &end, 1, IOL_DT_U64, IOL_OP_MAX) ||
+        c->allreduce(c, sums, sums, 4, IOL_DT_U64, IOL_OP_SUM) || iol_hist_allreduce(c, &lp->hist))
+        return comm_failed(r);
+    /* The first bad file's path comes from the lowest rank that saw one. */
+    int64_t badrank = lp->v_errors ? c->rank : INT64_MAX;
+    if (c->allreduce(c, &badrank, &badrank, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
+    char first_bad[IOL_STR_MAX];
+    memcpy(first_bad, lp->first_bad, sizeof first_bad);
+    if (badrank != INT64_MAX && c->bcast(c, first_bad, sizeof first_bad, (int)badrank)) return comm_failed(r);
+    uint64_t mine[2] = {lp->items, lp->t_end - lp->t_start};
+    uint64_t *all = c->rank == 0 ? calloc((size_t)r->nranks * 2, sizeof *all) : NULL;
+    if (c->rank == 0 && !all) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    if (c->gather(c, mine, sizeof mine, all, 0)) {
+        free(all);
+        return comm_failed(r);
+    }
+    if (c->rank != 0) return 0;
+    if (r->nphases == r->max_phases) {
+        free(all);
+        return iol_err_set(&r->err, IOL_ERR_RUNTIME, "internal error: too many phases");
+    }
+    struct mdtest_phase *ph = &r->phases[r->nphases++];
+    memset(ph, 0, sizeof *ph);
+    ph->id = id;
+    ph->iteration = iteration;
+    ph->items = sums[0];
+    ph->time_s = barrier_time_s;
+    ph->rate = barrier_time_s > 0 ? (double)sums[0] / barrier_time_s : 0;
+    ph->io500_time_s = span_s(start, end);
+    ph->io500_rate = ph->io500_time_s > 0 ? (double)sums[0] / ph->io500_time_s : 0;
+    ph->owner_shift = owner_shift;
+    ph->hist = lp->hist;
+    ph->verify = id == MD_FILE_READ && r->cfg->read_bytes > 0 && r->be->does_io;
+    ph->v_files = sums[1];
+    ph->v_bytes = sums[2];
+    ph->v_errors = sums[3];
+    if (badrank != INT64_MAX) snprintf(ph->v_first_bad, sizeof ph->v_first_bad, "%s", first_bad);
+    ph->rank_items = calloc((size_t)r->nranks, sizeof(uint64_t));
+    ph->rank_time_s = calloc((size_t)r->nranks, sizeof(double));
+    for (int i = 0; i < r->nranks && ph->rank_items && ph->rank_time_s; i++) {
+        ph->rank_items[i] = all[2 * i];
+        ph->rank_time_s[i] = (double)all[2 * i + 1] / 1e9;
+    }
+    free(all);
+    return 0;
+}
+
+/* The stonewall of the file create phase: every rank goes on to the largest count any rank reached (as
+ * mdtest does), and the count is recorded for this run's later phases and in the -x status file. */
+static int stonewall_wear_out(struct mdtest_run *r, struct md_pass *ps, struct md_local *lp, md_item_fn fn)
+{
+    struct iol_comm *c = r->comm;
+    uint64_t mine = lp->done, mx = 0, mn = 0, sum = 0;
+    int64_t hit = lp->hit, failed = r->err.code != 0, anyfail = 0;
+    if (c->allreduce(c, &mine, &mx, 1, IOL_DT_U64, IOL_OP_MAX) || c->allreduce(c, &mine, &mn, 1, IOL_DT_U64, IOL_OP_MIN) ||
+        c->allreduce(c, &mine, &sum, 1, IOL_DT_U64, IOL_OP_SUM) ||
+        c->allreduce(c, &hit, &hit, 1, IOL_DT_I64, IOL_OP_MAX) ||
+        c->allreduce(c, &failed, &anyfail, 1, IOL_DT_I64, IOL_OP_MAX))
+        return comm_failed(r);
+    uint64_t stop_ns = lp->stop_ns;
+    if (c->allreduce(c, &stop_ns, &stop_ns, 1, IOL_DT_U64, IOL_OP_MAX)) return comm_failed(r);
+    lp->at_deadline = mine;
+    if (!anyfail && mine < mx) {
+        struct md_pass more = *ps;
+        more.start = mine;
+        more.count = mx;
+        more.deadline_ns = 0;
+        visit_items(r, &more, fn, lp);
+    }
+    r->items = mx;
+    if (c->rank == 0) {
+        r->sw_hit = hit != 0;
+        r->sw_min = mn;
+        r->sw_max = mx;
+        r->sw_sum = sum;
+        r->sw_time_s = (double)stop_ns / 1e9;
+        if (r->cfg->status_file[0]) {
+            FILE *fp = fopen(r->cfg->status_file, "w");
+            if (!fp || fprintf(fp, "%" PRIu64, mx) < 0 || fclose(fp) != 0)
+                iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "-x: cannot write %s", r->cfg->status_file);
+        }
+    }
+    return 0;
+}
+
+/* One timed phase: barrier, work, (sync,) barrier. */
+static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteration)
+{
+    const struct mdtest_cfg *cfg = r->cfg;
+    struct iol_comm *c = r->comm;
+    r->err_phase = mdtest_phase_names[id];
+    struct md_local *lp = malloc(sizeof *lp);
+    if (!lp) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    local_init(lp);
+    int k = id == MD_DIR_CREATE || id == MD_FILE_CREATE || id == MD_TREE_CREATE || id == MD_TREE_REMOVE ? 0
+          : id == MD_FILE_READ ? 2
+          : id == MD_DIR_REMOVE || id == MD_FILE_REMOVE ? 3 : 1;
+    int shift = (int)(((int64_t)k * cfg->stride) % r->nranks);
+    struct md_pass ps = {id, id >= MD_FILE_CREATE ? MDTEST_FILE : MDTEST_DIR, iteration, md_stride_owner(r, k), 0,
+                         r->items, cfg->random && (id == MD_FILE_STAT || id == MD_DIR_STAT || id == MD_FILE_READ), 0};
+    static const md_item_fn fns[MD_NPHASES] = {
+        NULL, op_dir_create, op_stat, op_dir_remove, op_file_create, op_stat, op_file_read, op_file_remove, NULL,
+    };
+
+    if (c->barrier(c)) {
+        free(lp);
+        return comm_failed(r);
+    }
+    uint64_t t0 = iol_now_ns();
+    lp->t_start = iol_comm_time(c, t0);
+    if (id == MD_TREE_CREATE || id == MD_TREE_REMOVE) {
+        tree_op(r, iteration, id == MD_TREE_CREATE, lp);
+    } else {
+        /* -t: the tree's creation and removal count in the first create and the last remove phase. */
+        int first_create = id == (cfg->dirs_only ? MD_DIR_CREATE : MD_FILE_CREATE);
+        int last_remove = id == (cfg->files_only ? MD_FILE_REMOVE : MD_DIR_REMOVE);
+        struct md_local tree;
+        if (cfg->time_unique_dir && first_create) {
+            local_init(&tree);
+            tree_op(r, iteration, 1, &tree);
+            /* Tree creation is local to the rank that owns the tree; the others must not start before it is
+             * there. */
+            if (!cfg->unique_dir && c->barrier(c)) comm_failed(r);
+        }
+        /* Collectives below are entered by every rank, failed or not, so none waits for ever. */
+        if (id == MD_FILE_CREATE && cfg->stonewall_s) ps.deadline_ns = t0 + (uint64_t)cfg->stonewall_s * 1000000000ULL;
+        if (!r->err.code) visit_items(r, &ps, fns[id], lp);
+        if (id == MD_FILE_CREATE && cfg->stonewall_s) stonewall_wear_out(r, &ps, lp, fns[id]);
+        if (cfg->time_unique_dir && last_remove) {
+            if (!cfg->unique_dir && c->barrier(c)) comm_failed(r);
+            local_init(&tree);
+            if (!r->err.code) tree_op(r, iteration, 0, &tree);
+        }
+    }
+    if (cfg->sync_phase) sync();
+    lp->t_end = iol_comm_time(c, iol_now_ns());
+    int failed = agree(r);
+    if (c->barrier(c) && !failed) comm_failed(r);
+    double barrier_time = (double)(iol_now_ns() - t0) / 1e9;
+    if (!failed) failed = reduce_phase(r, lp, id, iteration, shift, barrier_time) || agree(r);
+    if (!failed && id == MD_FILE_CREATE && cfg->stonewall_s && c->rank == 0) {
+        struct mdtest_phase *ph = &r->phases[r->nphases - 1];
+        ph->stonewall = 1;
+        ph->sw_hit = r->sw_hit;
+        ph->sw_min = r->sw_min;
+        ph->sw_max = r->sw_max;
+        ph->sw_sum = r->sw_sum;
+        ph->sw_time_s = r->sw_time_s;
+    }
+    free(lp);
+    return failed ? -1 : 0;
+}
+
+/* ---- the run ---------------------------------------------------------------------------------------- */
+
+static int setup(struct mdtest_run *r)
+{
+    const struct mdtest_cfg *cfg = r->cfg;
+    r->nranks = r->comm->size;
+    r->be = iol_backend_find(cfg->api);
+    if (mdtest_geometry(cfg, &r->geo, &r->err) || mdtest_split_dirs(cfg->dirs, &r->paths, &r->err)) return -1;
+    r->items = r->geo.items;
+    if (!cfg->create && cfg->status_file[0]) {
+        FILE *fp = fopen(cfg->status_file, "r");
+        unsigned long long v = 0;
+        if (!fp || fscanf(fp, "%llu", &v) != 1) {
+            if (fp) fclose(fp);
+            return iol_err_set(&r->err, IOL_ERR_USAGE, "-x: %s does not hold an item count", cfg->status_file);
+        }
+        fclose(fp);
+        if (v > r->geo.items)
+            return iol_err_set(&r->err, IOL_ERR_USAGE, "-x: %s says %llu items but a rank has only %" PRIu64,
+                               cfg->status_file, v, r->geo.items);
+        r->items = v;
+    }
+    /* A -d directory the run will create has the file system of its parent. */
+    char probe[IOL_STR_MAX + 4];
+    snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);
+    if (access(probe, F_OK) != 0) snprintf(probe, sizeof probe, "%s/..", r->paths.dir[0]);
+    snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? ior_fs_type(probe) : "none");
+    uint64_t len = (cfg->write_bytes > cfg->read_bytes ? cfg->write_bytes : cfg->read_bytes) + 8;
+    r->buf_len = (size_t)((len + 4095) / 4096 * 4096);
+    if (posix_memalign(&r->buf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    memset(r->buf, 0, r->buf_len);
+    if (cfg->debug_list[0]) {
+        char p[IOL_STR_MAX + 16];
+        snprintf(p, sizeof p, "%s.%d", cfg->debug_list, r->comm->rank);
+        r->debug = fopen(p, "w");
+        if (!r->debug) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "--debug-list: cannot write %s", p);
+    }
+    if (r->comm->rank == 0) {
+        r->max_phases = (int)cfg->reps * MD_NPHASES;
+        r->phases = calloc((size_t)r->max_phases, sizeof *r->phases);
+        if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    }
+    return r->be->ctx_open(&r->bctx, 1, &r->err);
+}
+
+static void teardown(struct mdtest_run *r)
+{
+    if (r->bctx) r->be->ctx_close(r->bctx);
+    if (r->debug) fclose(r->debug);
+    free(r->buf);
+    for (int i = 0; i < r->nphases; i++) {
+        free(r->phases[i].rank_items);
+        free(r->phases[i].rank_time_s);
+    }
+    free(r->phases);
+}
+
+static int run_iteration(struct mdtest_run *r, int it)
+{
+    const struct mdtest_cfg *cfg = r->cfg;
+    if (cfg->pre_delay_s) iol_sleep_s((double)cfg->pre_delay_s);
+    if (cfg->create) {
+        r->err_phase = "setup";
+        make_testdirs(r, it);
+        if (agree(r)) return -1;
+        if (!cfg->time_unique_dir && run_phase(r, MD_TREE_CREATE, it)) return -1;
+    }
+    /* mdtest runs the directory items through all their phases, then the file items. */
+    if (cfg->dirs_only) {
+        if (cfg->create && run_phase(r, MD_DIR_CREATE, it)) return -1;
+        if (cfg->stat && run_phase(r, MD_DIR_STAT, it)) return -1;
+        if (cfg->remove && run_phase(r, MD_DIR_REMOVE, it)) return -1;
+    }
+    if (cfg->files_only) {
+        if (cfg->create && run_phase(r, MD_FILE_CREATE, it)) return -1;
+        if (cfg->stat && run_phase(r, MD_FILE_STAT, it)) return -1;
+        if (cfg->read && run_phase(r, MD_FILE_READ, it)) return -1;
+        if (cfg->remove && run_phase(r, MD_FILE_REMOVE, it)) return -1;
+    }
+    if (cfg->remove) {
+        if (!cfg->time_unique_dir && run_phase(r, MD_TREE_REMOVE, it)) return -1;
+        r->err_phase = "cleanup";
+        if (r->comm->barrier(r->comm)) return comm_failed(r);
+        remove_testdirs(r, it);
+        if (agree(r)) return -1;
+    }
+    return 0;
+}
+
+static void write_document(struct mdtest_run *r)
+{
+    if (!r->info->json_path[0]) return;
+    struct iol_doc d;
+    struct iol_err e = {0, ""};
+    if (iol_doc_open(&d, r->info->json_path, &e) == 0) {
+        iol_doc_header(&d.json, "mdtest", r->info, r->comm, r->nranks);
+        mdtest_report_json(&d.json, r);
+        iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
+        iol_doc_commit(&d, &e);
+    }
+    if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
+}
+
+int mdtest_run(const struct mdtest_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info)
+{
+    struct mdtest_run run;
+    struct mdtest_run *r = &run;
+    memset(r, 0, sizeof *r);
+    r->cfg = cfg;
+    r->comm = comm;
+    r->info = info;
+    r->err_rank = -1;
+    r->err_phase = "setup";
+    if (iol_comm_setup(comm, &r->err) == 0) setup(r);
+    int failed = agree(r);
+    FILE *text = comm->rank == 0 && !info->quiet ? stdout : NULL;
+    if (text && !failed) mdtest_report_text_begin(text, r);
+    for (int it = 0; !failed && it < cfg->reps; it++) failed = run_iteration(r, it) != 0;
+    if (comm->rank == 0) {
+        for (int i = 0; i < r->nphases && !r->err.code; i++) {
+            const struct mdtest_phase *ph = &r->phases[i];
+            if (ph->v_errors) {
+                iol_err_set(&r->err, IOL_ERR_RUNTIME, "file-read, iteration %d: %" PRIu64 " bytes differ from what "
+                            "was written; first in %s", ph->iteration, ph->v_errors, ph->v_first_bad);
+                r->err_phase = "file-read";
+                r->err_rank = -1;
+            }
+        }
+        if (text) mdtest_report_text_end(text, r);
+        write_document(r);
+        if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);
+    }
+    int status = r->err.code ? r->err.code : IOL_OK;
+    int64_t s = status, worst = status;
+    if (comm->allreduce(comm, &s, &worst, 1, IOL_DT_I64, IOL_OP_MAX) == 0) status = (int)worst;
+    teardown(r);
+    return status;
+}

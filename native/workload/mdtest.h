@@ -1,0 +1,53 @@
+/* mdtest.h — the mdtest workload: metadata rates (create, stat, read, remove of files and directories in a
+ * tree), with mdtest's flags and meanings. */
+#ifndef IOL_MDTEST_H
+#define IOL_MDTEST_H
+#include <stdint.h>
+#include "../common/options.h"
+#include "../comm/comm.h"
+#include "run_info.h"
+
+struct mdtest_cfg {
+    char api[IOL_STR_MAX];          /* -a */
+    int64_t items;                  /* -n: items (files and/or dirs) per rank */
+    int64_t items_per_dir;          /* -I */
+    int64_t reps;                   /* -i */
+    int unique_dir;                 /* -u */
+    char dirs[IOL_STR_MAX];         /* -d: one or more directories separated by @ */
+    int files_only;                 /* -F */
+    int dirs_only;                  /* -D */
+    int create;                     /* -C */
+    int stat;                       /* -T */
+    int read;                       /* -E */
+    int remove;                     /* -r */
+    uint64_t write_bytes;           /* -w */
+    uint64_t read_bytes;            /* -e */
+    int sync_file;                  /* -y */
+    int sync_phase;                 /* -Y */
+    int64_t depth;                  /* -z */
+    int64_t branch;                 /* -b (0 = not given) */
+    int leaf_only;                  /* -L */
+    int64_t stride;                 /* -N */
+    int64_t stonewall_s;            /* -W */
+    char status_file[IOL_STR_MAX];  /* -x */
+    int time_unique_dir;            /* -t */
+    int64_t pre_delay_s;            /* -p */
+    int random;                     /* -R */
+    int verify_read;                /* -X / --verify-read */
+    int64_t seed;                   /* -G */
+    int print_rate_and_time;        /* -P */
+    char debug_list[IOL_STR_MAX];   /* --debug-list: each rank writes the paths it touches to FILE.RANK */
+};
+
+extern const struct iol_option mdtest_options[];
+
+/* Fills in mdtest's implied settings (no -C/-T/-E/-r means all phases; neither -F nor -D means both). */
+void mdtest_normalize(struct mdtest_cfg *cfg);
+/* Checks the options together before any I/O (IOL_ERR_USAGE naming the option). */
+int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err);
+/* Checks the -d directories (exist, are directories, writable when creating) without I/O. */
+int mdtest_check_paths(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err);
+/* Runs the workload on this rank (collective); returns an enum iol_status. */
+int mdtest_run(const struct mdtest_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info);
+
+#endif

@@ -1,0 +1,106 @@
+/* mdtest_internal.h — what the mdtest workload's files share. */
+#ifndef IOL_MDTEST_INTERNAL_H
+#define IOL_MDTEST_INTERNAL_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../backend/backend.h"
+#include "../common/hist.h"
+#include "../common/json.h"
+#include "mdtest.h"
+
+#define MDTEST_MAX_PATHS 64
+
+/* The tree each rank works in, after mdtest's rules for -n, -I, -z, -b, -L. */
+struct mdtest_geometry {
+    uint64_t branch;
+    int depth;
+    uint64_t dirs_in_tree;      /* directories of one tree, root included */
+    uint64_t leaves;
+    uint64_t first_item_dir;    /* BFS index of the first directory holding items (leaves with -L) */
+    uint64_t items_per_dir;
+    uint64_t items;             /* per rank per iteration */
+    uint64_t loops;             /* test directories per iteration (-I splitting) */
+    uint64_t items_per_loop;
+};
+int mdtest_geometry(const struct mdtest_cfg *cfg, struct mdtest_geometry *g, struct iol_err *err);
+
+struct mdtest_paths {
+    int count;
+    char dir[MDTEST_MAX_PATHS][IOL_STR_MAX];
+};
+int mdtest_split_dirs(const char *spec, struct mdtest_paths *p, struct iol_err *err);
+
+/* ---- names (mdtest_names.c): mdtest's layout, built without snprintf on the per-item path ------------- */
+enum mdtest_kind { MDTEST_FILE, MDTEST_DIR };
+
+/* "DIR/test-dir.ITER-LOOP" */
+int mdtest_testdir(char *buf, size_t len, const char *dir, int iteration, uint64_t loop);
+/* The path of tree directory k (BFS index) under a test directory: ".../mdtest_tree[.OWNER].0/.../mdtest_tree[.OWNER].k".
+ * owner < 0 names the shared tree. Returns the length, or -1 if it does not fit. */
+int mdtest_tree_dir(char *buf, size_t len, const char *testdir, int owner, uint64_t k, uint64_t branch);
+/* Appends "/file.mdtest.OWNER.NUM" (or dir.) at buf+at; returns the new length or -1. */
+int mdtest_item_name(char *buf, size_t len, int at, enum mdtest_kind kind, int owner, uint64_t num);
+
+/* ---- results ------------------------------------------------------------------------------------------ */
+enum mdtest_phase_id {
+    MD_TREE_CREATE, MD_DIR_CREATE, MD_DIR_STAT, MD_DIR_REMOVE,
+    MD_FILE_CREATE, MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_REMOVE, MD_NPHASES
+};
+extern const char *const mdtest_phase_names[MD_NPHASES];     /* "tree-create", ... */
+extern const char *const mdtest_phase_titles[MD_NPHASES];    /* "Tree creation", ... as mdtest prints */
+
+struct mdtest_phase {
+    enum mdtest_phase_id id;
+    int iteration;
+    uint64_t items;
+    double time_s, rate;                 /* barrier to barrier (mdtest) */
+    double io500_time_s, io500_rate;     /* first start to last end (IO500) */
+    int owner_shift;
+    struct iol_hist hist;
+    uint64_t *rank_items;
+    double *rank_time_s;
+    int stonewall;                       /* the stonewall figures below are set */
+    int sw_hit;
+    uint64_t sw_min, sw_max, sw_sum;
+    double sw_time_s;
+    int verify;                          /* the verification figures below are set */
+    uint64_t v_files, v_bytes, v_errors;
+    char v_first_bad[IOL_STR_MAX];
+};
+
+struct mdtest_run {
+    const struct mdtest_cfg *cfg;
+    struct iol_comm *comm;
+    const struct iol_run_info *info;
+    const struct iol_backend *be;
+    struct iol_bctx *bctx;
+    struct mdtest_geometry geo;
+    struct mdtest_paths paths;
+    int nranks;
+    uint64_t items;                      /* items per rank this run operates on (stonewall/status file may cut) */
+    void *buf;                           /* write/read buffer, 8-byte padded */
+    size_t buf_len;
+    struct iol_req req;
+    struct iol_req *done[1];
+    FILE *debug;
+    struct iol_err err;
+    int err_rank;
+    const char *err_phase;
+    uint64_t next_progress_ns;
+    char fs_type[32];
+    /* the file create stonewall, as rank 0 saw it */
+    int sw_hit;
+    uint64_t sw_min, sw_max, sw_sum;
+    double sw_time_s;
+    /* rank 0 */
+    struct mdtest_phase *phases;
+    int nphases, max_phases;
+};
+
+/* mdtest_report.c */
+void mdtest_report_text_begin(FILE *fp, const struct mdtest_run *r);
+void mdtest_report_text_end(FILE *fp, const struct mdtest_run *r);
+void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r);
+
+#endif
