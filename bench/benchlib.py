@@ -152,13 +152,19 @@ def find_engine(explicit: str | None) -> Path:
 
 def build_plain_loop(dest: Path) -> Path:
     """Compiles bench/plain_loop.c with gcc -O2 into dest and returns the executable."""
+    return build_c("plain_loop.c", dest)
+
+
+def build_c(source: str, dest: Path) -> Path:
+    """Compiles bench/<source> (a one-file C program) with gcc -O2 into dest/<its stem> and returns the
+    executable."""
     gcc = shutil.which("gcc") or shutil.which("cc")
     if gcc is None:
-        raise BenchError("gcc not found: it is needed to build bench/plain_loop.c")
-    exe = dest / "plain_loop"
+        raise BenchError(f"gcc not found: it is needed to build bench/{source}")
+    exe = dest / Path(source).stem
     check(
-        run([gcc, "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(exe), str(BENCH_DIR / "plain_loop.c")]),
-        "building plain_loop",
+        run([gcc, "-O2", "-std=c11", "-Wall", "-Wextra", "-o", str(exe), str(BENCH_DIR / source)]),
+        f"building {source}",
     )
     return exe
 
@@ -268,6 +274,7 @@ def machine_lines(engine: Path | None = None, paths: Sequence[Path] = ()) -> lis
         f"date:    {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"host:    nproc={_first_line(['nproc'])}, {model}, {mem_gib:.0f} GiB RAM",
         f"os:      {osname}, kernel {platform.release()}",
+        f"load:    1-minute load average {os.getloadavg()[0]:.2f} when the benchmark started",
     ]
     if engine is not None:
         lines.append(f"engine:  {_first_line([str(engine), '--version'])} ({engine})")
@@ -323,6 +330,7 @@ class Report:
     def emit(self, out: str | None, quick: bool) -> None:
         """Prints the report and writes it: to --out if given, else to bench/results/<name>.txt for a full
         run (a --quick run only prints, so a smoke test does not overwrite the recorded results)."""
+        self.body += ["", f"1-minute load average when the benchmark ended: {os.getloadavg()[0]:.2f}"]
         text = self.text()
         print(text)
         target = Path(out) if out else (None if quick else RESULTS_DIR / f"{self.name}.txt")
@@ -332,15 +340,18 @@ class Report:
             print(f"written to {target}")
 
 
-def common_args(p: argparse.ArgumentParser) -> None:
+def common_args(p: argparse.ArgumentParser, default_runs: int = 5) -> None:
     p.add_argument("--quick", action="store_true", help="few, small runs: a smoke test that takes seconds")
     p.add_argument(
-        "--runs", type=int, default=None, help="runs per tool and configuration (default 5; 1 with --quick)"
+        "--runs",
+        type=int,
+        default=None,
+        help=f"runs per tool and configuration (default {default_runs}; 1 with --quick)",
     )
     p.add_argument(
         "--engine",
         default=None,
-        help="path of iolens-bench (default: build/native, /tmp/bench-build, $IOLENS_BENCH, then PATH)",
+        help="path of iolens-bench (default: $IOLENS_BENCH, build/native, /tmp/bench-build, then PATH)",
     )
     p.add_argument("--out", default=None, help="write the results here instead of bench/results/<name>.txt")
 

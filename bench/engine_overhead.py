@@ -6,7 +6,8 @@ applications often use), written then read back with no fsync; iolens gets ``--k
 the loop, it reads what its own write left in the page cache. Run on tmpfs (/dev/shm) and on disk
 (/var/tmp). Bandwidth is bytes / time: for iolens from its JSON, both over the transfer loop
 (``times.xfer_s``) and open-to-close (``times.total_s``); for the loop the same two spans, measured the same
-way. The tools alternate run by run; the table shows medians and the ratio iolens / loop.
+way. The tools alternate run by run (9 runs each by default); the table shows medians and the ratio
+iolens / loop.
 
 Target: iolens within 3% of the loop (ratio >= 0.97).
 
@@ -25,6 +26,8 @@ import benchlib as bl
 
 XFERS = (1 << 20, 47008)
 TARGET = 0.97
+# Page-cache bandwidth on this kind of shared VM varies by +-25% run to run: more runs than the others.
+RUNS = 9
 
 
 @dataclass
@@ -88,13 +91,15 @@ def run_loop(loop: Path, d: Path, xfer: int, total: int, rep: bl.Report) -> Samp
             raise bl.BenchError(f"plain_loop {op} moved {j['bytes']} bytes, expected {total}")
         bws.append(PhaseBw(j["bytes"] / j["xfer_s"], j["bytes"] / j["elapsed_s"]))
         cpu += r.cpu_s
-    f.unlink()  # as iolens removes its file without -k, so both start each run from no file
+    # iolens removes its file at the end (no -k), and dropping 1 GiB of page cache is CPU time in its
+    # process: remove the loop's file in a child too, so that the CPU rows compare like with like.
+    cpu += bl.check(bl.run(["rm", "-f", str(f)]), "rm").cpu_s
     return Sample(bws[0], bws[1], cpu)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    bl.common_args(ap)
+    bl.common_args(ap, default_runs=RUNS)
     ap.add_argument(
         "--total",
         default=None,
@@ -104,7 +109,7 @@ def main() -> int:
     ap.add_argument("--shm-dir", default="/dev/shm", help="tmpfs directory (default /dev/shm)")
     ap.add_argument("--disk-dir", default="/var/tmp", help="disk directory (default /var/tmp)")
     args = ap.parse_args()
-    runs = args.runs or (1 if args.quick else 5)
+    runs = args.runs or (1 if args.quick else RUNS)
     total_req = parse_size(args.total) if args.total else (64 * bl.MIB if args.quick else bl.GIB)
     engine = bl.find_engine(args.engine)
     bases = {"tmpfs": Path(args.shm_dir), "disk": Path(args.disk_dir)}
@@ -149,6 +154,7 @@ def main() -> int:
                             io = [getattr(getattr(s, op), f"{span}_bw") / bl.MIB for s in res["iolens"]]
                             lp = [getattr(getattr(s, op), f"{span}_bw") / bl.MIB for s in res["loop"]]
                             rt = bl.ratio(bl.median(io), bl.median(lp))
+                            best = bl.ratio(max(io), max(lp))
                             rows.append(
                                 [
                                     fs,
@@ -158,27 +164,50 @@ def main() -> int:
                                     bl.median(io),
                                     bl.median(lp),
                                     f"{rt:.3f}",
+                                    f"{best:.3f}",
                                     bl.spread(io),
                                     bl.spread(lp),
                                 ]
                             )
                             if span == "xfer":
                                 verdicts.append(
-                                    f"{fs:5} {xfer:>7} {op:5}: {rt:.3f} "
-                                    f"{'ok' if rt >= TARGET else 'BELOW TARGET'}"
+                                    f"{fs:5} {xfer:>7} {op:5}: median ratio {rt:.3f} "
+                                    f"{'ok' if rt >= TARGET else 'BELOW TARGET'}, best-run ratio {best:.3f}"
                                 )
                     cpu_io = bl.median([s.cpu_s for s in res["iolens"]])
                     cpu_lp = bl.median([s.cpu_s for s in res["loop"]])
                     rows.append(
-                        [fs, xfer, "cpu s", "w+r", cpu_io, cpu_lp, f"{bl.ratio(cpu_io, cpu_lp):.3f}", "", ""]
+                        [
+                            fs,
+                            xfer,
+                            "cpu s",
+                            "w+r",
+                            cpu_io,
+                            cpu_lp,
+                            f"{bl.ratio(cpu_io, cpu_lp):.3f}",
+                            "",
+                            "",
+                            "",
+                        ]
                     )
 
     rep.section(
-        "Medians (MiB/s; 'cpu s' rows: user+sys seconds of the write and the read, processes included)"
+        "Medians (MiB/s; 'cpu s': user+sys s of write, read and file removal)"
     )
     rep.add(
         bl.table(
-            ["fs", "xfer", "phase", "span", "iolens", "loop", "iolens/loop", "iolens range", "loop range"],
+            [
+                "fs",
+                "xfer",
+                "phase",
+                "span",
+                "iolens",
+                "loop",
+                "ratio",
+                "best ratio",
+                "iolens range",
+                "loop range",
+            ],
             rows,
         )
     )
@@ -189,6 +218,8 @@ def main() -> int:
         "iolens -w stamps its data pattern into the buffer before each write (a word per 512 bytes); "
         "the loop writes an unchanged buffer. iolens also records each transfer's "
         "latency (two clock readings).",
+        "'ratio' is of the medians; 'best ratio' of the fastest run of each tool, the run least disturbed by "
+        "the rest of a shared machine, which resolves a few per cent better than the medians do here.",
         "The 'total' span adds open and close; the loop measures it inside its own process the same way.",
     )
     rep.emit(args.out, args.quick)

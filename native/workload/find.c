@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/fstype.h"
 #include "../common/interrupt.h"
 #include "find_internal.h"
 #include "run_doc.h"
@@ -30,7 +31,6 @@
 /* Entries between two looks at the clock (stonewall, progress) and at pending signals. */
 #define TICK_MASK 63u
 
-const char *ior_fs_type(const char *path);   /* ior_files.c: the file system's name from statfs */
 
 /* ---- buffers ------------------------------------------------------------------------------------------ */
 
@@ -498,7 +498,7 @@ static int setup(struct find_run *r)
      * (The one collective here comes first: every rank must reach it, whatever fails after.) */
     r->tag = (int64_t)getpid();
     if (r->comm->bcast(r->comm, &r->tag, sizeof r->tag, 0)) return comm_failed(r);
-    snprintf(r->fs_type, sizeof r->fs_type, "%s", ior_fs_type(cfg->root));
+    snprintf(r->fs_type, sizeof r->fs_type, "%s", iol_fs_type(cfg->root));
     r->rootfd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (r->rootfd < 0) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "cannot open DIR %s", cfg->root);
     if (cfg->matches[0] && open_part(r)) return -1;

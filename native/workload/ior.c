@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/fstype.h"
 #include "../common/interrupt.h"
 #include "../common/ledger.h"
 #include "ior_internal.h"
@@ -544,7 +545,7 @@ static int setup(struct ior_run *r)
     r->read_rank_shift = cfg->reorder ? (int)(((int64_t)r->tasks_per_node * cfg->task_offset) % r->nranks) : 0;
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
-    snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? ior_fs_type(dir) : "none");
+    snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? iol_fs_type(dir) : "none");
 
     r->bufs = calloc((size_t)r->qd, sizeof *r->bufs);
     r->reqs = calloc((size_t)r->qd, sizeof *r->reqs);

@@ -89,7 +89,6 @@ void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t
 int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *err);
 /* Prepares the target of a write: creates -u directories, records ownership, removes an old owned file. */
 int ior_prepare_write(struct ior_run *r, int iteration, struct iol_err *err);
-const char *ior_fs_type(const char *path);
 
 /* ior_order.c: the k-th transfer of a rank (sequential or -z random within each block). */
 struct ior_order {

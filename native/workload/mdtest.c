@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/fstype.h"
 #include "../common/interrupt.h"
 #include "../common/ledger.h"
 #include "../common/mix.h"
 #include "../common/pattern.h"
 #include "../common/permute.h"
-#include "ior_internal.h"   /* ior_fs_type */
 #include "mdtest_internal.h"
 #include "run_doc.h"
 #include "run_sync.h"
@@ -44,6 +44,7 @@ struct md_pass {
     uint64_t start, count;               /* item indexes [start, count) of the owner */
     int random;
     uint64_t deadline_ns;                /* 0 = none */
+    uint64_t t_phase;                    /* local monotonic start of the phase (progress, stonewall time) */
 };
 
 typedef int (*md_item_fn)(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp);
@@ -93,6 +94,7 @@ static int op_file_create(struct mdtest_run *r, const char *path, int owner, uin
     if (w) {
         struct iol_pattern p;
         iol_pattern_init(&p, r->buf, r->buf_len, item_key(r, owner, num));
+        iol_pattern_apply(&p, 0);
         r->req = (struct iol_req){IOL_IO_WRITE, &f, r->buf, w, 0, 0, 0, 0, 0, 0};
         struct iol_req *q = &r->req;
         if (r->be->submit(r->bctx, &q, 1, &r->err) != 1 || r->be->reap(r->bctx, r->done, 1, 1, &r->err) != 1) {
@@ -224,7 +226,7 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
     if (!pc) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     pc->len = -1;
     const int show = r->info->progress && r->comm->rank == 0;
-    uint64_t t0 = iol_now_ns();
+    const uint64_t t0 = ps->t_phase;
     uint64_t n = ps->count, bits = iol_permute_bits(n);
     uint64_t key = iol_mix64((uint64_t)r->cfg->seed ^ ((uint64_t)r->comm->rank << 32) ^ (uint64_t)ps->id);
     int rc = 0;
@@ -236,6 +238,12 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
         }
         uint64_t a = iol_now_ns();
         if (fn(r, pc->buf, ps->owner, num, lp)) {
+            int e = errno;
+            if (e == ENOENT && ps->id != MD_FILE_CREATE && ps->id != MD_DIR_CREATE && !r->cfg->status_file[0]) {
+                size_t len = strlen(r->err.msg);
+                snprintf(r->err.msg + len, sizeof r->err.msg - len, " (if the create run was stonewalled with -W, "
+                         "pass its status file with -x)");
+            }
             rc = -1;
             break;
         }
@@ -466,7 +474,7 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
           : id == MD_DIR_REMOVE || id == MD_FILE_REMOVE ? 3 : 1;
     int shift = (int)(((int64_t)k * cfg->stride) % r->nranks);
     struct md_pass ps = {id, id >= MD_FILE_CREATE ? MDTEST_FILE : MDTEST_DIR, iteration, md_stride_owner(r, k), 0,
-                         r->items, cfg->random && (id == MD_FILE_STAT || id == MD_DIR_STAT || id == MD_FILE_READ), 0};
+                         r->items, cfg->random && (id == MD_FILE_STAT || id == MD_DIR_STAT || id == MD_FILE_READ), 0, 0};
     static const md_item_fn fns[MD_NPHASES] = {
         NULL, op_dir_create, op_stat, op_dir_remove, op_file_create, op_stat, op_file_read, op_file_remove, NULL,
     };
@@ -477,6 +485,8 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
     }
     uint64_t t0 = iol_now_ns();
     lp->t_start = iol_comm_time(c, t0);
+    ps.t_phase = t0;
+    r->next_progress_ns = t0 + 500000000ULL;
     if (id == MD_TREE_CREATE || id == MD_TREE_REMOVE) {
         tree_op(r, iteration, id == MD_TREE_CREATE, lp);
     } else {
@@ -505,7 +515,13 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
     lp->t_end = iol_comm_time(c, iol_now_ns());
     int failed = agree(r);
     if (c->barrier(c) && !failed) comm_failed(r);
-    double barrier_time = (double)(iol_now_ns() - t0) / 1e9;
+    /* mdtest's time runs from barrier to barrier; taken as the first rank's start to the last rank's exit
+     * from the closing barrier (aligned clocks), so it never comes out shorter than the IO500 span. */
+    uint64_t bstart = lp->t_start, bend = iol_comm_time(c, iol_now_ns());
+    if (!failed && (c->allreduce(c, &bstart, &bstart, 1, IOL_DT_U64, IOL_OP_MIN) ||
+                    c->allreduce(c, &bend, &bend, 1, IOL_DT_U64, IOL_OP_MAX)))
+        failed = comm_failed(r) != 0;
+    double barrier_time = span_s(bstart, bend);
     if (!failed) failed = reduce_phase(r, lp, id, iteration, shift, barrier_time) || agree(r);
     if (!failed && id == MD_FILE_CREATE && cfg->stonewall_s && c->rank == 0) {
         struct mdtest_phase *ph = &r->phases[r->nphases - 1];
@@ -546,7 +562,7 @@ static int setup(struct mdtest_run *r)
     char probe[IOL_STR_MAX + 4];
     snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);
     if (access(probe, F_OK) != 0) snprintf(probe, sizeof probe, "%s/..", r->paths.dir[0]);
-    snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? ior_fs_type(probe) : "none");
+    snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? iol_fs_type(probe) : "none");
     uint64_t len = (cfg->write_bytes > cfg->read_bytes ? cfg->write_bytes : cfg->read_bytes) + 8;
     r->buf_len = (size_t)((len + 4095) / 4096 * 4096);
     if (posix_memalign(&r->buf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");

@@ -20,16 +20,18 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from iolens import __version__, launch, render, results
+from iolens import __version__, find_render, find_results, launch, render, results
 from iolens.engine import EngineNotFound, engine_version, find_engine
 
-WORKLOADS = ("ior",)
+WORKLOADS = ("ior", "mdtest", "find")
 PROG = "iolens"
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
 
 commands:
   ior    IOR-class bandwidth benchmark (`{PROG} ior --help` for its options)
+  mdtest mdtest-class metadata benchmark: create, stat, read, remove files and directories
+  find   parallel namespace walk: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB]
 """
 
 RUN_HELP = """usage: {prog} {workload} [iolens options] [{workload} options]
@@ -245,6 +247,8 @@ def _run_workload(workload: str, argv: Sequence[str]) -> int:
 
         if not doc_path.exists():
             return _no_document(outcome, req)
+        if workload == "find":
+            return _finish_find(doc_path, opts, outcome)
         try:
             doc = results.load(doc_path)
         except results.ResultError as exc:
@@ -264,6 +268,26 @@ def _run_workload(workload: str, argv: Sequence[str]) -> int:
         return outcome.returncode if outcome.returncode > 0 else 1
     if any(p.verify is not None and p.verify.errors for p in doc.phases):
         return 1
+    return 0
+
+
+def _finish_find(doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome) -> int:
+    """A find run's document has its own model and view (find_results, find_render)."""
+    try:
+        doc = find_results.load(doc_path)
+    except results.ResultError as exc:
+        return _error(str(exc), 1)
+    if opts.json is not None:
+        try:
+            _copy_atomic(doc_path, opts.json)
+        except OSError as exc:
+            _error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
+    find_render.print_document(doc, _out_console())
+    for msg in outcome.errors:
+        if doc.error is None or msg.strip() != doc.error.message.strip():
+            _error(msg, 1)
+    if not doc.ok or outcome.returncode != 0:
+        return outcome.returncode if outcome.returncode > 0 else 1
     return 0
 
 

@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from iolens.results import Document, Phase, SummaryEntry
+from iolens.results import AnyDocument, Document, MdtestDocument, MdtestPhase, Phase, SummaryEntry
 
 MiB = 1024 * 1024
 KiB = 1024
@@ -48,7 +48,7 @@ def seconds(s: float) -> str:
     return f"{s:.4f}"
 
 
-def _cfg(doc: Document, key: str, default: Any = None) -> Any:
+def _cfg(doc: AnyDocument, key: str, default: Any = None) -> Any:
     return doc.config.get(key, default)
 
 
@@ -60,7 +60,7 @@ def _yes(value: Any) -> str:
     return "yes" if value in (True, 1, "1", "yes") else "no"
 
 
-def header(doc: Document) -> RenderableType:
+def header(doc: AnyDocument) -> RenderableType:
     comm = doc.comm
     # Built with append, not markup: paths and command lines may hold '[' characters.
     t = Text(overflow="fold")
@@ -75,7 +75,7 @@ def header(doc: Document) -> RenderableType:
     if comm.ranks:
         nodes = f"{comm.nodes} node" + ("s" if comm.nodes != 1 else "")
         t.append(f"\nranks: {comm.ranks} on {nodes} ({comm.kind}), {comm.tasks_per_node} per node")
-    if doc.target.path:
+    if isinstance(doc, Document) and doc.target.path:
         fs = doc.target.file_system or "?"
         t.append(f"\npath: {doc.target.path} ({fs}), {doc.target.files} file(s) per iteration")
     return t
@@ -233,13 +233,14 @@ def cache_notes(doc: Document) -> list[RenderableType]:
     return out
 
 
-def error_panel(doc: Document) -> Panel:
+def error_panel(doc: AnyDocument) -> Panel:
     err = doc.error
     message = err.message if err else "the run failed (no error message)"
     where = []
     if err and err.phase:
         where.append(f"phase: {err.phase}")
-    if err and err.rank is not None:
+    # A negative rank means no single rank (mdtest's verification sums every rank's errors).
+    if err and err.rank is not None and err.rank >= 0:
         where.append(f"rank: {err.rank}")
     body = Text(message, style="bold")
     if where:
@@ -247,8 +248,10 @@ def error_panel(doc: Document) -> Panel:
     return Panel(body, title="run failed", border_style="red", expand=False)
 
 
-def document(doc: Document, width: int = FULL_WIDTH) -> Group:
-    """Everything about a run, in the order a reader of IOR's output expects it."""
+def document(doc: AnyDocument, width: int = FULL_WIDTH) -> Group:
+    """Everything about a run, in the order a reader of IOR's (or mdtest's) output expects it."""
+    if isinstance(doc, MdtestDocument):
+        return mdtest_document(doc, width)
     compact = width < FULL_WIDTH
     parts: list[RenderableType] = [header(doc)]
     if doc.phases:
@@ -264,7 +267,7 @@ def document(doc: Document, width: int = FULL_WIDTH) -> Group:
     return Group(*parts)
 
 
-def print_document(doc: Document, console: Console | None = None) -> None:
+def print_document(doc: AnyDocument, console: Console | None = None) -> None:
     console = console or Console()
     console.print(document(doc, console.width))
 
@@ -275,6 +278,8 @@ def progress_line(progress: dict[str, Any], wall_s: float) -> Text:
     it = progress.get("iteration")
     bw = progress.get("bw_bytes_per_s")
     moved = progress.get("bytes")
+    items = progress.get("items")
+    items_rate = progress.get("rate_per_s")
     elapsed = progress.get("elapsed_s")
     t = Text()
     t.append(f"{phase}", style="bold cyan")
@@ -284,9 +289,165 @@ def progress_line(progress: dict[str, Any], wall_s: float) -> Text:
         t.append(f"  {bw / MiB:,.1f} MiB/s", style="bold")
     if isinstance(moved, int | float):
         t.append(f"  {human_bytes(moved)}")
+    # mdtest-class workloads count items (files, directories) instead of bytes.
+    if isinstance(items_rate, int | float):
+        t.append(f"  {items_rate:,.0f} items/s", style="bold")
+    if isinstance(items, int | float):
+        t.append(f"  {int(items):,} items")
     if isinstance(elapsed, int | float):
         t.append(f"  phase {elapsed:.1f} s")
     t.append(f"  total {wall_s:.1f} s", style="dim")
     if progress.get("estimate"):
         t.append("  (estimate)", style="dim")
     return t
+
+
+# --- mdtest ---------------------------------------------------------------------------------------------
+
+# mdtest's own words for each phase, in the order of its "SUMMARY rate" table.
+MDTEST_OPERATIONS = {
+    "dir-create": "Directory creation",
+    "dir-stat": "Directory stat",
+    "dir-remove": "Directory removal",
+    "file-create": "File creation",
+    "file-stat": "File stat",
+    "file-read": "File read",
+    "file-remove": "File removal",
+    "tree-create": "Tree creation",
+    "tree-remove": "Tree removal",
+}
+
+
+def _operation(name: str) -> str:
+    return MDTEST_OPERATIONS.get(name, name)
+
+
+def rate(r: float) -> str:
+    """Items per second with three decimals, as mdtest prints them."""
+    return f"{r:.3f}"
+
+
+def mdtest_header(doc: MdtestDocument) -> RenderableType:
+    """The common header, then the tree as mdtest describes it ("N tasks, M files/directories")."""
+    head = header(doc)
+    g = doc.geometry
+    if g is None:
+        return head
+    t = Text(overflow="fold")
+    ranks = doc.comm.ranks or 1
+    kinds = []
+    if _yes(_cfg(doc, "files-only")) == "yes":
+        kinds.append("files")
+    if _yes(_cfg(doc, "dirs-only")) == "yes":
+        kinds.append("directories")
+    what = "/".join(kinds) if kinds else "items"
+    t.append(f"{ranks} tasks, {g.items_per_rank * ranks} {what} ({g.items_per_rank} per rank)")
+    shape = f"depth {g.depth}, branch {g.branch}" if g.depth else "a single directory"
+    t.append(f"\ntree: {shape}, {g.dirs_in_tree} director{'y' if g.dirs_in_tree == 1 else 'ies'}")
+    t.append(f"{', items in the leaves only' if g.leaf_only else ''}; {g.items_per_dir} items per directory")
+    if g.loops != 1:
+        t.append(f", {g.loops} test directories per iteration")
+    t.append("; a tree per rank (-u)" if g.unique_dir else "; one tree shared by all ranks")
+    if g.paths:
+        t.append(f"\npath: {' @ '.join(g.paths)}")
+    return Group(head, t)
+
+
+# (header, essential, cell): essential columns stay in the compact form of a table.
+_MD_PHASE_COLUMNS: list[tuple[str, bool, Callable[[MdtestPhase], str]]] = [
+    ("phase", True, lambda p: p.name),
+    ("iter", True, lambda p: str(p.iteration)),
+    ("items", True, lambda p: str(p.items)),
+    ("time(s)", True, lambda p: seconds(p.time_s)),
+    ("rate/s", True, lambda p: rate(p.rate_per_s)),
+    ("IO500 rate/s", True, lambda p: rate(p.io500_rate_per_s)),
+    ("lat p50", False, lambda p: latency(p.latency_ns.p50)),
+    ("lat p99", True, lambda p: latency(p.latency_ns.p99)),
+    ("lat max", False, lambda p: latency(p.latency_ns.max)),
+]
+
+
+def mdtest_phase_table(phases: Iterable[MdtestPhase], compact: bool = False) -> Table:
+    cols = [c for c in _MD_PHASE_COLUMNS if c[1] or not compact]
+    t = _table(None)
+    for name, _, _ in cols:
+        t.add_column(name, justify="left" if name == "phase" else "right", no_wrap=True)
+    for p in phases:
+        t.add_row(*(cell(p) for _, _, cell in cols))
+    return t
+
+
+def _mdtest_order(name: str) -> tuple[int, str]:
+    order = list(MDTEST_OPERATIONS)
+    return (order.index(name) if name in order else len(order), name)
+
+
+def mdtest_summary_table(doc: MdtestDocument) -> Table:
+    """mdtest's "SUMMARY rate: (of N iterations)" table: items per second over the iterations."""
+    iterations = max((s.iterations for s in doc.summary), default=0)
+    t = _table(f"SUMMARY rate: (of {iterations} iterations)")
+    t.add_column("Operation", justify="left", no_wrap=True)
+    for name in ("Max", "Min", "Mean", "Std Dev"):
+        t.add_column(name, justify="right", no_wrap=True)
+    for s in sorted(doc.summary, key=lambda s: _mdtest_order(s.name)):
+        t.add_row(
+            _operation(s.name),
+            rate(s.rate_max_per_s),
+            rate(s.rate_min_per_s),
+            rate(s.rate_mean_per_s),
+            rate(s.rate_stddev_per_s),
+        )
+    return t
+
+
+def mdtest_stonewall_lines(doc: MdtestDocument) -> list[Text]:
+    out = []
+    for p in doc.phases:
+        sw = p.stonewall
+        if sw is None:
+            continue
+        where = f"{p.name} iter {p.iteration}"
+        if not sw.hit:
+            not_hit = f"stonewall {where}: the {sw.deadline_s:g} s deadline was not reached"
+            out.append(Text(not_hit, style="dim"))
+            continue
+        ranks = len(p.per_rank) or doc.comm.ranks or 1
+        avg = sw.items_sum_at_deadline / ranks
+        spread = (sw.items_max - sw.items_min) / sw.items_max * 100 if sw.items_max else 0.0
+        line = (
+            f"Continue stonewall hit min: {sw.items_min} max: {sw.items_max} avg: {avg:.1f} "
+            f"({where}, deadline {sw.deadline_s:g} s, spread {spread:.1f}%)"
+        )
+        out.append(Text(line, style="yellow" if spread > 20 else ""))
+    return out
+
+
+def mdtest_verify_lines(doc: MdtestDocument) -> list[Text]:
+    out = []
+    for p in doc.phases:
+        v = p.verify
+        if v is None:
+            continue
+        checked = f"{v.files_checked} files, {human_bytes(v.bytes_checked)} checked"
+        what = f"verify {p.name} iter {p.iteration}: {checked}"
+        if v.errors == 0:
+            out.append(Text(f"{what}, no errors", style="green"))
+        else:
+            where = f", first in {v.first_bad_path}" if v.first_bad_path else ""
+            out.append(Text(f"VERIFICATION FAILED: {what}, {v.errors} bytes differ{where}", style="bold red"))
+    return out
+
+
+def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
+    """Everything about an mdtest run, in the order a reader of mdtest's output expects it."""
+    compact = width < FULL_WIDTH
+    parts: list[RenderableType] = [mdtest_header(doc)]
+    if doc.phases:
+        parts.append(mdtest_phase_table(doc.phases, compact))
+    parts.extend(mdtest_stonewall_lines(doc))
+    parts.extend(mdtest_verify_lines(doc))
+    if doc.summary:
+        parts.append(mdtest_summary_table(doc))
+    if not doc.ok:
+        parts.append(error_panel(doc))
+    return Group(*parts)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 SCHEMA_VERSIONS = (1,)
 
@@ -97,69 +97,68 @@ def _names(types: tuple[type, ...]) -> str:
     )
 
 
+# How a field is read, by its declared type (annotations are text: `from __future__ import annotations`).
+_READ_AS = {"str": _Reader.string, "int": _Reader.integer, "float": _Reader.number, "bool": _Reader.boolean}
+
+
+def _read_fields(cls: Any, r: _Reader, **given: Any) -> Any:
+    """cls built from r: each field not in `given` read under its own name by its declared type, required,
+    except that a field typed `T | None` may be null or absent. `given` holds the nested ones, read by the
+    caller."""
+    values = {}
+    for f in fields(cls):
+        if f.name in given:
+            continue
+        kind, _, optional = f.type.partition(" | ")
+        read = _READ_AS[kind]
+        values[f.name] = read(r, f.name, None, nullable=True) if optional == "None" else read(r, f.name)
+    return cls(**values, **given)
+
+
+_M = TypeVar("_M", bound="_Model")
+
+
+class _Model:
+    """A part of the document made only of scalar fields, each read by its declared type (_read_fields)."""
+
+    @classmethod
+    def parse(cls: type[_M], r: _Reader) -> _M:
+        return _read_fields(cls, r)
+
+
 @dataclass(frozen=True)
-class ErrorInfo:
+class ErrorInfo(_Model):
     message: str
     rank: int | None
     phase: str | None
 
-    @classmethod
-    def parse(cls, r: _Reader) -> ErrorInfo:
-        return cls(
-            message=r.string("message"),
-            rank=r.integer("rank", None, nullable=True),
-            phase=r.string("phase", None, nullable=True),
-        )
-
 
 @dataclass(frozen=True)
-class Host:
+class Host(_Model):
     hostname: str = ""
     kernel: str = ""
 
-    @classmethod
-    def parse(cls, r: _Reader) -> Host:
-        return cls(hostname=r.string("hostname"), kernel=r.string("kernel"))
-
 
 @dataclass(frozen=True)
-class Comm:
+class Comm(_Model):
     kind: str = "local"
     ranks: int = 0
     nodes: int = 0
     tasks_per_node: int = 0
     max_clock_offset_ns: int = 0
 
-    @classmethod
-    def parse(cls, r: _Reader) -> Comm:
-        return cls(
-            kind=r.string("kind"),
-            ranks=r.integer("ranks"),
-            nodes=r.integer("nodes"),
-            tasks_per_node=r.integer("tasks_per_node"),
-            max_clock_offset_ns=r.integer("max_clock_offset_ns"),
-        )
-
 
 @dataclass(frozen=True)
-class Build:
+class Build(_Model):
     mpi: bool = False
     liburing: bool = False
 
-    @classmethod
-    def parse(cls, r: _Reader) -> Build:
-        return cls(mpi=r.boolean("mpi"), liburing=r.boolean("liburing"))
-
 
 @dataclass(frozen=True)
-class Target:
+class Target(_Model):
     path: str = ""
     file_system: str = ""
     files: int = 0
-
-    @classmethod
-    def parse(cls, r: _Reader) -> Target:
-        return cls(path=r.string("path"), file_system=r.string("file_system"), files=r.integer("files"))
 
 
 @dataclass(frozen=True)
@@ -195,52 +194,27 @@ class Latency:
                 ):
                     raise ResultError(f"{r.path}.buckets[{i}]: expected [low, high, count] integers")
                 buckets.append(Bucket(*b))
-        return cls(
-            count=r.integer("count"),
-            min=r.integer("min"),
-            mean=r.number("mean"),
-            p50=r.integer("p50"),
-            p90=r.integer("p90"),
-            p99=r.integer("p99"),
-            p99_9=r.integer("p99_9"),
-            max=r.integer("max"),
-            buckets=tuple(buckets),
-        )
+        return _read_fields(cls, r, buckets=tuple(buckets))
 
 
 @dataclass(frozen=True)
-class Times:
+class Times(_Model):
     open_s: float
     xfer_s: float
     close_s: float
     total_s: float
 
-    @classmethod
-    def parse(cls, r: _Reader) -> Times:
-        return cls(
-            open_s=r.number("open_s"),
-            xfer_s=r.number("xfer_s"),
-            close_s=r.number("close_s"),
-            total_s=r.number("total_s"),
-        )
-
 
 @dataclass(frozen=True)
-class RankStat:
+class RankStat(_Model):
     rank: int
     bytes: int
     ops: int
     xfer_s: float
 
-    @classmethod
-    def parse(cls, r: _Reader) -> RankStat:
-        return cls(
-            rank=r.integer("rank"), bytes=r.integer("bytes"), ops=r.integer("ops"), xfer_s=r.number("xfer_s")
-        )
-
 
 @dataclass(frozen=True)
-class Stonewall:
+class Stonewall(_Model):
     deadline_s: float
     wear_out: bool
     pairs_min: int
@@ -248,33 +222,13 @@ class Stonewall:
     bytes_at_deadline: int
     time_s: float
 
-    @classmethod
-    def parse(cls, r: _Reader) -> Stonewall:
-        return cls(
-            deadline_s=r.number("deadline_s"),
-            wear_out=r.boolean("wear_out"),
-            pairs_min=r.integer("pairs_min"),
-            pairs_max=r.integer("pairs_max"),
-            bytes_at_deadline=r.integer("bytes_at_deadline"),
-            time_s=r.number("time_s"),
-        )
-
 
 @dataclass(frozen=True)
-class Cache:
+class Cache(_Model):
     o_direct: bool
     policy: str | None = None  # reads only: "evict" or "keep"
     evicted: bool | None = None
     note: str | None = None
-
-    @classmethod
-    def parse(cls, r: _Reader) -> Cache:
-        return cls(
-            o_direct=r.boolean("o_direct"),
-            policy=r.string("policy", None, nullable=True),
-            evicted=r.boolean("evicted", None, nullable=True),
-            note=r.string("note", None, nullable=True),
-        )
 
     @property
     def may_be_cache_figure(self) -> bool:
@@ -285,30 +239,17 @@ class Cache:
 
 
 @dataclass(frozen=True)
-class Fsync:
+class Fsync(_Model):
     on_close: bool
     per_write: bool
 
-    @classmethod
-    def parse(cls, r: _Reader) -> Fsync:
-        return cls(on_close=r.boolean("on_close"), per_write=r.boolean("per_write"))
-
 
 @dataclass(frozen=True)
-class Verify:
+class Verify(_Model):
     bytes_checked: int
     errors: int
     first_bad_offset: int | None
     first_bad_rank: int | None
-
-    @classmethod
-    def parse(cls, r: _Reader) -> Verify:
-        return cls(
-            bytes_checked=r.integer("bytes_checked"),
-            errors=r.integer("errors"),
-            first_bad_offset=r.integer("first_bad_offset", None, nullable=True),
-            first_bad_rank=r.integer("first_bad_rank", None, nullable=True),
-        )
 
 
 @dataclass(frozen=True)
@@ -334,14 +275,10 @@ class Phase:
         per_rank = tuple(
             RankStat.parse(_Reader(x, f"{r.path}.per_rank[{i}]")) for i, x in enumerate(r.array("per_rank"))
         )
-        return cls(
-            name=r.string("name"),
-            iteration=r.integer("iteration"),
-            bytes=r.integer("bytes"),
-            ops=r.integer("ops"),
+        return _read_fields(
+            cls,
+            r,
             times=Times.parse(_req(r.object("times"))),
-            bw_bytes_per_s=r.number("bw_bytes_per_s"),
-            ops_per_s=r.number("ops_per_s"),
             latency_ns=Latency.parse(_req(r.object("latency_ns")), True),
             per_rank=per_rank,
             stonewall=Stonewall.parse(sw) if sw else None,
@@ -369,22 +306,7 @@ class SummaryEntry:
 
     @classmethod
     def parse(cls, r: _Reader) -> SummaryEntry:
-        f = r.number
-        return cls(
-            name=r.string("name"),
-            iterations=r.integer("iterations"),
-            bw_max_bytes_per_s=f("bw_max_bytes_per_s"),
-            bw_min_bytes_per_s=f("bw_min_bytes_per_s"),
-            bw_mean_bytes_per_s=f("bw_mean_bytes_per_s"),
-            bw_stddev_bytes_per_s=f("bw_stddev_bytes_per_s"),
-            ops_max_per_s=f("ops_max_per_s"),
-            ops_min_per_s=f("ops_min_per_s"),
-            ops_mean_per_s=f("ops_mean_per_s"),
-            ops_stddev_per_s=f("ops_stddev_per_s"),
-            time_mean_s=f("time_mean_s"),
-            bytes=r.integer("bytes"),
-            latency_ns=Latency.parse(_req(r.object("latency_ns")), False),
-        )
+        return _read_fields(cls, r, latency_ns=Latency.parse(_req(r.object("latency_ns")), False))
 
 
 @dataclass(frozen=True)
@@ -417,9 +339,191 @@ def _req(r: _Reader | None) -> _Reader:
     assert r is not None  # only called where the key is required, so _Reader raised already
     return r
 
+# --- mdtest documents ("workload": "mdtest", docs/schema.md "mdtest documents") ----------------------------
 
-def parse(obj: Any) -> Document:
-    """Build a Document from parsed JSON; raise ResultError naming the first key that is wrong."""
+# The phases an mdtest run may report, in the order they run within an iteration.
+MDTEST_PHASES = (
+    "tree-create", "dir-create", "dir-stat", "dir-remove",
+    "file-create", "file-stat", "file-read", "file-remove", "tree-remove",
+)  # fmt: skip
+
+
+def _strings(r: _Reader, key: str) -> tuple[str, ...]:
+    values = r.array(key)
+    for i, v in enumerate(values):
+        if not isinstance(v, str):
+            raise ResultError(f"{r._key(key)}[{i}]: expected string, got {_kind(v)}")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The tree each rank works in, after mdtest's rules (rounding, -I loops, -L) were applied."""
+
+    items_per_rank: int
+    items_per_dir: int
+    dirs_in_tree: int
+    loops: int
+    depth: int
+    branch: int
+    leaf_only: bool
+    unique_dir: bool
+    paths: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, r: _Reader) -> Geometry:
+        return _read_fields(cls, r, paths=_strings(r, "paths"))
+
+
+@dataclass(frozen=True)
+class MdtestRankStat(_Model):
+    rank: int
+    items: int
+    time_s: float
+
+
+@dataclass(frozen=True)
+class MdtestStonewall(_Model):
+    """File creation stopped by -W: per-rank counts when the deadline hit; every rank then went on to the
+    largest of them (mdtest's "Continue stonewall hit")."""
+
+    deadline_s: float
+    hit: bool
+    items_min: int
+    items_max: int
+    items_sum_at_deadline: int
+    time_s: float
+
+
+@dataclass(frozen=True)
+class MdtestVerify(_Model):
+    files_checked: int
+    bytes_checked: int
+    errors: int
+    first_bad_path: str | None
+
+
+@dataclass(frozen=True)
+class MdtestPhase:
+    name: str
+    iteration: int
+    items: int
+    time_s: float
+    rate_per_s: float
+    io500_time_s: float
+    io500_rate_per_s: float
+    latency_ns: Latency
+    per_rank: tuple[MdtestRankStat, ...]
+    stonewall: MdtestStonewall | None
+    verify: MdtestVerify | None
+    # With -N: rank r worked on the items of rank (r + owner_shift) mod ranks.
+    owner_shift: int = 0
+
+    @classmethod
+    def parse(cls, r: _Reader) -> MdtestPhase:
+        sw = r.object("stonewall", None, nullable=True)
+        vf = r.object("verify", None, nullable=True)
+        per_rank = tuple(
+            MdtestRankStat.parse(_Reader(x, f"{r.path}.per_rank[{i}]"))
+            for i, x in enumerate(r.array("per_rank"))
+        )
+        shift = r.integer("owner_shift")
+        if shift < 0:
+            raise ResultError(f"{r._key('owner_shift')}: must not be negative, got {shift}")
+        return _read_fields(
+            cls,
+            r,
+            latency_ns=Latency.parse(_req(r.object("latency_ns")), True),
+            per_rank=per_rank,
+            stonewall=MdtestStonewall.parse(sw) if sw else None,
+            verify=MdtestVerify.parse(vf) if vf else None,
+            owner_shift=shift,
+        )
+
+
+@dataclass(frozen=True)
+class MdtestSummary:
+    """One phase over all iterations: mdtest's "SUMMARY rate" row, plus the IO500 form and latencies."""
+
+    name: str
+    iterations: int
+    rate_max_per_s: float
+    rate_min_per_s: float
+    rate_mean_per_s: float
+    rate_stddev_per_s: float
+    io500_rate_mean_per_s: float
+    time_mean_s: float
+    items: int
+    latency_ns: Latency
+
+    @classmethod
+    def parse(cls, r: _Reader) -> MdtestSummary:
+        return _read_fields(cls, r, latency_ns=Latency.parse(_req(r.object("latency_ns")), False))
+
+
+@dataclass(frozen=True)
+class MdtestDocument:
+    """An mdtest run: the same envelope as Document, then the tree geometry and item phases."""
+
+    schema_version: int
+    tool: str
+    version: str
+    workload: str
+    status: str
+    error: ErrorInfo | None
+    command: tuple[str, ...] = ()
+    started_at: str = ""
+    ended_at: str = ""
+    host: Host = field(default_factory=Host)
+    comm: Comm = field(default_factory=Comm)
+    build: Build = field(default_factory=Build)
+    config: dict[str, Any] = field(default_factory=dict)
+    geometry: Geometry | None = None
+    phases: tuple[MdtestPhase, ...] = ()
+    summary: tuple[MdtestSummary, ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+# Whatever results.load() may return; `workload` says which.
+AnyDocument = Document | MdtestDocument
+
+
+def _parse_mdtest(obj: dict[str, Any], envelope: Document) -> MdtestDocument:
+    """The mdtest parts of a document whose envelope parse() has read and checked already."""
+    r = _Reader(obj, "", strict=envelope.ok)
+    geo = r.object("geometry", None)
+    return MdtestDocument(
+        schema_version=envelope.schema_version,
+        tool=envelope.tool,
+        version=envelope.version,
+        workload=envelope.workload,
+        status=envelope.status,
+        error=envelope.error,
+        command=envelope.command,
+        started_at=envelope.started_at,
+        ended_at=envelope.ended_at,
+        host=envelope.host,
+        comm=envelope.comm,
+        build=envelope.build,
+        config=envelope.config,
+        geometry=Geometry.parse(geo) if geo is not None else None,
+        phases=tuple(
+            MdtestPhase.parse(_Reader(p, f"phases[{i}]")) for i, p in enumerate(r.array("phases", []))
+        ),
+        summary=tuple(
+            MdtestSummary.parse(_Reader(s, f"summary[{i}]")) for i, s in enumerate(r.array("summary", []))
+        ),
+        raw=obj,
+    )
+
+
+def parse(obj: Any) -> AnyDocument:
+    """Build a Document (an MdtestDocument for `"workload": "mdtest"`) from parsed JSON; raise ResultError
+    naming the first key that is wrong."""
     if not isinstance(obj, dict):
         raise ResultError(f"not a result document: expected a JSON object, got {_kind(obj)}")
     version = obj.get("schema_version")
@@ -449,7 +553,7 @@ def parse(obj: Any) -> Document:
     command = r.array("command", [])
     if not all(isinstance(c, str) for c in command):
         raise ResultError("command: expected an array of strings")
-    return Document(
+    envelope = Document(
         schema_version=version,
         tool=r.string("tool"),
         version=r.string("version", ""),
@@ -463,12 +567,20 @@ def parse(obj: Any) -> Document:
         comm=section("comm", Comm),
         build=section("build", Build),
         config=dict(_req(r.object("config", {})).obj),
+        raw=obj,
+    )
+    if envelope.workload == "mdtest":
+        return _parse_mdtest(obj, envelope)
+    if envelope.workload not in ("ior", ""):
+        # Read as ior, another workload's document would fail on some phase key, far from the real reason.
+        raise ResultError(f"workload: {envelope.workload!r} is not an ior or mdtest document")
+    return replace(
+        envelope,
         target=section("target", Target),
         phases=tuple(Phase.parse(_Reader(p, f"phases[{i}]")) for i, p in enumerate(r.array("phases", []))),
         summary=tuple(
             SummaryEntry.parse(_Reader(s, f"summary[{i}]")) for i, s in enumerate(r.array("summary", []))
         ),
-        raw=obj,
     )
 
 
@@ -492,7 +604,7 @@ def _looks_truncated(text: str) -> bool:
     return in_string or depth > 0
 
 
-def loads(text: str, source: str = "result document") -> Document:
+def loads(text: str, source: str = "result document") -> AnyDocument:
     if not text.strip():
         raise ResultError(f"{source}: empty (the engine wrote nothing)")
     try:
@@ -508,7 +620,7 @@ def loads(text: str, source: str = "result document") -> Document:
         raise ResultError(f"{source}: {exc}") from None
 
 
-def load(path: str | Path) -> Document:
+def load(path: str | Path) -> AnyDocument:
     """Read and check a result document file."""
     p = Path(path)
     try:

@@ -1,0 +1,527 @@
+"""End-to-end runs of the mdtest workload: real files and directories on tmpfs, real processes (forked ranks
+and mpirun), exact item counts for every phase, mdtest's layout on disk, and a canary that must survive."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .ior_helpers import EngineResult, assert_only_canary_left, place_canary, run_engine
+
+ALL = ("tree-create", "dir-create", "dir-stat", "dir-remove",
+       "file-create", "file-stat", "file-read", "file-remove", "tree-remove")  # fmt: skip
+# Which phases each of mdtest's phase flags selects (-C also builds the tree, -r also removes it).
+SELECTS = {
+    "-C": {"tree-create", "dir-create", "file-create"},
+    "-T": {"dir-stat", "file-stat"},
+    "-E": {"file-read"},
+    "-r": {"dir-remove", "file-remove", "tree-remove"},
+}
+# -N S: phase k works on the items of rank (r + k*S) % ranks.
+PHASE_K = {"create": 0, "stat": 1, "read": 2, "remove": 3}
+
+
+def md(engine: Path, args: list[str], np: int = 1, **kw: Any) -> EngineResult:
+    return run_engine(engine, args, np=np, workload="mdtest", **kw)
+
+
+def ok(res: EngineResult) -> dict[str, Any]:
+    assert res.returncode == 0, res.stderr
+    assert res.doc is not None and res.doc["status"] == "ok" and res.doc["error"] is None
+    assert res.doc["workload"] == "mdtest"
+    return res.doc
+
+
+def tree_size(depth: int, branch: int) -> int:
+    return sum(branch**d for d in range(depth + 1))
+
+
+def expected(
+    n: int,
+    np: int,
+    *,
+    unique: bool,
+    depth: int = 0,
+    branch: int = 1,
+    leaf: bool = False,
+    per_dir: int = 0,
+    files: bool = True,
+    dirs: bool = True,
+    flags: tuple[str, ...] = ("-C", "-T", "-E", "-r"),
+) -> list[tuple[str, int]]:
+    """(phase, items) in run order, worked out from mdtest's rules independently of the engine's geometry."""
+    dirs_in_tree = tree_size(depth, branch)
+    item_dirs = branch**depth if leaf else dirs_in_tree
+    if per_dir:
+        items, loops = n, n // (per_dir * item_dirs)
+    else:
+        items, loops = n // item_dirs * item_dirs, 1
+    trees = loops * dirs_in_tree * (np if unique else 1)
+    wanted = set().union(*(SELECTS[f] for f in flags))
+    out = []
+    for name in ALL:
+        if name not in wanted or (name.startswith("dir-") and not dirs):
+            continue
+        if name.startswith("file-") and not files:
+            continue
+        out.append((name, trees if name.startswith("tree-") else items * np))
+    return out
+
+
+def counts(doc: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(p["name"], p["items"]) for p in doc["phases"]]
+
+
+def phase(doc: dict[str, Any], name: str, iteration: int = 0) -> dict[str, Any]:
+    return next(p for p in doc["phases"] if p["name"] == name and p["iteration"] == iteration)
+
+
+def check_phase_figures(doc: dict[str, Any], items_per_rank: int) -> None:
+    """What holds for every item phase: per-rank counts, one latency sample per item, consistent rates."""
+    ranks = doc["comm"]["ranks"]
+    for p in doc["phases"]:
+        assert p["rate_per_s"] == pytest.approx(p["items"] / p["time_s"], rel=1e-6)
+        assert p["io500_rate_per_s"] == pytest.approx(p["items"] / p["io500_time_s"], rel=1e-6)
+        # No upper bound against time_s: that is rank 0's view from its own exit of the opening barrier, and a
+        # rank scheduled earlier may start before it (tenths of a millisecond on a loaded 2-core machine).
+        assert p["io500_time_s"] > 0 and p["time_s"] > 0
+        assert [r["rank"] for r in p["per_rank"]] == list(range(ranks))
+        assert sum(r["items"] for r in p["per_rank"]) == p["items"]
+        if p["name"].startswith("tree-"):
+            continue
+        assert [r["items"] for r in p["per_rank"]] == [items_per_rank] * ranks, p["name"]
+        lat = p["latency_ns"]
+        assert lat["count"] == p["items"], p["name"]
+        assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99_9"] <= lat["max"]
+        assert sum(b[2] for b in lat["buckets"]) == lat["count"]
+
+
+def subtrees(d: Path) -> list[str]:
+    return sorted(e.name for e in d.iterdir() if e.name.startswith("mdtest_tree"))
+
+
+def made_test_dirs(d: Path) -> list[str]:
+    return sorted(e.name for e in d.iterdir() if e.name.startswith("test-dir"))
+
+
+@pytest.fixture
+def md_dir(tmpfs_dir: Path) -> Path:
+    place_canary(tmpfs_dir)
+    return tmpfs_dir
+
+
+def canary_only(d: Path) -> None:
+    assert_only_canary_left(d, d / "canary.txt")
+
+
+# --- counts ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("np_", [1, 2])
+@pytest.mark.parametrize("unique", [False, True], ids=["shared", "unique"])
+def test_every_phase_operates_on_exactly_n_items_per_rank(
+    engine: Path, md_dir: Path, np_: int, unique: bool
+) -> None:
+    args = ["-n", "24", "-d", str(md_dir)] + (["-u"] if unique else [])
+    doc = ok(md(engine, args, np=np_))
+    assert counts(doc) == expected(24, np_, unique=unique)
+    assert doc["comm"]["ranks"] == np_
+    g = doc["geometry"]
+    assert (g["items_per_rank"], g["items_per_dir"], g["dirs_in_tree"], g["loops"]) == (24, 24, 1, 1)
+    assert (g["unique_dir"], g["leaf_only"], g["depth"], g["paths"]) == (unique, False, 0, [str(md_dir)])
+    check_phase_figures(doc, 24)
+    assert all(p["owner_shift"] == 0 and p["stonewall"] is None for p in doc["phases"])
+    summary = {s["name"]: s for s in doc["summary"]}
+    assert set(summary) == {name for name, _ in counts(doc)}
+    for s in summary.values():
+        assert s["iterations"] == 1 and s["items"] == phase(doc, s["name"])["items"]
+    canary_only(md_dir)
+
+
+@pytest.mark.parametrize(
+    ("leaf", "n", "unique", "per_rank"),
+    [(False, 130, False, 130), (False, 100, True, 91), (True, 90, True, 90), (True, 100, False, 99)],
+    ids=["all-dirs", "all-dirs-rounded", "leaves", "leaves-rounded"],
+)
+def test_tree_of_depth_2_branch_3_counts_follow_mdtest_rules(
+    engine: Path, md_dir: Path, leaf: bool, n: int, unique: bool, per_rank: int
+) -> None:
+    args = ["-n", str(n), "-z", "2", "-b", "3", "-d", str(md_dir)] + (["-L"] if leaf else []) + (
+        ["-u"] if unique else []
+    )
+    doc = ok(md(engine, args, np=2))
+    assert counts(doc) == expected(n, 2, unique=unique, depth=2, branch=3, leaf=leaf)
+    g = doc["geometry"]
+    assert g["dirs_in_tree"] == 13 and g["items_per_rank"] == per_rank
+    assert g["items_per_dir"] == per_rank // (9 if leaf else 13)
+    assert (g["depth"], g["branch"], g["leaf_only"]) == (2, 3, leaf)
+    check_phase_figures(doc, per_rank)
+    canary_only(md_dir)
+
+
+@pytest.mark.parametrize("leaf", [False, True], ids=["all-dirs", "leaves"])
+def test_tree_on_disk_is_nested_breadth_first(engine: Path, md_dir: Path, leaf: bool) -> None:
+    n = 90 if leaf else 130
+    base = ["-F", "-n", str(n), "-z", "2", "-b", "3", "-d", str(md_dir)] + (["-L"] if leaf else [])
+    doc = ok(md(engine, [*base, "-C"], np=2))
+    assert counts(doc) == [("tree-create", 13), ("file-create", 2 * n)]
+    assert made_test_dirs(md_dir) == ["test-dir.0-0"]
+    root = md_dir / "test-dir.0-0"
+    assert subtrees(root) == ["mdtest_tree.0"]
+    # Walk the tree by BFS number: k's children are k*3+1 .. k*3+3, nested as in the tree.
+    where = {0: root / "mdtest_tree.0"}
+    for k in range(13):
+        kids = [k * 3 + c for c in (1, 2, 3)] if k < 4 else []
+        assert subtrees(where[k]) == sorted(f"mdtest_tree.{c}" for c in kids), k
+        for c in kids:
+            where[c] = where[k] / f"mdtest_tree.{c}"
+    per_dir = 10
+    names: list[str] = []
+    for k, d in where.items():
+        files = sorted(e.name for e in d.iterdir() if e.is_file())
+        holds = k >= 4 if leaf else True
+        by_rank = Counter(f.rsplit(".", 1)[0] for f in files)
+        assert by_rank == ({"file.mdtest.0": per_dir, "file.mdtest.1": per_dir} if holds else {}), k
+        names += files
+    assert len(names) == len(set(names)) == 2 * n
+    doc = ok(md(engine, [*base, "-r"], np=2))
+    assert counts(doc) == [("file-remove", 2 * n), ("tree-remove", 13)]
+    canary_only(md_dir)
+
+
+def test_items_per_dir_splits_into_test_directory_loops(engine: Path, md_dir: Path) -> None:
+    base = ["-F", "-n", "40", "-I", "10", "-d", str(md_dir)]
+    doc = ok(md(engine, [*base, "-C"], np=2))
+    g = doc["geometry"]
+    assert (g["loops"], g["items_per_dir"], g["items_per_rank"]) == (4, 10, 40)
+    assert counts(doc) == [("tree-create", 4), ("file-create", 80)]
+    assert counts(doc) == expected(40, 2, unique=False, per_dir=10, dirs=False, flags=("-C",))
+    assert made_test_dirs(md_dir) == [f"test-dir.0-{loop}" for loop in range(4)]
+    for loop in range(4):
+        tree = md_dir / f"test-dir.0-{loop}" / "mdtest_tree.0"
+        files = Counter(e.name.rsplit(".", 1)[0] for e in tree.iterdir())
+        assert files == {"file.mdtest.0": 10, "file.mdtest.1": 10}, loop
+    doc = ok(md(engine, [*base, "-r"], np=2))
+    assert counts(doc) == [("file-remove", 80), ("tree-remove", 4)]
+    canary_only(md_dir)
+    # With a tree, a loop holds -I items in each of its directories: 30 items in 3 directories of 5 = 2 loops.
+    doc = ok(md(engine, ["-u", "-n", "30", "-I", "5", "-z", "1", "-b", "2", "-d", str(md_dir)], np=2))
+    assert doc["geometry"]["loops"] == 2
+    assert counts(doc) == expected(30, 2, unique=True, depth=1, branch=2, per_dir=5)
+    check_phase_figures(doc, 30)
+    canary_only(md_dir)
+
+
+def test_iterations_each_report_and_the_summary_agrees(engine: Path, md_dir: Path) -> None:
+    doc = ok(md(engine, ["-F", "-u", "-n", "30", "-i", "3", "-d", str(md_dir)], np=2))
+    one = expected(30, 2, unique=True, dirs=False)
+    assert [(p["name"], p["iteration"], p["items"]) for p in doc["phases"]] == [
+        (name, it, items) for it in range(3) for name, items in one
+    ]
+    for s in doc["summary"]:
+        rates = [p["rate_per_s"] for p in doc["phases"] if p["name"] == s["name"]]
+        assert s["iterations"] == 3 and s["items"] == dict(one)[s["name"]]
+        assert s["rate_max_per_s"] == pytest.approx(max(rates))
+        assert s["rate_min_per_s"] == pytest.approx(min(rates))
+        assert s["rate_mean_per_s"] == pytest.approx(sum(rates) / 3)
+        if not s["name"].startswith("tree-"):
+            assert s["latency_ns"]["count"] == 3 * dict(one)[s["name"]]
+    canary_only(md_dir)
+
+
+def test_other_flags_keep_the_counts_exact(engine: Path, md_dir: Path) -> None:
+    # Random order (-R -G), fsync per file (-y) and per phase (-Y), -P: the same work.
+    args = ["-n", "20", "-u", "-R", "-G", "7", "-y", "-Y", "-P", "-w", "100", "-e", "100", "-X"]
+    doc = ok(md(engine, [*args, "-d", str(md_dir)], np=2))
+    assert counts(doc) == expected(20, 2, unique=True)
+    check_phase_figures(doc, 20)
+    assert phase(doc, "file-read")["verify"]["errors"] == 0
+    canary_only(md_dir)
+
+
+def test_timing_the_tree_with_the_items_keeps_item_counts(engine: Path, md_dir: Path) -> None:
+    # -t puts creating and removing the -u trees inside the create and remove timings.
+    doc = ok(md(engine, ["-n", "20", "-u", "-t", "-z", "1", "-b", "2", "-d", str(md_dir)], np=2))
+    items_only = [c for c in expected(18, 2, unique=True, depth=1, branch=2) if not c[0].startswith("tree-")]
+    assert [c for c in counts(doc) if not c[0].startswith("tree-")] == items_only
+    canary_only(md_dir)
+
+
+def test_null_backend_counts_but_creates_nothing(engine: Path, md_dir: Path) -> None:
+    doc = ok(md(engine, ["-a", "null", "-n", "1000", "-z", "1", "-b", "4", "-d", str(md_dir)], np=2))
+    assert counts(doc) == expected(1000, 2, unique=False, depth=1, branch=4)
+    canary_only(md_dir)
+
+
+def test_several_directories_are_used_round_robin_by_rank(engine: Path, tmpfs_dir: Path) -> None:
+    a, b = tmpfs_dir / "a", tmpfs_dir / "b"
+    a.mkdir()
+    b.mkdir()
+    canary_a, canary_b = place_canary(a), place_canary(b)
+    base = ["-F", "-u", "-n", "10", "-d", f"{a}@{b}"]
+    doc = ok(md(engine, [*base, "-C"], np=2))
+    assert doc["geometry"]["paths"] == [str(a), str(b)]
+    assert counts(doc) == [("tree-create", 2), ("file-create", 20)]
+    assert subtrees(a / "test-dir.0-0") == ["mdtest_tree.0.0"]
+    assert subtrees(b / "test-dir.0-0") == ["mdtest_tree.1.0"]
+    ok(md(engine, [*base, "-r"], np=2))
+    assert_only_canary_left(a, canary_a)
+    assert_only_canary_left(b, canary_b)
+
+
+# --- phases split across runs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unique", [False, True], ids=["shared", "unique"])
+def test_phases_split_across_runs_each_count_exactly(engine: Path, md_dir: Path, unique: bool) -> None:
+    base = ["-n", "16", "-d", str(md_dir)] + (["-u"] if unique else [])
+    doc = ok(md(engine, [*base, "-C"], np=2))
+    assert counts(doc) == expected(16, 2, unique=unique, flags=("-C",))
+    # mdtest's layout: one shared tree with every rank's items, or a tree per rank with its own.
+    root = md_dir / "test-dir.0-0"
+    assert made_test_dirs(md_dir) == ["test-dir.0-0"]
+    trees = ["mdtest_tree.0.0", "mdtest_tree.1.0"] if unique else ["mdtest_tree.0"]
+    assert subtrees(root) == trees
+    for t in trees:
+        owners = [0, 1] if not unique else [int(t.split(".")[1])]
+        want = sorted(f"{kind}.mdtest.{o}.{i}" for kind in ("file", "dir") for o in owners for i in range(16))
+        assert sorted(e.name for e in (root / t).iterdir()) == want
+    for flag in ("-T", "-E"):
+        doc = ok(md(engine, [*base, flag], np=2))
+        assert counts(doc) == expected(16, 2, unique=unique, flags=(flag,)), flag
+        check_phase_figures(doc, 16)
+    doc = ok(md(engine, [*base, "-r"], np=2))
+    assert counts(doc) == expected(16, 2, unique=unique, flags=("-r",))
+    canary_only(md_dir)
+
+
+# --- -N: another rank's items ----------------------------------------------------------------------------
+
+
+def _debug_lines(path: Path) -> list[tuple[str, str]]:
+    """(phase, path) of each "PHASE PATH" line a rank wrote with --debug-list."""
+    out = []
+    for line in path.read_text().splitlines():
+        name, _, item = line.partition(" ")
+        out.append((name, item))
+    return out
+
+
+@pytest.mark.parametrize("np_", [2, 3])
+def test_stride_makes_each_phase_work_on_another_ranks_items(
+    engine: Path, md_dir: Path, tmp_path: Path, np_: int
+) -> None:
+    debug = tmp_path / "touched"
+    args = ["-F", "-u", "-n", "12", "-N", "1", "-d", str(md_dir), "--debug-list", str(debug)]
+    doc = ok(md(engine, args, np=np_))
+    assert counts(doc) == expected(12, np_, unique=True, dirs=False)
+    shifts = {p["name"]: p["owner_shift"] for p in doc["phases"] if p["name"].startswith("file-")}
+    assert shifts == {f"file-{k}": PHASE_K[k] % np_ for k in ("create", "stat", "read", "remove")}
+    for rank in range(np_):
+        lines = _debug_lines(Path(f"{debug}.{rank}"))
+        by_phase: dict[str, list[str]] = {}
+        for name, path in lines:
+            by_phase.setdefault(name, []).append(path)
+        for k in ("create", "stat", "read", "remove"):
+            owner = (rank + PHASE_K[k]) % np_
+            paths = by_phase[f"file-{k}"]
+            assert len(paths) == 12, (rank, k)
+            want = {f"{md_dir}/test-dir.0-0/mdtest_tree.{owner}.0/file.mdtest.{owner}.{i}" for i in range(12)}
+            assert set(paths) == want, (rank, k)
+    canary_only(md_dir)
+
+
+# --- data written and read -------------------------------------------------------------------------------
+
+
+def test_odd_sized_files_are_written_and_every_byte_verified(engine: Path, md_dir: Path) -> None:
+    args = ["-F", "-u", "-n", "30", "-N", "1", "-w", "3901", "-e", "3901", "-X", "-d", str(md_dir)]
+    doc = ok(md(engine, args, np=3))
+    read = phase(doc, "file-read")
+    assert read["owner_shift"] == 2
+    assert read["verify"] == {
+        "files_checked": 90, "bytes_checked": 90 * 3901, "errors": 0, "first_bad_path": None,
+    }  # fmt: skip
+    canary_only(md_dir)
+
+
+def test_corrupted_byte_in_one_file_is_reported(engine: Path, md_dir: Path) -> None:
+    base = ["-F", "-n", "10", "-d", str(md_dir)]
+    ok(md(engine, [*base, "-C", "-w", "3901"], np=2))
+    tree = md_dir / "test-dir.0-0" / "mdtest_tree.0"
+    files = sorted(tree.iterdir())
+    assert len(files) == 20 and {f.stat().st_size for f in files} == {3901}
+    victim = tree / "file.mdtest.1.3"
+    with open(victim, "r+b") as f:
+        f.seek(1000)
+        byte = f.read(1)
+        f.seek(1000)
+        f.write(bytes([byte[0] ^ 0x01]))
+    res = md(engine, [*base, "-E", "-e", "3901", "-X"], np=2)
+    assert res.returncode == 1, res.stderr
+    doc = res.doc
+    assert doc is not None and doc["status"] == "failed" and doc["error"]["message"]
+    v = phase(doc, "file-read")["verify"]
+    assert v["errors"] >= 1 and v["files_checked"] == 20 and v["bytes_checked"] == 20 * 3901
+    assert v["first_bad_path"] == str(victim)
+    # The files are still ours: a remove run takes them all away.
+    doc = ok(md(engine, [*base, "-r"], np=2))
+    assert counts(doc) == [("file-remove", 20), ("tree-remove", 1)]
+    canary_only(md_dir)
+
+
+# --- stonewall -------------------------------------------------------------------------------------------
+
+
+def test_stonewall_ends_with_equal_counts_that_later_runs_reuse(
+    engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    status = tmp_path / "stonewall.status"
+    base = ["-F", "-u", "-n", "1000000", "-x", str(status), "-d", str(md_dir)]
+    doc = ok(md(engine, [*base, "-C", "-W", "1"], np=2))
+    create = phase(doc, "file-create")
+    sw = create["stonewall"]
+    assert sw["hit"] is True and sw["deadline_s"] == 1
+    count = sw["items_max"]
+    assert 0 < sw["items_min"] <= count < 1000000
+    assert 2 * sw["items_min"] <= sw["items_sum_at_deadline"] <= 2 * count
+    assert [r["items"] for r in create["per_rank"]] == [count, count]
+    assert create["items"] == 2 * count and create["latency_ns"]["count"] == 2 * count
+    assert int(status.read_text()) == count
+    for flag, name in (("-T", "file-stat"), ("-E", "file-read"), ("-r", "file-remove")):
+        later = ok(md(engine, [*base, flag], np=2))
+        p = phase(later, name)
+        assert p["items"] == 2 * count and [r["items"] for r in p["per_rank"]] == [count, count], flag
+    canary_only(md_dir)
+
+
+# --- bad input -------------------------------------------------------------------------------------------
+
+# (arguments, how the one error line starts after "iolens-bench: error: ")
+BAD = [
+    (["-n", "0"], "-n: "),
+    (["-n", "10", "-z", "2"], "-z: "),
+    (["-n", "10", "-d", "{file}"], "-d: "),
+    (["-n", "10", "-d", "{missing}/deeper"], "-d: "),
+    (["-n", "10", "--nope"], "unknown option '--nope'"),
+    (["-n", "45", "-I", "10"], "-I: "),
+    (["-n", "10", "-D", "-W", "1"], "-W: "),
+    (["-n", "10", "-a", "hdf5"], "-a: "),
+    (["-n"], "-n: "),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_exits_2_naming_the_option_and_creates_nothing(
+    engine: Path, md_dir: Path, args: list[str], message: str
+) -> None:
+    regular = md_dir / "a-file"
+    regular.write_text("not a directory\n")
+    args = [a.format(file=regular, missing=md_dir / "missing") for a in args]
+    res = md(engine, ["-d", str(md_dir), *args], np=2)
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    assert res.stderr.startswith(f"iolens-bench: error: {message}"), res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    assert res.doc is None
+    regular.unlink()
+    canary_only(md_dir)
+
+
+# --- text report, MPI and the iolens command -------------------------------------------------------------
+
+
+def test_text_report_looks_like_mdtest(engine: Path, md_dir: Path) -> None:
+    res = md(engine, ["-n", "10", "-d", str(md_dir)], np=2, quiet=False)
+    ok(res)
+    out = res.stdout
+    # mdtest 3 prints "SUMMARY rate:", mdtest 4 "SUMMARY rate (in ops/sec):".
+    assert re.search(r"^SUMMARY rate( \(in ops/sec\))?: \(of 1 iterations\)$", out, re.M), out
+    for label in ("Directory creation", "Directory stat", "Directory removal", "File creation", "File stat",
+                  "File read", "File removal", "Tree creation", "Tree removal"):  # fmt: skip
+        assert label in out, label
+    canary_only(md_dir)
+
+
+def _engine_has_mpi(engine: Path) -> bool:
+    return "mpi=yes" in subprocess.run([str(engine), "--version"], capture_output=True, text=True).stdout
+
+
+def _shape(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [
+        (p["name"], p["iteration"], p["items"], p["owner_shift"], [r["items"] for r in p["per_rank"]],
+         p["verify"]["errors"] if p["verify"] else None)
+        for p in doc["phases"]
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("np_", [2, 4])
+def test_mpirun_does_exactly_what_local_ranks_do(
+    engine: Path, mpi_env: dict[str, str], md_dir: Path, np_: int
+) -> None:
+    if not _engine_has_mpi(engine):
+        pytest.fail("the engine was built without MPI although mpirun is installed")
+    args = ["-u", "-n", "18", "-z", "1", "-b", "2", "-N", "1", "-w", "64", "-e", "64", "-X"]
+    args += ["-d", str(md_dir)]
+    local = ok(md(engine, args, np=np_))
+    mpi = ok(md(engine, args, launcher=["mpirun", "-np", str(np_), "--oversubscribe"], env=mpi_env))
+    assert (local["comm"]["kind"], mpi["comm"]["kind"]) == ("local", "mpi")
+    assert mpi["comm"]["ranks"] == np_
+    assert counts(mpi) == expected(18, np_, unique=True, depth=1, branch=2)
+    assert _shape(mpi) == _shape(local)
+    assert mpi["geometry"] == local["geometry"] and mpi["config"] == local["config"]
+    canary_only(md_dir)
+
+
+def _iolens(iolens_bin: list[str], args: list[str], env: dict[str, str] | None = None) -> Any:
+    return subprocess.run([*iolens_bin, *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_iolens_mdtest_prints_the_summary_and_keeps_the_document(
+    iolens_bin: list[str], engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "md.json"
+    proc = _iolens(
+        iolens_bin,
+        ["mdtest", "--np", "2", "--json", str(out), "--no-live", "-u", "-n", "50", "-d", str(md_dir)],
+        env={**_env(engine), "COLUMNS": "200"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "SUMMARY rate: (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
+    assert "IO500 rate/s" in proc.stdout and "Traceback" not in proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["workload"] == "mdtest" and counts(doc) == expected(50, 2, unique=True)
+    canary_only(md_dir)
+
+
+def test_iolens_mdtest_bad_flag_is_one_clean_error(iolens_bin: list[str], engine: Path, md_dir: Path) -> None:
+    proc = _iolens(iolens_bin, ["mdtest", "-n", "0", "-d", str(md_dir)], env=_env(engine))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("iolens: error: -n") and len(proc.stderr.strip().splitlines()) == 1
+    canary_only(md_dir)
+
+
+def test_iolens_mdtest_under_mpirun(
+    iolens_bin: list[str], engine: Path, mpi_env: dict[str, str], md_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "md.json"
+    args = ["mdtest", "--launcher", "mpirun", "--np", "2", "--launcher-args", "--oversubscribe",
+            "--json", str(out), "--no-live", "-F", "-n", "40", "-N", "1", "-d", str(md_dir)]  # fmt: skip
+    proc = _iolens(iolens_bin, args, env={**mpi_env, **_env(engine)})
+    assert proc.returncode == 0, proc.stderr
+    assert "SUMMARY rate" in proc.stdout and "File stat" in proc.stdout
+    doc = json.loads(out.read_text())
+    assert doc["comm"]["kind"] == "mpi" and counts(doc) == expected(40, 2, unique=False, dirs=False)
+    assert phase(doc, "file-stat")["owner_shift"] == 1
+    canary_only(md_dir)
+
+
+def _env(engine: Path) -> dict[str, str]:
+    """The CLI's environment, pointing it at the engine under test (the packaged one or IOLENS_BENCH)."""
+    return dict(os.environ, IOLENS_BENCH=str(engine))
