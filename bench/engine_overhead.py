@@ -191,9 +191,7 @@ def main() -> int:
                         ]
                     )
 
-    rep.section(
-        "Medians (MiB/s; 'cpu s': user+sys s of write, read and file removal)"
-    )
+    rep.section("Medians (MiB/s; 'cpu s': user+sys s of write, read and file removal)")
     rep.add(
         bl.table(
             [

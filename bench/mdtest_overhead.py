@@ -38,6 +38,8 @@ SIZES = ((0, 0), (3901, 3901))  # (-w, -e)
 TARGET = 0.95
 # Metadata rates on this kind of shared VM vary by +-30% run to run: more runs than the others.
 RUNS = 11
+# Both tools work in the same (new) directory in turn, so their path names are the same byte for byte.
+RUN_DIR = "run"
 STRACE_ITEMS = 10000
 COUNTED_CALLS = ("openat", "newfstatat", "read", "pread64", "write", "pwrite64", "close", "unlink")
 
@@ -54,7 +56,7 @@ def size_label(w: int, e: int) -> str:
 
 
 def run_iolens(engine: Path, d: Path, n: int, w: int, e: int, rep: bl.Report) -> Sample:
-    cmd = [str(engine), "mdtest", "-n", str(n), "-F", "-d", str(d / "iolens")]
+    cmd = [str(engine), "mdtest", "-n", str(n), "-F", "-d", str(d / RUN_DIR)]
     if w or e:
         cmd += ["-w", str(w), "-e", str(e)]
     cmd += ["--np", "1", "--json", str(d / "iolens.json"), "--quiet"]
@@ -72,7 +74,7 @@ def run_iolens(engine: Path, d: Path, n: int, w: int, e: int, rep: bl.Report) ->
 
 
 def run_loop(loop: Path, d: Path, n: int, w: int, e: int, rep: bl.Report) -> Sample:
-    cmd = [str(loop), str(d / "loop"), str(n), str(w), str(e)]
+    cmd = [str(loop), str(d / RUN_DIR), str(n), str(w), str(e)]
     rep.command(cmd)
     r = bl.check(bl.run(cmd), "md_plain_loop")
     j = json.loads(r.stdout)
@@ -81,10 +83,9 @@ def run_loop(loop: Path, d: Path, n: int, w: int, e: int, rep: bl.Report) -> Sam
 
 def check_clean(d: Path) -> None:
     """Both tools remove what they made; a leftover means one of them did not, and would skew the next run."""
-    for sub in ("iolens", "loop"):
-        if (d / sub).exists():
-            shutil.rmtree(d / sub, ignore_errors=True)
-            raise bl.BenchError(f"{d / sub} was left behind by a run")
+    if (d / RUN_DIR).exists():
+        shutil.rmtree(d / RUN_DIR, ignore_errors=True)
+        raise bl.BenchError(f"{d / RUN_DIR} was left behind by a run")
 
 
 def measure(
@@ -128,18 +129,19 @@ def syscall_rows(engine: Path, loop: Path, d: Path, w: int, e: int, rep: bl.Repo
     rows: list[list[object]] = []
     for tool in ("iolens", "loop"):
         if tool == "iolens":
-            cmd = [str(engine), "mdtest", "-n", str(n), "-F", "-d", str(d / "iolens")]
+            cmd = [str(engine), "mdtest", "-n", str(n), "-F", "-d", str(d / RUN_DIR)]
             cmd += (["-w", str(w), "-e", str(e)] if w or e else []) + ["--np", "1", "--quiet"]
         else:
-            cmd = [str(loop), str(d / "loop"), str(n), str(w), str(e)]
+            cmd = [str(loop), str(d / RUN_DIR), str(n), str(w), str(e)]
         rep.command(["strace", "-c", "-f", "-o", "FILE", *cmd])
         try:
             c = strace_counts(cmd, d / "strace.txt")
             check_clean(d)
         except bl.BenchError as err:
-            rows.append([label, tool, f"failed: {str(err)[:60]}"] + [""] * (len(COUNTED_CALLS) - 1))
+            bl.progress(f"strace {label} {tool}: FAILED {err}")
+            rows.append([label, tool, "failed", *[""] * (len(COUNTED_CALLS) - 1)])
             continue
-        rows.append([label, tool] + [f"{c.get(name, 0) / n:.3f}" for name in COUNTED_CALLS])
+        rows.append([label, tool, *(f"{c.get(name, 0) / n:.3f}" for name in COUNTED_CALLS)])
     return rows
 
 
@@ -246,8 +248,9 @@ def main() -> int:
         "and records the latency in a histogram.",
         "With -w, iolens stamps the item's data pattern into its buffer before each write (so a read can "
         "be checked) and checks the first 8 bytes of each read; the loop writes an unchanged buffer.",
-        "Both make their -d directory and its test-dir.0-0/mdtest_tree.0 untimed (iolens times the tree "
-        "directory as its tree-create phase, not shown) and remove them at the end.",
+        "Both work in turn in the same new directory, make it and its test-dir.0-0/mdtest_tree.0 "
+        "untimed (iolens times the tree directory as its tree-create phase, not shown) and remove them at "
+        "the end.",
     )
     rep.emit(args.out, args.quick)
     return 0

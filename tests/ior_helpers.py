@@ -1,10 +1,13 @@
-"""Running the engine from tests, and the canary that proves a run touched nothing it did not create."""
+"""Running the engine from tests (or a stand-in for it), and the canary that proves a run touched nothing it
+did not create."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -85,6 +88,24 @@ def long_write(engine: Path, json_out: Path, path: Path, deadline_s: int) -> Ite
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def stand_in_engine(directory: Path, script: str, doc: dict[str, Any]) -> dict[str, str]:
+    """Environment in which `iolens` runs `script` (a Python stand-in for the engine, `#!{python}` its first
+    line) as its engine: FAKE_DOC holds `doc`, the document it is to write, and FAKE_LOG is where it may log
+    its arguments."""
+    exe = directory / "iolens-bench"
+    exe.write_text(script.replace("{python}", sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    doc_path = directory / "doc.json"
+    doc_path.write_text(json.dumps(doc))
+    return dict(
+        os.environ,
+        IOLENS_BENCH=str(exe),
+        FAKE_DOC=str(doc_path),
+        FAKE_LOG=str(directory / "calls.log"),
+        COLUMNS="200",
+    )
 
 
 def place_canary(directory: Path) -> Path:

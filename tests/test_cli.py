@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ import pytest
 from iolens import __version__, cli, launch, results
 
 from .conftest import REPO
+from .ior_helpers import stand_in_engine
 
 # --- results.py ----------------------------------------------------------------------------------------
 
@@ -246,14 +246,7 @@ sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 @pytest.fixture
 def fake_engine(tmp_path: Path, sample_doc: dict[str, Any]) -> dict[str, str]:
     """Environment that makes `iolens` use the stand-in engine; FAKE_DOC is the document it 'writes'."""
-    exe = tmp_path / "iolens-bench"
-    exe.write_text(FAKE_ENGINE.replace("{python}", sys.executable))
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps(sample_doc))
-    env = dict(os.environ)
-    env.update(IOLENS_BENCH=str(exe), FAKE_DOC=str(doc), FAKE_LOG=str(tmp_path / "calls.log"), COLUMNS="200")
-    return env
+    return stand_in_engine(tmp_path, FAKE_ENGINE, sample_doc)
 
 
 def _run(iolens_bin: list[str], args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -400,7 +400,7 @@ def test_unreadable_directory_is_counted_and_the_walk_goes_on(engine: Path, tree
 def test_iolens_find_prints_the_rank_table_and_keeps_the_document(
     iolens_bin: list[str], engine: Path, tree: tuple[Path, Path], tmpfs_dir: Path
 ) -> None:
-    from iolens import find_results
+    from iolens import results
 
     root, ref = tree
     out = tmpfs_dir / "doc.json"
@@ -421,9 +421,9 @@ def test_iolens_find_prints_the_rank_table_and_keeps_the_document(
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "scanned" in proc.stdout and "kIOPS" in proc.stdout and "total" in proc.stdout
-    doc = find_results.load(out)
+    doc = results.load(out)
     scanned, matched = oracle(root, ref, None, "*01*")
-    assert doc.ok and doc.find is not None
+    assert isinstance(doc, results.FindDocument) and doc.ok and doc.find is not None
     assert (doc.find.scanned, doc.find.matched) == (scanned, len(matched))
     assert [r.rank for r in doc.find.per_rank] == [0, 1]
     assert doc.find.predicates.expression() == f"-newer {ref} -name '*01*'"
@@ -445,16 +445,28 @@ def test_iolens_find_bad_input_exits_2(iolens_bin: list[str], engine: Path, tree
 
 
 def test_find_model_reads_a_failed_document_and_refuses_a_broken_one() -> None:
-    from iolens import find_results
-    from iolens.results import ResultError
+    from iolens import results
 
     failed = {
         "schema_version": 1, "tool": "iolens", "workload": "find", "status": "failed",
         "error": {"message": "interrupted by signal 2 (Interrupt)", "rank": 0, "phase": "walk"},
         "config": {"root": "/x"},
     }  # fmt: skip
-    doc = find_results.parse(failed)
+    doc = results.parse(failed)
+    assert isinstance(doc, results.FindDocument)
     assert not doc.ok and doc.find is None and doc.error is not None and doc.error.rank == 0
     # An ok document must have every section: the first missing key is named.
-    with pytest.raises(ResultError, match="missing"):
-        find_results.parse(dict(failed, status="ok", error=None))
+    with pytest.raises(results.ResultError, match="missing"):
+        results.parse(dict(failed, status="ok", error=None))
+
+
+def test_live_line_shows_entries_scanned_and_their_rate() -> None:
+    from iolens import render
+
+    # As find.c prints it: items = rank 0's scanned x ranks, items_per_s their rate.
+    progress = {"phase": "find", "level": 3, "elapsed_s": 1.5, "items": 120000, "items_per_s": 80000.0,
+                "estimate": True}  # fmt: skip
+    line = render.progress_line(progress, 2.0, "find").plain
+    assert line.startswith("find level 3")
+    assert "80,000 entries/s" in line and "120,000 scanned" in line and "phase 1.5 s" in line
+    assert "MiB" not in line and "(estimate)" in line

@@ -153,8 +153,10 @@ def test_every_phase_operates_on_exactly_n_items_per_rank(
 def test_tree_of_depth_2_branch_3_counts_follow_mdtest_rules(
     engine: Path, md_dir: Path, leaf: bool, n: int, unique: bool, per_rank: int
 ) -> None:
-    args = ["-n", str(n), "-z", "2", "-b", "3", "-d", str(md_dir)] + (["-L"] if leaf else []) + (
-        ["-u"] if unique else []
+    args = (
+        ["-n", str(n), "-z", "2", "-b", "3", "-d", str(md_dir)]
+        + (["-L"] if leaf else [])
+        + (["-u"] if unique else [])
     )
     doc = ok(md(engine, args, np=2))
     assert counts(doc) == expected(n, 2, unique=unique, depth=2, branch=3, leaf=leaf)
@@ -493,7 +495,7 @@ def test_iolens_mdtest_prints_the_summary_and_keeps_the_document(
         env={**_env(engine), "COLUMNS": "200"},
     )
     assert proc.returncode == 0, proc.stderr
-    assert "SUMMARY rate: (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
+    assert "SUMMARY rate (in ops/sec): (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
     assert "IO500 rate/s" in proc.stdout and "Traceback" not in proc.stderr
     doc = json.loads(out.read_text())
     assert doc["workload"] == "mdtest" and counts(doc) == expected(50, 2, unique=True)

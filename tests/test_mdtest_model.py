@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ from rich.console import Console
 from iolens import cli, render, results
 
 from .conftest import sample_document
+from .ior_helpers import stand_in_engine
 
 
 def _latency(count: int, buckets: bool = True) -> dict[str, Any]:
@@ -64,6 +62,7 @@ def _summary(phase: dict[str, Any]) -> dict[str, Any]:
 
 def sample_mdtest_document() -> dict[str, Any]:
     """A complete, valid mdtest document: 2 ranks, -u -F -n 220 -w 3901 -e 3901 -X -N 1 -W 5."""
+    # fmt: off
     phases = [
         _phase("tree-create", 2, 0.001),
         _phase(
@@ -72,12 +71,12 @@ def sample_mdtest_document() -> dict[str, Any]:
                 "deadline_s": 5.0, "hit": True, "items_min": 180, "items_max": 220,
                 "items_sum_at_deadline": 400, "time_s": 5.01,
             },
-        ),  # fmt: skip
+        ),
         _phase("file-stat", 440, 0.25, owner_shift=1),
         _phase(
             "file-read", 440, 0.4,
             verify={"files_checked": 440, "bytes_checked": 440 * 3901, "errors": 0, "first_bad_path": None},
-        ),  # fmt: skip
+        ),
         _phase("file-remove", 440, 0.3, owner_shift=1),
         _phase("tree-remove", 2, 0.002),
     ]
@@ -90,14 +89,15 @@ def sample_mdtest_document() -> dict[str, Any]:
             "api": "posix", "items": 220, "items-per-dir": 0, "iterations": 1, "unique-dir": True,
             "dir": "/scratch/md", "files-only": True, "dirs-only": False, "write-bytes": 3901,
             "read-bytes": 3901, "stride": 1, "stonewall-timer": 5,
-        },  # fmt: skip
+        },
         geometry={
             "items_per_rank": 220, "items_per_dir": 220, "dirs_in_tree": 1, "loops": 1, "depth": 0,
             "branch": 1, "leaf_only": False, "unique_dir": True, "paths": ["/scratch/md"],
-        },  # fmt: skip
+        },
         phases=phases,
         summary=[_summary(p) for p in phases],
     )
+    # fmt: on
     return doc
 
 
@@ -106,7 +106,7 @@ def md_doc() -> dict[str, Any]:
     return sample_mdtest_document()
 
 
-def _text(doc: results.AnyDocument, width: int = 200) -> str:
+def _text(doc: results.Document, width: int = 200) -> str:
     console = Console(width=width, record=True, force_terminal=False)
     render.print_document(doc, console)
     return console.export_text()
@@ -134,12 +134,12 @@ def test_mdtest_document_becomes_its_typed_model(md_doc: dict[str, Any]) -> None
 
 
 def test_ior_documents_still_read_as_ior(sample_doc: dict[str, Any]) -> None:
-    assert type(results.parse(sample_doc)) is results.Document
+    assert type(results.parse(sample_doc)) is results.IorDocument
 
 
 def test_another_workloads_document_is_refused_by_name(sample_doc: dict[str, Any]) -> None:
     sample_doc["workload"] = "fio"
-    with pytest.raises(results.ResultError, match="workload: 'fio' is not an ior or mdtest document"):
+    with pytest.raises(results.ResultError, match="workload: 'fio' is not an ior, mdtest or find document"):
         results.parse(sample_doc)
 
 
@@ -187,7 +187,7 @@ def test_failed_mdtest_run_may_be_partial(md_doc: dict[str, Any], tmp_path: Path
 def test_summary_table_reads_like_mdtest(md_doc: dict[str, Any]) -> None:
     md_doc["summary"].insert(0, _summary(_phase("dir-create", 440, 0.2)))
     out = _text(results.parse(md_doc))
-    assert "SUMMARY rate: (of 1 iterations)" in out
+    assert "SUMMARY rate (in ops/sec): (of 1 iterations)" in out
     header = next(line for line in out.splitlines() if "Operation" in line)
     assert header.split() == ["Operation", "Max", "Min", "Mean", "Std", "Dev"]
     rows = [line.split() for line in out.split("SUMMARY rate")[1].splitlines()]
@@ -266,13 +266,7 @@ sys.exit(int(os.environ.get("FAKE_EXIT", "0")))
 
 @pytest.fixture
 def fake_mdtest(tmp_path: Path, md_doc: dict[str, Any]) -> dict[str, str]:
-    exe = tmp_path / "iolens-bench"
-    exe.write_text(FAKE_ENGINE.replace("{python}", sys.executable))
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
-    doc = tmp_path / "doc.json"
-    doc.write_text(json.dumps(md_doc))
-    log = str(tmp_path / "calls.log")
-    return dict(os.environ, IOLENS_BENCH=str(exe), FAKE_DOC=str(doc), FAKE_LOG=log, COLUMNS="200")
+    return stand_in_engine(tmp_path, FAKE_ENGINE, md_doc)
 
 
 def _iolens(iolens_bin: list[str], args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -288,7 +282,7 @@ def test_cli_runs_mdtest_like_ior(iolens_bin: list[str], fake_mdtest: dict[str, 
     args = ["mdtest", "-u", "-F", "-n", "220", "-N", "1", "--np", "2", "--json", str(out)]
     proc = _iolens(iolens_bin, args, fake_mdtest)
     assert proc.returncode == 0, proc.stderr
-    assert "SUMMARY rate: (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
+    assert "SUMMARY rate (in ops/sec): (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
     assert "Continue stonewall hit min: 180 max: 220" in proc.stdout
     assert "IOLENS-PROGRESS" not in proc.stdout + proc.stderr
     assert json.loads(out.read_text()) == json.loads(Path(fake_mdtest["FAKE_DOC"]).read_text())

@@ -46,6 +46,13 @@ struct iol_req {
     uint64_t t_submit_ns;    /* CLOCK_MONOTONIC when handed to the system */
     uint64_t t_done_ns;      /* CLOCK_MONOTONIC when seen complete */
     uint64_t tag;            /* the caller's */
+    unsigned flags;          /* enum iol_req_flags */
+};
+
+enum iol_req_flags {
+    /* The caller times the operation itself (mdtest times a whole create): leave t_submit_ns/t_done_ns
+     * alone and save the clock readings. */
+    IOL_REQ_UNTIMED = 1 << 0,
 };
 
 struct iol_backend {

@@ -146,6 +146,10 @@ static int posix_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, stru
     int take = n < room ? n : room;
     for (int i = 0; i < take; i++) {
         struct iol_req *r = reqs[i];
+        if (r->flags & IOL_REQ_UNTIMED) {
+            transfer(r);
+            continue;
+        }
         r->t_submit_ns = now_ns();
         transfer(r);
         r->t_done_ns = now_ns();

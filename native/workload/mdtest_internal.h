@@ -7,6 +7,7 @@
 #include "../backend/backend.h"
 #include "../common/hist.h"
 #include "../common/json.h"
+#include "../common/pattern.h"
 #include "mdtest.h"
 
 #define MDTEST_MAX_PATHS 64
@@ -82,6 +83,8 @@ struct mdtest_run {
     void *buf;                           /* write/read buffer, 8-byte padded */
     size_t buf_len;
     struct iol_req req;
+    struct iol_pattern pat;              /* the write buffer's pattern, for owner pat_owner */
+    int pat_owner;
     struct iol_req *done[1];
     FILE *debug;
     struct iol_err err;

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from iolens import __version__, find_render, find_results, launch, render, results
+from iolens import __version__, launch, render, results
 from iolens.engine import EngineNotFound, engine_version, find_engine
 
 WORKLOADS = ("ior", "mdtest", "find")
@@ -147,8 +147,9 @@ def _out_console() -> Console:
 class _LiveStatus:
     """Renderable that the Live display redraws: spinner, phase, rate so far, elapsed time."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, workload: str, label: str) -> None:
         self.t0 = time.monotonic()
+        self.workload = workload
         self.label = label
         self.progress: dict[str, Any] | None = None
         self.spinner = Spinner("dots", style="cyan")
@@ -158,7 +159,7 @@ class _LiveStatus:
         if self.progress is None:
             text = Text(f"{self.label}  {wall:.1f} s", style="dim")
         else:
-            text = render.progress_line(self.progress, wall)
+            text = render.progress_line(self.progress, wall, self.workload)
         self.spinner.update(text=text)
         return self.spinner
 
@@ -247,34 +248,13 @@ def _run_workload(workload: str, argv: Sequence[str]) -> int:
 
         if not doc_path.exists():
             return _no_document(outcome, req)
-        if workload == "find":
-            return _finish_find(doc_path, opts, outcome)
-        try:
-            doc = results.load(doc_path)
-        except results.ResultError as exc:
-            return _error(str(exc), 1)
-        if opts.json is not None:
-            try:
-                _copy_atomic(doc_path, opts.json)
-            except OSError as exc:
-                _error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
-                opts.json = None
-    render.print_document(doc, _out_console())
-    # The engine also prints its error on stderr; the document's panel has said it already.
-    for msg in outcome.errors:
-        if doc.error is None or msg.strip() != doc.error.message.strip():
-            _error(msg, 1)
-    if not doc.ok or outcome.returncode != 0:
-        return outcome.returncode if outcome.returncode > 0 else 1
-    if any(p.verify is not None and p.verify.errors for p in doc.phases):
-        return 1
-    return 0
+        return _finish(doc_path, opts, outcome)
 
 
-def _finish_find(doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome) -> int:
-    """A find run's document has its own model and view (find_results, find_render)."""
+def _finish(doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome) -> int:
+    """Read the run's document, keep a copy (--json), show it with its workload's view; the exit status."""
     try:
-        doc = find_results.load(doc_path)
+        doc = results.load(doc_path)
     except results.ResultError as exc:
         return _error(str(exc), 1)
     if opts.json is not None:
@@ -282,20 +262,21 @@ def _finish_find(doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome) -
             _copy_atomic(doc_path, opts.json)
         except OSError as exc:
             _error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
-    find_render.print_document(doc, _out_console())
+    render.print_document(doc, _out_console())
+    # The engine also prints its error on stderr; the document's panel has said it already.
     for msg in outcome.errors:
         if doc.error is None or msg.strip() != doc.error.message.strip():
             _error(msg, 1)
     if not doc.ok or outcome.returncode != 0:
         return outcome.returncode if outcome.returncode > 0 else 1
-    return 0
+    return 1 if doc.verify_errors else 0
 
 
 def _launch(req: launch.RunRequest, engine: Path, live: bool) -> launch.RunOutcome:
     err = Console(stderr=True, highlight=False)
     if not (live and err.is_terminal):
         return launch.run(req, engine)
-    status = _LiveStatus(f"starting {req.workload} with {req.np} rank(s) ({req.launcher})")
+    status = _LiveStatus(req.workload, f"starting {req.workload} with {req.np} rank(s) ({req.launcher})")
     with Live(status, console=err, transient=True, refresh_per_second=8) as display:
 
         def on_progress(progress: dict[str, Any]) -> None:

@@ -1,11 +1,12 @@
-"""Terminal output of a result Document with rich: IOR-like tables, notes and warnings."""
+"""Terminal output of a result document with rich: a view per workload (VIEWS) built from shared pieces
+(the header, column tables, the error panel), with IOR's and mdtest's tables, notes and warnings."""
 
 from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -13,15 +14,24 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from iolens.results import AnyDocument, Document, MdtestDocument, MdtestPhase, Phase, SummaryEntry
+from iolens.results import (
+    Document,
+    FindDocument,
+    FindRankStat,
+    FindSection,
+    IorDocument,
+    MdtestDocument,
+    MdtestPhase,
+    MdtestSummary,
+    Phase,
+    SummaryEntry,
+)
 
 MiB = 1024 * 1024
 KiB = 1024
 
 
-# Right padding only: the box's column separator is a space already, so columns sit two apart and the
-# per-phase table fits a 120-column terminal.
-_PADDING = (0, 1, 0, 0)
+# --- figures ------------------------------------------------------------------------------------------------
 
 
 def mib(n: float) -> str:
@@ -48,7 +58,12 @@ def seconds(s: float) -> str:
     return f"{s:.4f}"
 
 
-def _cfg(doc: AnyDocument, key: str, default: Any = None) -> Any:
+def rate(r: float) -> str:
+    """Items per second with three decimals, as mdtest prints them."""
+    return f"{r:.3f}"
+
+
+def _cfg(doc: Document, key: str, default: Any = None) -> Any:
     return doc.config.get(key, default)
 
 
@@ -60,7 +75,17 @@ def _yes(value: Any) -> str:
     return "yes" if value in (True, 1, "1", "yes") else "no"
 
 
-def header(doc: AnyDocument) -> RenderableType:
+def _size(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return human_bytes(value).replace(".00 ", " ")
+    return str(value) if value is not None else "-"
+
+
+# --- pieces every view uses ---------------------------------------------------------------------------------
+
+
+def header(doc: Document, *more: str) -> Text:
+    """What ran, where and when, from the envelope; then the workload's own lines (`more`)."""
     comm = doc.comm
     # Built with append, not markup: paths and command lines may hold '[' characters.
     t = Text(overflow="fold")
@@ -75,33 +100,87 @@ def header(doc: AnyDocument) -> RenderableType:
     if comm.ranks:
         nodes = f"{comm.nodes} node" + ("s" if comm.nodes != 1 else "")
         t.append(f"\nranks: {comm.ranks} on {nodes} ({comm.kind}), {comm.tasks_per_node} per node")
-    if isinstance(doc, Document) and doc.target.path:
-        fs = doc.target.file_system or "?"
-        t.append(f"\npath: {doc.target.path} ({fs}), {doc.target.files} file(s) per iteration")
+    for line in more:
+        t.append(f"\n{line}")
     return t
 
 
 # Below this console width the tables drop their secondary columns rather than truncate figures.
 FULL_WIDTH = 120
 
-# (header, essential, cell): essential columns stay in the compact form of a table.
-_PHASE_COLUMNS: list[tuple[str, bool, Callable[[Phase, Document], str]]] = [
-    ("access", True, lambda p, d: p.name),
-    ("bw(MiB/s)", True, lambda p, d: mib(p.bw_bytes_per_s)),
-    ("IOPS", True, lambda p, d: f"{p.ops_per_s:.0f}"),
-    ("lat p50", True, lambda p, d: latency(p.latency_ns.p50)),
-    ("lat p99", True, lambda p, d: latency(p.latency_ns.p99)),
-    ("lat max", True, lambda p, d: latency(p.latency_ns.max)),
-    ("block(KiB)", False, lambda p, d: _kib(_cfg(d, "block-size"))),
-    ("xfer(KiB)", False, lambda p, d: _kib(_cfg(d, "transfer-size"))),
-    ("open(s)", False, lambda p, d: seconds(p.times.open_s)),
-    ("wr/rd(s)", True, lambda p, d: seconds(p.times.xfer_s)),
-    ("close(s)", False, lambda p, d: seconds(p.times.close_s)),
-    ("total(s)", True, lambda p, d: seconds(p.times.total_s)),
-    ("iter", True, lambda p, d: str(p.iteration)),
-]
+# Right padding only: the box's column separator is a space already, so columns sit two apart and the
+# per-phase table fits a 120-column terminal.
+_PADDING = (0, 1, 0, 0)
 
-_SUMMARY_COLUMNS: list[tuple[str, bool, Callable[[SummaryEntry], str]]] = [
+_R = TypeVar("_R")
+
+# (header, essential, cell of a row): essential columns stay in the compact form of a table.
+Column = tuple[str, bool, Callable[[_R], str]]
+
+
+def columns_table(
+    columns: Sequence[Column[_R]], rows: Iterable[_R], compact: bool = False, title: str | None = None
+) -> Table:
+    """A table of one row per item, IOR-style: the first column names the row, the figures align right."""
+    cols = [c for c in columns if c[1] or not compact]
+    t = Table(
+        title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=_PADDING, show_edge=False,
+        title_justify="left", title_style="bold",
+    )  # fmt: skip
+    for i, (name, _, _) in enumerate(cols):
+        t.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
+    for row in rows:
+        t.add_row(*(cell(row) for _, _, cell in cols))
+    return t
+
+
+def verify_line(p: Phase | MdtestPhase, checked: str, where: str) -> Text:
+    """A phase's verification: `checked` says how much was, `where` where the first bad byte is."""
+    assert p.verify is not None
+    what = f"verify {p.name} iter {p.iteration}: {checked}"
+    if p.verify.errors == 0:
+        return Text(f"{what}, no errors", style="green")
+    return Text(f"VERIFICATION FAILED: {what}, {p.verify.errors} bytes differ{where}", style="bold red")
+
+
+def error_panel(doc: Document) -> Panel:
+    err = doc.error
+    message = err.message if err else "the run failed (no error message)"
+    where = []
+    if err and err.phase:
+        where.append(f"phase: {err.phase}")
+    # A negative rank means no single rank (mdtest's verification sums every rank's errors).
+    if err and err.rank is not None and err.rank >= 0:
+        where.append(f"rank: {err.rank}")
+    body = Text(message, style="bold")
+    if where:
+        body.append("\n" + ", ".join(where), style="")
+    return Panel(body, title="run failed", border_style="red", expand=False)
+
+
+# --- ior ----------------------------------------------------------------------------------------------------
+
+
+def _ior_phase_columns(doc: IorDocument) -> list[Column[Phase]]:
+    block, xfer = _kib(_cfg(doc, "block-size")), _kib(_cfg(doc, "transfer-size"))
+    return [
+        ("access", True, lambda p: p.name),
+        ("bw(MiB/s)", True, lambda p: mib(p.bw_bytes_per_s)),
+        ("IOPS", True, lambda p: f"{p.ops_per_s:.0f}"),
+        ("lat p50", True, lambda p: latency(p.latency_ns.p50)),
+        ("lat p99", True, lambda p: latency(p.latency_ns.p99)),
+        ("lat max", True, lambda p: latency(p.latency_ns.max)),
+        ("block(KiB)", False, lambda p: block),
+        ("xfer(KiB)", False, lambda p: xfer),
+        ("open(s)", False, lambda p: seconds(p.times.open_s)),
+        ("wr/rd(s)", True, lambda p: seconds(p.times.xfer_s)),
+        ("close(s)", False, lambda p: seconds(p.times.close_s)),
+        ("total(s)", True, lambda p: seconds(p.times.total_s)),
+        ("iter", True, lambda p: str(p.iteration)),
+    ]
+
+
+_IOR_SUMMARY_COLUMNS: list[Column[SummaryEntry]] = [
     ("Operation", True, lambda s: s.name),
     ("Max(MiB/s)", True, lambda s: mib(s.bw_max_bytes_per_s)),
     ("Min(MiB/s)", True, lambda s: mib(s.bw_min_bytes_per_s)),
@@ -116,40 +195,7 @@ _SUMMARY_COLUMNS: list[tuple[str, bool, Callable[[SummaryEntry], str]]] = [
 ]
 
 
-def _table(title: str | None) -> Table:
-    return Table(
-        title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=_PADDING, show_edge=False,
-        title_justify="left", title_style="bold",
-    )  # fmt: skip
-
-
-def phase_table(phases: Iterable[Phase], doc: Document, compact: bool = False) -> Table:
-    cols = [c for c in _PHASE_COLUMNS if c[1] or not compact]
-    t = _table(None)
-    for name, _, _ in cols:
-        t.add_column(name, justify="left" if name == "access" else "right", no_wrap=True)
-    for p in phases:
-        t.add_row(*(cell(p, doc) for _, _, cell in cols))
-    return t
-
-
-def summary_table(entries: Iterable[SummaryEntry], compact: bool = False) -> Table:
-    cols = [c for c in _SUMMARY_COLUMNS if c[1] or not compact]
-    t = _table("Summary of all tests")
-    for name, _, _ in cols:
-        t.add_column(name, justify="left" if name == "Operation" else "right", no_wrap=True)
-    for s in entries:
-        t.add_row(*(cell(s) for _, _, cell in cols))
-    return t
-
-
-def _size(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return human_bytes(value).replace(".00 ", " ")
-    return str(value) if value is not None else "-"
-
-
-def parameters_line(doc: Document) -> Text:
+def ior_parameters_line(doc: IorDocument) -> Text:
     """The test parameters IOR prints beside its summary, on one line so the table fits a terminal."""
     comm = doc.comm
     layout = "file per process" if _yes(_cfg(doc, "file-per-proc")) == "yes" else "shared file"
@@ -165,7 +211,7 @@ def parameters_line(doc: Document) -> Text:
     return Text(", ".join(parts), style="dim")
 
 
-def stonewall_lines(doc: Document) -> list[Text]:
+def ior_stonewall_lines(doc: IorDocument) -> list[Text]:
     out = []
     for p in doc.phases:
         sw = p.stonewall
@@ -183,26 +229,22 @@ def stonewall_lines(doc: Document) -> list[Text]:
     return out
 
 
-def verify_lines(doc: Document) -> list[Text]:
+def ior_verify_lines(doc: IorDocument) -> list[Text]:
     out = []
     for p in doc.phases:
         v = p.verify
         if v is None:
             continue
-        what = f"verify {p.name} iter {p.iteration}: {human_bytes(v.bytes_checked)} checked"
-        if v.errors == 0:
-            out.append(Text(f"{what}, no errors", style="green"))
-        else:
-            where = ""
-            if v.first_bad_offset is not None:
-                where = f", first at offset {v.first_bad_offset}"
-                if v.first_bad_rank is not None:
-                    where += f" of rank {v.first_bad_rank}"
-            out.append(Text(f"VERIFICATION FAILED: {what}, {v.errors} bytes differ{where}", style="bold red"))
+        where = ""
+        if v.first_bad_offset is not None:
+            where = f", first at offset {v.first_bad_offset}"
+            if v.first_bad_rank is not None:
+                where += f" of rank {v.first_bad_rank}"
+        out.append(verify_line(p, f"{human_bytes(v.bytes_checked)} checked", where))
     return out
 
 
-def cache_notes(doc: Document) -> list[RenderableType]:
+def ior_cache_notes(doc: IorDocument) -> list[RenderableType]:
     """One line per kind of cache situation, not one per iteration; a cache figure gets a loud panel."""
     out: list[RenderableType] = []
     warned: set[str] = set()
@@ -233,76 +275,28 @@ def cache_notes(doc: Document) -> list[RenderableType]:
     return out
 
 
-def error_panel(doc: AnyDocument) -> Panel:
-    err = doc.error
-    message = err.message if err else "the run failed (no error message)"
-    where = []
-    if err and err.phase:
-        where.append(f"phase: {err.phase}")
-    # A negative rank means no single rank (mdtest's verification sums every rank's errors).
-    if err and err.rank is not None and err.rank >= 0:
-        where.append(f"rank: {err.rank}")
-    body = Text(message, style="bold")
-    if where:
-        body.append("\n" + ", ".join(where), style="")
-    return Panel(body, title="run failed", border_style="red", expand=False)
-
-
-def document(doc: AnyDocument, width: int = FULL_WIDTH) -> Group:
-    """Everything about a run, in the order a reader of IOR's (or mdtest's) output expects it."""
-    if isinstance(doc, MdtestDocument):
-        return mdtest_document(doc, width)
+def ior_document(doc: IorDocument, width: int = FULL_WIDTH) -> Group:
+    """Everything about an ior run, in the order a reader of IOR's output expects it."""
     compact = width < FULL_WIDTH
-    parts: list[RenderableType] = [header(doc)]
+    target = []
+    if doc.target.path:
+        fs = doc.target.file_system or "?"
+        target.append(f"path: {doc.target.path} ({fs}), {doc.target.files} file(s) per iteration")
+    parts: list[RenderableType] = [header(doc, *target)]
     if doc.phases:
-        parts.append(phase_table(doc.phases, doc, compact))
-    parts.extend(stonewall_lines(doc))
-    parts.extend(verify_lines(doc))
-    parts.extend(cache_notes(doc))
+        parts.append(columns_table(_ior_phase_columns(doc), doc.phases, compact))
+    parts.extend(ior_stonewall_lines(doc))
+    parts.extend(ior_verify_lines(doc))
+    parts.extend(ior_cache_notes(doc))
     if doc.summary:
-        parts.append(summary_table(doc.summary, compact))
-        parts.append(parameters_line(doc))
+        parts.append(columns_table(_IOR_SUMMARY_COLUMNS, doc.summary, compact, "Summary of all tests"))
+        parts.append(ior_parameters_line(doc))
     if not doc.ok:
         parts.append(error_panel(doc))
     return Group(*parts)
 
 
-def print_document(doc: AnyDocument, console: Console | None = None) -> None:
-    console = console or Console()
-    console.print(document(doc, console.width))
-
-
-def progress_line(progress: dict[str, Any], wall_s: float) -> Text:
-    """The live line while the engine runs, from its latest IOLENS-PROGRESS object."""
-    phase = str(progress.get("phase", "?"))
-    it = progress.get("iteration")
-    bw = progress.get("bw_bytes_per_s")
-    moved = progress.get("bytes")
-    items = progress.get("items")
-    items_rate = progress.get("rate_per_s")
-    elapsed = progress.get("elapsed_s")
-    t = Text()
-    t.append(f"{phase}", style="bold cyan")
-    if isinstance(it, int):
-        t.append(f" iter {it}")
-    if isinstance(bw, int | float):
-        t.append(f"  {bw / MiB:,.1f} MiB/s", style="bold")
-    if isinstance(moved, int | float):
-        t.append(f"  {human_bytes(moved)}")
-    # mdtest-class workloads count items (files, directories) instead of bytes.
-    if isinstance(items_rate, int | float):
-        t.append(f"  {items_rate:,.0f} items/s", style="bold")
-    if isinstance(items, int | float):
-        t.append(f"  {int(items):,} items")
-    if isinstance(elapsed, int | float):
-        t.append(f"  phase {elapsed:.1f} s")
-    t.append(f"  total {wall_s:.1f} s", style="dim")
-    if progress.get("estimate"):
-        t.append("  (estimate)", style="dim")
-    return t
-
-
-# --- mdtest ---------------------------------------------------------------------------------------------
+# --- mdtest -------------------------------------------------------------------------------------------------
 
 # mdtest's own words for each phase, in the order of its "SUMMARY rate" table.
 MDTEST_OPERATIONS = {
@@ -322,9 +316,9 @@ def _operation(name: str) -> str:
     return MDTEST_OPERATIONS.get(name, name)
 
 
-def rate(r: float) -> str:
-    """Items per second with three decimals, as mdtest prints them."""
-    return f"{r:.3f}"
+def _mdtest_order(s: MdtestSummary) -> tuple[int, str]:
+    order = list(MDTEST_OPERATIONS)
+    return (order.index(s.name) if s.name in order else len(order), s.name)
 
 
 def mdtest_header(doc: MdtestDocument) -> RenderableType:
@@ -353,8 +347,7 @@ def mdtest_header(doc: MdtestDocument) -> RenderableType:
     return Group(head, t)
 
 
-# (header, essential, cell): essential columns stay in the compact form of a table.
-_MD_PHASE_COLUMNS: list[tuple[str, bool, Callable[[MdtestPhase], str]]] = [
+_MDTEST_PHASE_COLUMNS: list[Column[MdtestPhase]] = [
     ("phase", True, lambda p: p.name),
     ("iter", True, lambda p: str(p.iteration)),
     ("items", True, lambda p: str(p.items)),
@@ -366,38 +359,21 @@ _MD_PHASE_COLUMNS: list[tuple[str, bool, Callable[[MdtestPhase], str]]] = [
     ("lat max", False, lambda p: latency(p.latency_ns.max)),
 ]
 
-
-def mdtest_phase_table(phases: Iterable[MdtestPhase], compact: bool = False) -> Table:
-    cols = [c for c in _MD_PHASE_COLUMNS if c[1] or not compact]
-    t = _table(None)
-    for name, _, _ in cols:
-        t.add_column(name, justify="left" if name == "phase" else "right", no_wrap=True)
-    for p in phases:
-        t.add_row(*(cell(p) for _, _, cell in cols))
-    return t
-
-
-def _mdtest_order(name: str) -> tuple[int, str]:
-    order = list(MDTEST_OPERATIONS)
-    return (order.index(name) if name in order else len(order), name)
+# mdtest's "SUMMARY rate" table: items per second over the iterations.
+_MDTEST_SUMMARY_COLUMNS: list[Column[MdtestSummary]] = [
+    ("Operation", True, lambda s: _operation(s.name)),
+    ("Max", True, lambda s: rate(s.rate_max_per_s)),
+    ("Min", True, lambda s: rate(s.rate_min_per_s)),
+    ("Mean", True, lambda s: rate(s.rate_mean_per_s)),
+    ("Std Dev", True, lambda s: rate(s.rate_stddev_per_s)),
+]
 
 
 def mdtest_summary_table(doc: MdtestDocument) -> Table:
-    """mdtest's "SUMMARY rate: (of N iterations)" table: items per second over the iterations."""
+    """mdtest 4's "SUMMARY rate (in ops/sec): (of N iterations)", its operations in mdtest's order."""
     iterations = max((s.iterations for s in doc.summary), default=0)
-    t = _table(f"SUMMARY rate: (of {iterations} iterations)")
-    t.add_column("Operation", justify="left", no_wrap=True)
-    for name in ("Max", "Min", "Mean", "Std Dev"):
-        t.add_column(name, justify="right", no_wrap=True)
-    for s in sorted(doc.summary, key=lambda s: _mdtest_order(s.name)):
-        t.add_row(
-            _operation(s.name),
-            rate(s.rate_max_per_s),
-            rate(s.rate_min_per_s),
-            rate(s.rate_mean_per_s),
-            rate(s.rate_stddev_per_s),
-        )
-    return t
+    title = f"SUMMARY rate (in ops/sec): (of {iterations} iterations)"
+    return columns_table(_MDTEST_SUMMARY_COLUMNS, sorted(doc.summary, key=_mdtest_order), title=title)
 
 
 def mdtest_stonewall_lines(doc: MdtestDocument) -> list[Text]:
@@ -428,13 +404,8 @@ def mdtest_verify_lines(doc: MdtestDocument) -> list[Text]:
         v = p.verify
         if v is None:
             continue
-        checked = f"{v.files_checked} files, {human_bytes(v.bytes_checked)} checked"
-        what = f"verify {p.name} iter {p.iteration}: {checked}"
-        if v.errors == 0:
-            out.append(Text(f"{what}, no errors", style="green"))
-        else:
-            where = f", first in {v.first_bad_path}" if v.first_bad_path else ""
-            out.append(Text(f"VERIFICATION FAILED: {what}, {v.errors} bytes differ{where}", style="bold red"))
+        where = f", first in {v.first_bad_path}" if v.first_bad_path else ""
+        out.append(verify_line(p, f"{v.files_checked} files, {human_bytes(v.bytes_checked)} checked", where))
     return out
 
 
@@ -443,7 +414,7 @@ def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
     compact = width < FULL_WIDTH
     parts: list[RenderableType] = [mdtest_header(doc)]
     if doc.phases:
-        parts.append(mdtest_phase_table(doc.phases, compact))
+        parts.append(columns_table(_MDTEST_PHASE_COLUMNS, doc.phases, compact))
     parts.extend(mdtest_stonewall_lines(doc))
     parts.extend(mdtest_verify_lines(doc))
     if doc.summary:
@@ -451,3 +422,128 @@ def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
     if not doc.ok:
         parts.append(error_panel(doc))
     return Group(*parts)
+
+
+# --- find ---------------------------------------------------------------------------------------------------
+
+_FIND_RANK_COLUMNS: list[Column[FindRankStat]] = [
+    ("rank", True, lambda r: str(r.rank)),
+    ("scanned", True, lambda r: f"{r.scanned:,}"),
+    ("matched", True, lambda r: f"{r.matched:,}"),
+    ("stat calls", True, lambda r: f"{r.stat_calls:,}"),
+    ("time(s)", True, lambda r: seconds(r.time_s)),
+    ("busy(s)", True, lambda r: seconds(r.busy_s)),
+]
+
+
+def find_rank_table(f: FindSection) -> Table:
+    """A row per rank, then the totals (time: the walk's, from the first rank's start to the last's end)."""
+    t = columns_table(_FIND_RANK_COLUMNS, f.per_rank)
+    t.add_row("total", f"{f.scanned:,}", f"{f.matched:,}", f"{f.stat_calls:,}", seconds(f.time_s), "",
+              style="bold")  # fmt: skip
+    return t
+
+
+def find_summary_lines(f: FindSection) -> list[RenderableType]:
+    out: list[RenderableType] = [
+        Text(f"rate: {f.rate_per_s:,.0f} entries scanned/s ({f.kiops:.3f} kIOPS)", style="bold")
+    ]
+    lat = f.latency_ns
+    if lat.count:
+        out.append(
+            Text(
+                f"stat latency: p50 {latency(lat.p50)}  p99 {latency(lat.p99)}  max {latency(lat.max)}  "
+                f"({lat.count:,} calls)",
+                style="dim",
+            )
+        )
+    ws = f.work_sharing
+    out.append(
+        Text(
+            f"{ws.levels} directory levels, {f.directories:,} directories read; "
+            f"{ws.shared_directories} with more than {ws.split_entries} entries shared by all ranks",
+            style="dim",
+        )
+    )
+    if f.stonewall is not None:
+        hit = "hit: the walk stopped before the end of the tree" if f.stonewall.hit else "not reached"
+        out.append(
+            Text(f"stonewall {f.stonewall.deadline_s:g} s: {hit}", style="yellow" if f.stonewall.hit else "")
+        )
+    if f.errors:
+        first = f" first: {f.first_error.message}" if f.first_error else ""
+        out.append(Text(f"{f.errors} entries or directories could not be read;{first}", style="yellow"))
+    if f.matches_file:
+        out.append(Text(f"matching paths: {f.matches_file}"))
+    return out
+
+
+def find_document(doc: FindDocument, width: int = FULL_WIDTH) -> Group:
+    """Everything about a find run: the rank table fits any width, so `width` changes nothing."""
+    f = doc.find
+    root = [f"root: {f.root} ({f.file_system})   predicates: {f.predicates.expression()}"] if f else []
+    parts: list[RenderableType] = [header(doc, *root)]
+    if f is not None:
+        parts.append(find_rank_table(f))
+        parts.extend(find_summary_lines(f))
+    if not doc.ok:
+        parts.append(error_panel(doc))
+    return Group(*parts)
+
+
+# --- a document, whatever its workload ----------------------------------------------------------------------
+
+# The view of each kind of document (results.DOCUMENT_TYPES): what `iolens WORKLOAD` prints at the end.
+VIEWS: dict[type[Document], Callable[[Any, int], Group]] = {
+    IorDocument: ior_document,
+    MdtestDocument: mdtest_document,
+    FindDocument: find_document,
+}
+
+
+def document(doc: Document, width: int = FULL_WIDTH) -> Group:
+    return VIEWS[type(doc)](doc, width)
+
+
+def print_document(doc: Document, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(document(doc, console.width))
+
+
+# What the `items` of a workload's progress lines are, where they are not "items" (files, directories).
+_PROGRESS_UNITS = {"find": ("entries/s", "scanned")}
+
+
+def progress_line(progress: dict[str, Any], wall_s: float, workload: str = "") -> Text:
+    """The live line while the engine runs, from its latest IOLENS-PROGRESS object (docs/schema.md)."""
+    phase = str(progress.get("phase", "?"))
+    it = progress.get("iteration")
+    level = progress.get("level")
+    bw = progress.get("bw_bytes_per_s")
+    moved = progress.get("bytes")
+    items = progress.get("items")
+    # mdtest calls the items' rate rate_per_s, find items_per_s.
+    items_rate = progress.get("rate_per_s", progress.get("items_per_s"))
+    rate_unit, count_unit = _PROGRESS_UNITS.get(workload, ("items/s", "items"))
+    elapsed = progress.get("elapsed_s")
+    t = Text()
+    t.append(f"{phase}", style="bold cyan")
+    if isinstance(it, int):
+        t.append(f" iter {it}")
+    if isinstance(level, int):
+        t.append(f" level {level}")
+    if isinstance(bw, int | float):
+        t.append(f"  {bw / MiB:,.1f} MiB/s", style="bold")
+    if isinstance(moved, int | float):
+        t.append(f"  {human_bytes(moved)}")
+    # mdtest-class workloads count items (files, directories) instead of bytes.
+    if isinstance(items_rate, int | float):
+        t.append(f"  {items_rate:,.0f} {rate_unit}", style="bold")
+    if isinstance(items, int | float):
+        t.append(f"  {int(items):,} {count_unit}")
+    if isinstance(elapsed, int | float):
+        t.append(f"  phase {elapsed:.1f} s")
+    t.append(f"  total {wall_s:.1f} s", style="dim")
+    if progress.get("estimate"):
+        t.append("  (estimate)", style="dim")
+    return t
