@@ -372,3 +372,26 @@ def test_interrupted_run_stops_reports_and_removes_its_files(engine: Path, tmpfs
     assert doc["status"] == "failed"
     assert f"interrupted by signal {int(sig)}" in doc["error"]["message"]
     assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_random_4k_reads_across_the_whole_file_as_io500_does(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    path = str(tmpfs_dir / "easy")
+    w = run_engine(engine, ["-F", "-t", "64k", "-b", "1m", "-w", "-k", "-o", path], np=2)
+    assert w.returncode == 0, w.stderr
+    # IO500's ior-rnd4K-easy-read: -t=4096 -b=4096 -s=-1 (as many segments as the file holds) -z -z -z.
+    r = run_engine(
+        engine, ["-F", "-t=4096", "-b=4096", "-s=-1", "-z", "-z", "-z", "-r", "-R", "-o", path], np=2
+    )
+    assert r.returncode == 0, r.stderr
+    ph = r.doc["phases"][0]
+    assert [x["ops"] for x in ph["per_rank"]] == [256, 256]
+    assert ph["verify"]["errors"] == 0 and ph["verify"]["bytes_checked"] == 2 * 1024 * 1024
+    assert r.doc["config"]["random-offset"] == 3 and r.doc["config"]["segment-count"] == -1
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_segments_from_the_file_are_refused_for_writes(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(engine, ["-s", "-1", "-w", "-o", str(tmpfs_dir / "x")], np=1)
+    assert res.returncode == 2 and "-s" in res.stderr
+    assert list(tmpfs_dir.iterdir()) == []

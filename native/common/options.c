@@ -231,6 +231,22 @@ static int set_value(const struct iol_optset *sets, int nsets, const struct iol_
         *(int *)field = b;
         return 0;
     }
+    case IOL_OPT_COUNT: {
+        int64_t v = 0;
+        int b = 0;
+        if (iol_parse_int(value, &v, what, NULL) != 0) {
+            if (iol_parse_bool(value, &b, what, err) != 0)
+                return -1;
+            v = b;
+        }
+        snprintf(shown, sizeof shown, "%" PRId64, v);
+        if (v < 0 || v > 1000000)
+            return iol_err_set(err, IOL_ERR_USAGE, "%s: value %s is not a count from 0 to 1000000", what, shown);
+        if (bounds && check_bounds(o, (double)v, shown, what, err) != 0)
+            return -1;
+        *(int *)field = (int)v;
+        return 0;
+    }
     case IOL_OPT_INT: {
         int64_t v = 0;
         if (iol_parse_int(value, &v, what, err) != 0)
@@ -289,7 +305,7 @@ int iol_opts_set(const struct iol_optset *sets, int nsets, const char *name, con
     char what[256];
     snprintf(what, sizeof what, has_where ? "%s %s" : "%s%s", has_where ? where : "", name);
     if (value == NULL) {
-        if (o->type != IOL_OPT_FLAG)   /* a bare "key" line of an INI file switches a flag on */
+        if (o->type != IOL_OPT_FLAG && o->type != IOL_OPT_COUNT)   /* a bare "key" switches a flag on */
             return iol_err_set(err, IOL_ERR_USAGE, "%s: missing value", what);
         value = "1";
     }
@@ -336,6 +352,7 @@ int iol_opts_defaults(const struct iol_optset *sets, int nsets, struct iol_err *
             if (o->defval == NULL) {
                 switch (o->type) {
                 case IOL_OPT_FLAG: *(int *)field = 0; break;
+                case IOL_OPT_COUNT: *(int *)field = 0; break;
                 case IOL_OPT_INT: *(int64_t *)field = 0; break;
                 case IOL_OPT_SIZE: *(uint64_t *)field = 0; break;
                 case IOL_OPT_DOUBLE: *(double *)field = 0; break;
@@ -372,6 +389,10 @@ static int parse_long(const struct iol_optset *sets, int nsets, int argc, char *
     if (o == NULL)
         return iol_err_set(err, IOL_ERR_USAGE, "unknown option '%s'", what);
     const char *value;
+    if (eq == NULL && o->type == IOL_OPT_COUNT) {
+        (*(int *)((char *)sets[s].cfg + o->offset))++;
+        return 0;
+    }
     if (eq != NULL)
         value = eq + 1;
     else if (o->type == IOL_OPT_FLAG)
@@ -399,8 +420,14 @@ static int parse_short(const struct iol_optset *sets, int nsets, int argc, char 
                 return -1;
             continue;
         }
+        if (o->type == IOL_OPT_COUNT) {
+            (*(int *)((char *)sets[s].cfg + o->offset))++;
+            continue;
+        }
         const char *value;
-        if (c[1] != '\0')
+        if (c[1] == '=' && c[2] != '\0')   /* "-t=4096", as IOR accepts (and the IO500 app writes) */
+            value = c + 2;
+        else if (c[1] != '\0')
             value = c + 1;
         else if (*i + 1 < argc)
             value = argv[++*i];
@@ -457,6 +484,7 @@ static const char *metavar(enum iol_opt_type t)
 {
     switch (t) {
     case IOL_OPT_FLAG: return "";
+    case IOL_OPT_COUNT: return "";
     case IOL_OPT_INT: return "=N";
     case IOL_OPT_SIZE: return "=SIZE";
     case IOL_OPT_DOUBLE: return "=X";
@@ -473,7 +501,7 @@ static void describe_default(const struct iol_option *o, char *buf, size_t len)
         return;
     int b = 0;
     uint64_t size = 0;
-    if (o->type == IOL_OPT_FLAG) {
+    if (o->type == IOL_OPT_FLAG || o->type == IOL_OPT_COUNT) {
         if (iol_parse_bool(o->defval, &b, "", NULL) == 0 && b)
             snprintf(buf, len, " (default on)");
         return;
@@ -516,6 +544,7 @@ void iol_opts_json(const struct iol_optset *sets, int nsets, struct iol_json *j)
             const char *field = (const char *)sets[s].cfg + o->offset;
             switch (o->type) {
             case IOL_OPT_FLAG: iol_json_kv_bool(j, o->name, *(const int *)field != 0); break;
+            case IOL_OPT_COUNT: iol_json_kv_int(j, o->name, *(const int *)field); break;
             case IOL_OPT_INT: iol_json_kv_int(j, o->name, *(const int64_t *)field); break;
             case IOL_OPT_SIZE: iol_json_kv_uint(j, o->name, *(const uint64_t *)field); break;
             case IOL_OPT_DOUBLE: iol_json_kv_double(j, o->name, *(const double *)field); break;

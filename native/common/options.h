@@ -16,6 +16,8 @@
 
 enum iol_opt_type {
     IOL_OPT_FLAG,       /* int field; on the command line takes no value (sets 1); as key=value: 0/1/true/false/yes/no */
+    IOL_OPT_COUNT,      /* int field; on the command line takes no value and each use adds 1 (IOR's -z -z -z);
+                         * as key=value or --name=N: a whole number (or a boolean: 0/1) */
     IOL_OPT_INT,        /* int64_t field; decimal, bounds [min, max] */
     IOL_OPT_SIZE,       /* uint64_t field; integer with optional k/m/g/t/p suffix (powers of 1024, "kib"/"kb"/"k"
                          * all mean 1024), bounds [min, max] */
@@ -48,7 +50,7 @@ struct iol_optset {
  * sentinel the user cannot type; a default that does not parse is a bug in the table (IOL_ERR_RUNTIME). */
 int iol_opts_defaults(const struct iol_optset *sets, int nsets, struct iol_err *err);
 
-/* Parses argv[0..argc-1] (no program name): "-t 1m", "-t1m", "-Fw" (bundled flags), "--transfer-size=1m",
+/* Parses argv[0..argc-1] (no program name): "-t 1m", "-t1m", "-t=1m", "-Fw" (bundled flags), "--transfer-size=1m",
  * "--transfer-size 1m", "--posix.odirect". A "--" ends option parsing. Arguments that are not options are
  * returned in order through positional (room for argc pointers; may be NULL: then any positional argument is
  * an error); *npositional gets their count. On error returns -1 with err->code = IOL_ERR_USAGE. */

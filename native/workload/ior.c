@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
@@ -88,7 +89,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
     struct ior_order ord;
-    ior_order_init(&ord, cfg, r->nranks, pl->data_rank, pl->start);
+    ior_order_init(&ord, cfg, r->nranks, pl->data_rank, r->pairs_total, pl->start);
 
     int free_slots[4096], nfree = qd, inflight = 0, stop = 0;
     for (int i = 0; i < qd; i++) free_slots[i] = qd - 1 - i;
@@ -531,6 +532,31 @@ static void cleanup_after_failure(struct ior_run *r)
     }
 }
 
+/* -s -1: as many segments as the file to read holds (the smallest over the ranks, so none reads past
+ * the end), as IOR does for the IO500 random-read phase. */
+static int segments_from_file(struct ior_run *r)
+{
+    const struct ior_cfg *cfg = r->cfg;
+    struct iol_comm *c = r->comm;
+    int data_rank = (c->rank + r->read_rank_shift) % c->size;
+    char p[IOL_STR_MAX + 64];
+    ior_file_path(cfg, cfg->fpp ? data_rank : 0, 0, p, sizeof p);
+    uint64_t segs = 1;
+    struct stat st;
+    if (r->err.code) {
+        segs = 0;
+    } else if (r->be->does_io) {
+        if (r->be->stat(r->bctx, p, &st, &r->err)) segs = 0;
+        else segs = (uint64_t)st.st_size / (cfg->block * (cfg->fpp ? 1 : (uint64_t)c->size));
+    }
+    if (c->allreduce(c, &segs, &segs, 1, IOL_DT_U64, IOL_OP_MIN)) return comm_failed(r);
+    if (segs == 0 && !r->err.code)
+        return iol_err_set(&r->err, IOL_ERR_USAGE, "-s -1: %s holds less than one segment of %llu bytes (-b)", p,
+                           (unsigned long long)cfg->block);
+    r->segments = (int64_t)segs;
+    return r->err.code ? -1 : 0;
+}
+
 static int setup(struct ior_run *r)
 {
     const struct ior_cfg *cfg = r->cfg;
@@ -539,10 +565,15 @@ static int setup(struct ior_run *r)
     r->be = iol_backend_find(cfg->api);
     r->qd = (int)cfg->queue_depth;
     r->xfers_per_block = cfg->block / cfg->xfer;
-    r->pairs_total = (uint64_t)cfg->segments * r->xfers_per_block;
+    /* No early return before segments_from_file: it is collective, every rank must reach it. */
+    r->be->ctx_open(&r->bctx, r->qd, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
     /* IOR's -C: read the data written tasks-per-node × Q ranks away, i.e. on another node. */
     r->read_rank_shift = cfg->reorder ? (int)(((int64_t)r->tasks_per_node * cfg->task_offset) % r->nranks) : 0;
+    r->segments = cfg->segments;
+    if (r->segments < 0) segments_from_file(r);
+    if (r->err.code) return -1;
+    r->pairs_total = (uint64_t)r->segments * r->xfers_per_block;
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
     snprintf(r->fs_type, sizeof r->fs_type, "%s", r->be->does_io ? iol_fs_type(dir) : "none");
@@ -562,7 +593,7 @@ static int setup(struct ior_run *r)
         r->phases = calloc((size_t)cfg->reps * 2, sizeof *r->phases);
         if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     }
-    return r->be->ctx_open(&r->bctx, r->qd, &r->err);
+    return 0;
 }
 
 static void teardown(struct ior_run *r)

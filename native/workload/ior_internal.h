@@ -58,6 +58,7 @@ struct ior_run {
     int tasks_per_node;
     int read_rank_shift;             /* -C: readers read the data of rank + shift */
     uint64_t xfers_per_block;
+    int64_t segments;                /* -s, or what the existing file holds with -s -1 */
     uint64_t pairs_total;            /* transfers per rank per phase */
     int qd;
     void **bufs;
@@ -94,15 +95,17 @@ int ior_prepare_write(struct ior_run *r, int iteration, struct iol_err *err);
 struct ior_order {
     uint64_t xfer, block, xfers_per_block;
     int64_t nranks;
-    int fpp, random;
+    int fpp, random;                 /* random: 0 sequential, 1 within each block, 2+ across all the rank's blocks */
     uint64_t seed;
     int64_t rank;
-    /* the permutation of the current segment (cycle-walking a keyed bijection on 2^bits values) */
+    uint64_t total;                  /* transfers of the rank */
+    /* the permutation (cycle-walking a keyed bijection on 2^bits values): of a block, or of everything */
     unsigned bits;
     uint64_t perm_key;
-    uint64_t seg, j;                 /* position of the next transfer */
+    uint64_t seg, j, k;              /* position of the next transfer: segment, index in block, index overall */
 };
-void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t start_pair);
+void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t total,
+                    uint64_t start_pair);
 uint64_t ior_order_next(struct ior_order *o);   /* file offset of the next transfer */
 
 /* ior_report.c: the IOR-like text report (printed as the run goes) and the JSON members of the document */

@@ -16,7 +16,8 @@ static void order_set_segment(struct ior_order *o)
     o->perm_key = iol_mix64(o->seed ^ iol_mix64((uint64_t)o->rank * 0x9e3779b97f4a7c15ULL + o->seg + 1));
 }
 
-void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t start_pair)
+void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t total,
+                    uint64_t start_pair)
 {
     o->xfer = cfg->xfer;
     o->block = cfg->block;
@@ -26,14 +27,24 @@ void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, 
     o->random = cfg->random;
     o->seed = (uint64_t)cfg->seed;
     o->rank = rank;
-    o->bits = iol_permute_bits(o->xfers_per_block);
+    o->total = total;
+    o->k = start_pair;
+    o->bits = iol_permute_bits(o->random >= 2 ? total : o->xfers_per_block);
     o->seg = start_pair / o->xfers_per_block;
     o->j = start_pair % o->xfers_per_block;
     order_set_segment(o);
+    if (o->random >= 2) o->perm_key = iol_mix64(o->seed ^ iol_mix64((uint64_t)rank * 0x9e3779b97f4a7c15ULL));
 }
 
 uint64_t ior_order_next(struct ior_order *o)
 {
+    if (o->random >= 2) {
+        /* One permutation over all of the rank's transfers (IOR's -z -z, the IO500 random-read phase). */
+        uint64_t p = iol_permute(o->k++, o->total, o->bits, o->perm_key);
+        uint64_t seg = p / o->xfers_per_block, j = p % o->xfers_per_block;
+        return (o->fpp ? seg * o->block : seg * (uint64_t)o->nranks * o->block + (uint64_t)o->rank * o->block) +
+               j * o->xfer;
+    }
     uint64_t j = o->random ? iol_permute(o->j, o->xfers_per_block, o->bits, o->perm_key) : o->j;
     uint64_t base = o->fpp ? o->seg * o->block
                            : o->seg * (uint64_t)o->nranks * o->block + (uint64_t)o->rank * o->block;

@@ -86,7 +86,7 @@ void ior_report_text_begin(FILE *fp, const struct ior_run *r)
     fprintf(fp, "test filename       : %s\n", cfg->path);
     fprintf(fp, "access              : %s\n", cfg->fpp ? "file-per-process" : "single-shared-file");
     fprintf(fp, "type                : independent\n");
-    fprintf(fp, "segments            : %" PRId64 "\n", cfg->segments);
+    fprintf(fp, "segments            : %" PRId64 "\n", r->segments);
     fprintf(fp, "ordering in a file  : %s\n", cfg->random ? "random" : "sequential");
     fprintf(fp, "ordering inter file : %s\n", cfg->reorder ? "constant task offset" : "no tasks offsets");
     if (cfg->reorder) fprintf(fp, "task offset         : %" PRId64 "\n", cfg->task_offset);
@@ -99,7 +99,7 @@ void ior_report_text_begin(FILE *fp, const struct ior_run *r)
     fprintf(fp, "xfersize            : %s\n", sz);
     iol_format_size(cfg->block, sz, sizeof sz);
     fprintf(fp, "blocksize           : %s\n", sz);
-    iol_format_size(cfg->block * (uint64_t)cfg->segments * (uint64_t)r->nranks, sz, sizeof sz);
+    iol_format_size(cfg->block * (uint64_t)r->segments * (uint64_t)r->nranks, sz, sizeof sz);
     fprintf(fp, "aggregate filesize  : %s\n", sz);
     if (cfg->direct) fprintf(fp, "O_DIRECT            : 1\n");
     if (cfg->deadline_s) {
@@ -172,7 +172,7 @@ void ior_report_text_end(FILE *fp, const struct ior_run *r)
                     " %3d %5d %8" PRId64 " %4" PRId64 " %6" PRId64 " %8" PRIu64 " %8" PRIu64 " %9.1f %5s\n",
                 s.name, s.bw_max / MIB, s.bw_min / MIB, s.bw_mean / MIB, s.bw_stddev / MIB, s.ops_max, s.ops_min,
                 s.ops_mean, s.ops_stddev, s.time_mean, r->nranks, r->tasks_per_node, cfg->reps, cfg->fpp,
-                cfg->reorder, cfg->task_offset, cfg->seed, cfg->segments, cfg->block, cfg->xfer,
+                cfg->reorder, cfg->task_offset, cfg->seed, r->segments, cfg->block, cfg->xfer,
                 (double)s.bytes / MIB, r->be ? r->be->name : cfg->api);
     }
     char when[64];

@@ -25,6 +25,9 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
     if (cfg->block % cfg->xfer)
         return iol_err_set(err, IOL_ERR_USAGE, "-b: block size %llu is not a multiple of the transfer size %llu (-t)",
                            (unsigned long long)cfg->block, (unsigned long long)cfg->xfer);
+    if (cfg->segments == 0) return iol_err_set(err, IOL_ERR_USAGE, "-s: the segment count must be at least 1 (or -1)");
+    if (cfg->segments < 0 && (cfg->write || cfg->check_write))
+        return iol_err_set(err, IOL_ERR_USAGE, "-s: -1 (as many segments as the file holds) is for reading only");
     /* The largest offset must fit in a signed 64-bit file offset. */
     long double extent = (long double)cfg->segments * cfg->block * (cfg->fpp ? 1 : nranks);
     if (extent > 9.2e18L)
@@ -38,7 +41,7 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
     if (strcasecmp(cfg->summary_format, "default") && strcasecmp(cfg->summary_format, "json"))
         return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFormat: '%s' is not one of default, JSON",
                            cfg->summary_format);
-    if (cfg->wear_out_iterations > 0 && (uint64_t)cfg->wear_out_iterations > cfg->segments * (cfg->block / cfg->xfer))
+    if (cfg->wear_out_iterations > 0 && cfg->segments > 0 && (uint64_t)cfg->wear_out_iterations > cfg->segments * (cfg->block / cfg->xfer))
         return iol_err_set(err, IOL_ERR_USAGE,
                            "-O stoneWallingWearOutIterations: %lld is more than the %llu transfers of a rank",
                            (long long)cfg->wear_out_iterations,
