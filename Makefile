@@ -1,4 +1,4 @@
-# iolens: build, test and try it.  `make test` is what CI runs (through .ci/run); `make run` is a short demo.
+# iolens: build, test and try it.  `make test` is what CI runs (through .ci/run); `make run` is a short demo (iolens io500 --quick).
 SHELL := /bin/bash
 .DEFAULT_GOAL := install
 
@@ -43,12 +43,18 @@ test-python: install
 
 test: test-native lint test-python
 
-# A short write+read with verification on a scratch directory, removed afterwards.
+# The IO500 suite in --quick mode (2 s stonewall, small sizes: not a valid IO500 run) with 2 local processes,
+# on a scratch directory in /tmp: prints the phase table and the score; the result directory is kept (its path
+# is printed), the data directory is removed.
 run: install
 	@scratch=$$(mktemp -d /tmp/iolens-run.XXXXXX); \
-	trap 'rm -rf "$$scratch"' EXIT; \
-	echo "scratch directory: $$scratch"; \
-	$(VENV)/bin/iolens ior -F -t 1m -b 64m -w -r -e -W -R -i 2 --np 2 -o "$$scratch/testfile"
+	printf '[global]\ndatadir = %s/data\nresultdir = %s/results\ntimestamp-resultdir = FALSE\n' \
+		"$$scratch" "$$scratch" > "$$scratch/io500.ini"; \
+	echo "scratch directory: $$scratch (config: $$scratch/io500.ini)"; \
+	$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2; status=$$?; \
+	rm -rf "$$scratch/data"; \
+	echo "results kept in $$scratch/results (rm -r $$scratch when done)"; \
+	exit $$status
 
 clean:
 	rm -rf build dist .venv .pytest_cache .ruff_cache .mypy_cache python/iolens/_native *.egg-info python/*.egg-info

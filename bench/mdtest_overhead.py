@@ -244,10 +244,11 @@ def main() -> int:
         rep.add(bl.table(["size", "tool", *COUNTED_CALLS], sys_rows))
     rep.notes(
         "iolens's time_s runs from the barrier that starts a phase to the one that ends it (one rank: no "
-        "waiting); the loop's from its first call to its last. Per item iolens also reads the clock twice "
-        "and records the latency in a histogram.",
-        "With -w, iolens stamps the item's data pattern into its buffer before each write (so a read can "
-        "be checked) and checks the first 8 bytes of each read; the loop writes an unchanged buffer.",
+        "waiting); the loop's from its first call to its last. Per item iolens also reads the clock once "
+        "(an item's end is the next one's start) and records the latency in a histogram.",
+        "With -w, iolens moves its buffer's pattern stamps (one word per 512 bytes) to the item's place "
+        "before each write (so a read can be checked) and checks the first 8 bytes of each read; the loop "
+        "writes an unchanged buffer.",
         "Both work in turn in the same new directory, make it and its test-dir.0-0/mdtest_tree.0 "
         "untimed (iolens times the tree directory as its tree-create phase, not shown) and remove them at "
         "the end.",

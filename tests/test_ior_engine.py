@@ -395,3 +395,48 @@ def test_segments_from_the_file_are_refused_for_writes(engine: Path, tmpfs_dir: 
     res = run_engine(engine, ["-s", "-1", "-w", "-o", str(tmpfs_dir / "x")], np=1)
     assert res.returncode == 2 and "-s" in res.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_remove_only_removes_what_a_kept_run_left_and_nothing_else(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    path = str(tmpfs_dir / "kept")
+    assert run_engine(engine, ["-F", "-t", "16k", "-b", "64k", "-w", "-k", "-o", path], np=2).returncode == 0
+    foreign = tmpfs_dir / "other.00000000"
+    foreign.write_text("not iolens's\n")
+    res = run_engine(engine, ["-F", "--remove-only", "-o", path], np=2)
+    assert res.returncode == 0, res.stderr
+    assert res.doc["phases"] == []
+    assert foreign.read_text() == "not iolens's\n"
+    foreign.unlink()
+    assert_only_canary_left(tmpfs_dir, canary)
+    # Files iolens did not create are left alone even when they carry the test file's name.
+    mine = Path(f"{path}.00000000")
+    mine.write_text("user data\n")
+    res = run_engine(engine, ["-F", "--remove-only", "-o", path], np=1)
+    assert res.returncode == 0, res.stderr
+    assert mine.read_text() == "user data\n"
+
+
+def test_stonewalled_write_may_ask_for_more_than_the_free_space(engine: Path, tmpfs_dir: Path) -> None:
+    # IO500 sizes its blocks far beyond the file system and relies on the deadline (-D) to stop.
+    res = run_engine(
+        engine,
+        [
+            "-F",
+            "-t",
+            "1m",
+            "-b",
+            "100t",
+            "-w",
+            "-D",
+            "1",
+            "-O",
+            "stoneWallingWearOut=1",
+            "-o",
+            str(tmpfs_dir / "big"),
+        ],
+        np=1,
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.doc["phases"][0]["stonewall"]["hit"] is True
+    assert list(tmpfs_dir.iterdir()) == []

@@ -5,27 +5,25 @@
 #include <stddef.h>
 #include <strings.h>
 
-/* The one list of backends: the lookup table and the names shown in messages both come from it, so they
- * cannot disagree. Each entry X(id) names the struct iol_backend_<id>, whose .name must be "<id>". A
- * backend compiled only when its library is found (io_uring, aio) joins the list under its #if. */
-#define IOL_BACKEND_LIST(X) \
-    X(posix)                \
-    X(null)
-
+/* The lookup table and the names shown in messages both come from IOL_BACKEND_LIST (backend.h), so they
+ * cannot disagree. */
 #define AS_POINTER(id) &iol_backend_##id,
 static const struct iol_backend *const backends[] = { IOL_BACKEND_LIST(AS_POINTER) };
 #undef AS_POINTER
 
 #define AS_NAME(id) "," #id
-static const char backend_names[] = IOL_BACKEND_LIST(AS_NAME);   /* ",posix,null" */
+static const char backend_names[] = IOL_BACKEND_LIST(AS_NAME);   /* ",posix,pvsync2,...,null" */
 #undef AS_NAME
 
 /* Names other tools use for the same thing, so their command lines work unchanged: IOR's DUMMY backend
- * is our null (it moves no data). */
+ * is our null (it moves no data); fio's psync engine is pread/pwrite, our posix; IOR's AIO backend is
+ * libaio. An alias whose backend is not compiled in finds nothing, as its backend's own name would not. */
 static const struct {
     const char *alias, *name;
 } aliases[] = {
     { "dummy", "null" },
+    { "psync", "posix" },
+    { "aio", "libaio" },
 };
 
 const struct iol_backend *iol_backend_find(const char *name)
@@ -45,4 +43,18 @@ const struct iol_backend *iol_backend_find(const char *name)
 const char *iol_backend_names(void)
 {
     return backend_names + 1;   /* skip the leading comma */
+}
+
+int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, int queue_depth,
+                         const struct iol_backend_opts *opts, struct iol_err *err)
+{
+    if (opts != NULL && be->ctx_open_opts != NULL)
+        return be->ctx_open_opts(ctx, queue_depth, opts, err);
+    if (opts != NULL && (opts->sqthread_poll || opts->hipri)) {
+        /* Silently running without what was asked for would make the figure a lie about the setting. */
+        *ctx = NULL;
+        return iol_err_set(err, IOL_ERR_USAGE, "%s backend: %s is not supported (it needs io_uring%s)", be->name,
+                           opts->sqthread_poll ? "sqthread_poll" : "hipri", opts->sqthread_poll ? "" : " or pvsync2");
+    }
+    return be->ctx_open(ctx, queue_depth, err);
 }

@@ -55,11 +55,43 @@ enum iol_req_flags {
     IOL_REQ_UNTIMED = 1 << 0,
 };
 
+/* Settings of a context, for the backends that have any. All zero is every backend's default, which is its
+ * fastest honest setting: so the "off" switches are spelled negatively (fio's fixedbufs=0, registerfiles=0). */
+struct iol_backend_opts {
+    int no_fixed_bufs;       /* io_uring: plain read/write even for buffers given to register_buffers */
+    int no_register_files;   /* io_uring: pass descriptors, not slots of a registered file table */
+    int sqthread_poll;       /* io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL) */
+    int sqthread_idle_ms;    /* with sqthread_poll: idle time before that thread sleeps; 0 = the kernel's */
+    int hipri;               /* polled completions: io_uring IORING_SETUP_IOPOLL (O_DIRECT only), pvsync2
+                              * RWF_HIPRI */
+};
+
+/* What a context did, for reports: which fast paths the requests really took. */
+struct iol_backend_stats {
+    uint64_t requests;       /* handed to submit */
+    uint64_t fixed_bufs;     /* of those, sent with a registered buffer */
+    uint64_t fixed_files;    /* of those, sent through a registered file slot */
+    uint64_t resubmits;      /* remainders of short transfers sent again */
+    uint64_t submit_calls;   /* system calls that submitted (io_uring_enter, io_submit) */
+    uint64_t waits;          /* times reap had to wait for completions */
+};
+
 struct iol_backend {
     const char *name;
     const char *description;
-    /* queue_depth: most requests in flight at once */
+    /* queue_depth: most requests in flight at once; the default settings */
     int (*ctx_open)(struct iol_bctx **ctx, int queue_depth, struct iol_err *err);
+    /* Optional: the same with settings (NULL for backends without any; see iol_backend_ctx_open). */
+    int (*ctx_open_opts)(struct iol_bctx **ctx, int queue_depth, const struct iol_backend_opts *opts,
+                         struct iol_err *err);
+    /* Optional: the caller's transfer buffers, given once after allocating them and before any request is
+     * in flight, so a backend can pin them (io_uring fixed buffers). A request whose buffer lies inside
+     * one of them may go the faster way; any other buffer still works. Returns how many were registered
+     * (0 when the backend chose not to, e.g. over the locked-memory limit), or -1 with err set. The
+     * buffers must outlive the context. */
+    int (*register_buffers)(struct iol_bctx *ctx, void *const *bufs, int n, size_t len, struct iol_err *err);
+    /* Optional: what the context did so far. */
+    void (*stats)(const struct iol_bctx *ctx, struct iol_backend_stats *out);
     void (*ctx_close)(struct iol_bctx *ctx);
     int (*open)(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
                 struct iol_err *err);
@@ -82,11 +114,35 @@ struct iol_backend {
 const struct iol_backend *iol_backend_find(const char *name);   /* case-insensitive; NULL if unknown */
 /* Comma-separated list of the names compiled in, for messages and --help. */
 const char *iol_backend_names(void);
+/* Opens a context with settings: through ctx_open_opts when the backend has it; otherwise settings that ask
+ * for something (sqthread_poll, hipri) are a usage error naming it, and the "off" switches need nothing. */
+int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, int queue_depth,
+                         const struct iol_backend_opts *opts, struct iol_err *err);
 
 /* Alignment used for O_DIRECT buffers. */
 #define IOL_DIRECT_ALIGN 4096
 
-extern const struct iol_backend iol_backend_posix;
-extern const struct iol_backend iol_backend_null;
+/* The one list of backends compiled in, in the order messages show them. Each X(id) names the struct
+ * iol_backend_<id>, whose .name is "<id>". A backend built only when its library is found joins under its
+ * #if, so the registry, iol_backend_names() and the help texts (IOL_BACKEND_NAMES_TEXT) agree. */
+#if IOLENS_HAVE_URING
+#define IOL_BACKEND_IF_URING(X) X(io_uring)
+#else
+#define IOL_BACKEND_IF_URING(X)
+#endif
+#if IOLENS_HAVE_AIO
+#define IOL_BACKEND_IF_AIO(X) X(libaio)
+#else
+#define IOL_BACKEND_IF_AIO(X)
+#endif
+#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(null)
+
+#define IOL_BACKEND_DECLARE(id) extern const struct iol_backend iol_backend_##id;
+IOL_BACKEND_LIST(IOL_BACKEND_DECLARE)
+#undef IOL_BACKEND_DECLARE
+
+/* The names as one string literal for static help texts: " posix pvsync2 io_uring libaio null". */
+#define IOL_BACKEND_NAME_WORD(id) " " #id
+#define IOL_BACKEND_NAMES_TEXT IOL_BACKEND_LIST(IOL_BACKEND_NAME_WORD)
 
 #endif

@@ -1,9 +1,12 @@
-/* posix.c — the synchronous POSIX backend: pread/pwrite inside submit, completions handed back by reap.
+/* posix.c — the synchronous POSIX backends: posix (pread/pwrite; fio calls it psync) and pvsync2
+ * (preadv2/pwritev2, which take per-call flags such as RWF_HIPRI), each doing its I/O inside submit and
+ * handing completions back through reap.
  *
  * submit is the hot path of every bandwidth and IOPS figure, so it does no allocation and no locking: the
  * completion queue is the ring of sync_ring.h, allocated once in ctx_open, and the only work around each
  * system call is two clock readings. */
 #define _GNU_SOURCE
+#include "posix_ops.h"
 #include "sync_ring.h"
 
 #include <errno.h>
@@ -12,6 +15,7 @@
 #include <linux/magic.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,8 +60,8 @@ static int posix_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err
     return iol_sync_ctx_open(out, queue_depth, "posix", err);
 }
 
-static int posix_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
-                      struct iol_err *err)
+int iol_posix_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
+                   struct iol_err *err)
 {
     int oflags = O_CLOEXEC;
     if ((flags & IOL_O_READ) && (flags & IOL_O_WRITE))
@@ -93,7 +97,7 @@ static int posix_open(struct iol_bctx *ctx, struct iol_file *f, const char *path
     return 0;
 }
 
-static int posix_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
+int iol_posix_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
 {
     (void)ctx;
     if (f->fd < 0)
@@ -110,8 +114,9 @@ static int posix_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err 
 
 /* Moves the whole request, looping over short transfers: a pread may return less than asked at EOF (then
  * the request completes short, without error) or when interrupted; a pwrite may be cut by a signal or a
- * size limit. */
-static void transfer(struct iol_req *r)
+ * size limit. vectored: preadv2/pwritev2 with rw_flags (pvsync2), else pread/pwrite (posix); a branch
+ * costs nothing beside the system call, and one loop keeps both backends' short-transfer rules the same. */
+static inline void transfer(struct iol_req *r, int vectored, int rw_flags)
 {
     int fd = r->file->fd;
     unsigned char *p = r->buf;
@@ -120,12 +125,20 @@ static void transfer(struct iol_req *r)
     int64_t moved = 0;
     r->error = 0;
     while (left > 0) {
-        ssize_t k = r->op == IOL_IO_WRITE ? pwrite(fd, p, left, off) : pread(fd, p, left, off);
+        ssize_t k;
+        if (vectored) {
+            struct iovec iov = { p, left };
+            k = r->op == IOL_IO_WRITE ? pwritev2(fd, &iov, 1, off, rw_flags) : preadv2(fd, &iov, 1, off, rw_flags);
+        } else {
+            k = r->op == IOL_IO_WRITE ? pwrite(fd, p, left, off) : pread(fd, p, left, off);
+        }
         if (k > 0) {
             p += k;
             off += k;
             left -= (size_t)k;
             moved += k;
+            if (left > 0 && r->op == IOL_IO_READ && iol_direct_remainder_impossible(r->file, p, (uint64_t)off))
+                break;
         } else if (k == 0) {
             /* A read at EOF ends the request short. A write of 0 bytes would loop forever: report it. */
             if (r->op == IOL_IO_WRITE)
@@ -139,26 +152,58 @@ static void transfer(struct iol_req *r)
     r->result = moved;
 }
 
-static int posix_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
+static inline int sync_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, int vectored)
 {
-    (void)err;
     int room = iol_sync_room(ctx);
     int take = n < room ? n : room;
+    int rw_flags = ctx->rw_flags;
     for (int i = 0; i < take; i++) {
         struct iol_req *r = reqs[i];
         if (r->flags & IOL_REQ_UNTIMED) {
-            transfer(r);
+            transfer(r, vectored, rw_flags);
             continue;
         }
         r->t_submit_ns = now_ns();
-        transfer(r);
+        transfer(r, vectored, rw_flags);
         r->t_done_ns = now_ns();
     }
     iol_sync_push(ctx, reqs, take);
     return take;
 }
 
-static int posix_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
+static int posix_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
+{
+    (void)err;
+    return sync_submit(ctx, reqs, n, 0);
+}
+
+static int pvsync2_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
+{
+    (void)err;
+    return sync_submit(ctx, reqs, n, 1);
+}
+
+static int pvsync2_ctx_open_opts(struct iol_bctx **out, int queue_depth, const struct iol_backend_opts *opts,
+                                 struct iol_err *err)
+{
+    if (opts->sqthread_poll) {
+        *out = NULL;
+        return iol_err_set(err, IOL_ERR_USAGE, "pvsync2 backend: sqthread_poll is not supported (it needs io_uring)");
+    }
+    if (iol_sync_ctx_open(out, queue_depth, "pvsync2", err) != 0)
+        return -1;
+    /* RWF_HIPRI polls for the completion instead of sleeping on an interrupt: it matters for O_DIRECT on
+     * a device with poll queues; elsewhere the kernel ignores it. */
+    (*out)->rw_flags = opts->hipri ? RWF_HIPRI : 0;
+    return 0;
+}
+
+static int pvsync2_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *err)
+{
+    return iol_sync_ctx_open(out, queue_depth, "pvsync2", err);
+}
+
+int iol_posix_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
 {
     (void)ctx;
     if (fsync(f->fd) != 0)
@@ -166,7 +211,7 @@ static int posix_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err 
     return 0;
 }
 
-static int posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err)
+int iol_posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err)
 {
     (void)ctx;
     *evicted = 0;
@@ -187,7 +232,7 @@ static int posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, s
     return 0;
 }
 
-static int posix_stat(struct iol_bctx *ctx, const char *path, struct stat *st, struct iol_err *err)
+int iol_posix_stat(struct iol_bctx *ctx, const char *path, struct stat *st, struct iol_err *err)
 {
     (void)ctx;
     if (stat(path, st) != 0)
@@ -195,7 +240,7 @@ static int posix_stat(struct iol_bctx *ctx, const char *path, struct stat *st, s
     return 0;
 }
 
-static int posix_unlink(struct iol_bctx *ctx, const char *path, struct iol_err *err)
+int iol_posix_unlink(struct iol_bctx *ctx, const char *path, struct iol_err *err)
 {
     (void)ctx;
     if (unlink(path) != 0)
@@ -203,7 +248,7 @@ static int posix_unlink(struct iol_bctx *ctx, const char *path, struct iol_err *
     return 0;
 }
 
-static int posix_mkdir(struct iol_bctx *ctx, const char *path, mode_t mode, struct iol_err *err)
+int iol_posix_mkdir(struct iol_bctx *ctx, const char *path, mode_t mode, struct iol_err *err)
 {
     (void)ctx;
     if (mkdir(path, mode) != 0)
@@ -211,7 +256,7 @@ static int posix_mkdir(struct iol_bctx *ctx, const char *path, mode_t mode, stru
     return 0;
 }
 
-static int posix_rmdir(struct iol_bctx *ctx, const char *path, struct iol_err *err)
+int iol_posix_rmdir(struct iol_bctx *ctx, const char *path, struct iol_err *err)
 {
     (void)ctx;
     if (rmdir(path) != 0)
@@ -221,18 +266,38 @@ static int posix_rmdir(struct iol_bctx *ctx, const char *path, struct iol_err *e
 
 const struct iol_backend iol_backend_posix = {
     .name = "posix",
-    .description = "synchronous pread/pwrite (queue depth is accepted; each request completes in submit)",
+    .description = "synchronous pread/pwrite, as fio's psync (queue depth is accepted; each request completes in submit)",
     .ctx_open = posix_ctx_open,
     .ctx_close = iol_sync_ctx_close,
-    .open = posix_open,
-    .close = posix_close,
+    .open = iol_posix_open,
+    .close = iol_posix_close,
     .submit = posix_submit,
     .reap = iol_sync_reap,
-    .fsync = posix_fsync,
-    .evict = posix_evict,
-    .stat = posix_stat,
-    .unlink = posix_unlink,
-    .mkdir = posix_mkdir,
-    .rmdir = posix_rmdir,
+    .fsync = iol_posix_fsync,
+    .evict = iol_posix_evict,
+    .stat = iol_posix_stat,
+    .unlink = iol_posix_unlink,
+    .mkdir = iol_posix_mkdir,
+    .rmdir = iol_posix_rmdir,
+    .does_io = 1,
+};
+
+const struct iol_backend iol_backend_pvsync2 = {
+    .name = "pvsync2",
+    .description = "synchronous preadv2/pwritev2 (hipri: RWF_HIPRI polled completions); each request completes "
+                   "in submit",
+    .ctx_open = pvsync2_ctx_open,
+    .ctx_open_opts = pvsync2_ctx_open_opts,
+    .ctx_close = iol_sync_ctx_close,
+    .open = iol_posix_open,
+    .close = iol_posix_close,
+    .submit = pvsync2_submit,
+    .reap = iol_sync_reap,
+    .fsync = iol_posix_fsync,
+    .evict = iol_posix_evict,
+    .stat = iol_posix_stat,
+    .unlink = iol_posix_unlink,
+    .mkdir = iol_posix_mkdir,
+    .rmdir = iol_posix_rmdir,
     .does_io = 1,
 };

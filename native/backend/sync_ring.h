@@ -1,4 +1,4 @@
-/* sync_ring.h — completion ring for synchronous backends (posix, null).
+/* sync_ring.h — completion ring for synchronous backends (posix, pvsync2, null).
  *
  * Such a backend finishes each request inside submit; its whole per-rank context is the ring of completed
  * requests that reap hands back, oldest first. The ring holds queue_depth pointers allocated once in
@@ -14,6 +14,7 @@ struct iol_bctx {
     int head;                  /* oldest completed request */
     int count;                 /* completed requests not yet reaped */
     struct iol_req **done;     /* ring of depth entries */
+    int rw_flags;              /* pvsync2: RWF_* flags of every preadv2/pwritev2 */
 };
 
 /* ctx_open for a synchronous backend: `name` (static) is the backend's, as its messages say it. */

@@ -589,6 +589,12 @@ static int setup(struct ior_run *r)
             return iol_err_set(&r->err, IOL_ERR_RUNTIME, "cannot allocate %zu bytes for a transfer buffer", len);
         memset(r->bufs[i], 0, len);
     }
+    /* Backends that can pin buffers (io_uring's fixed buffers) get them once, here; the others have no
+     * such entry. A backend that declines still takes the same buffers, only the slower way. */
+    if (r->be->register_buffers) {
+        size_t len = (cfg->xfer + IOL_DIRECT_ALIGN - 1) / IOL_DIRECT_ALIGN * IOL_DIRECT_ALIGN;
+        if (r->be->register_buffers(r->bctx, r->bufs, r->qd, len, &r->err) < 0) return -1;
+    }
     if (c->rank == 0) {
         r->phases = calloc((size_t)cfg->reps * 2, sizeof *r->phases);
         if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
@@ -669,7 +675,11 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
-    for (int it = 0; !failed && it < cfg->reps; it++) {
+    /* --remove-only: what a run without -k would have removed at its end (files iolens created, found by
+     * the same names), for a run that kept them with -k. */
+    for (int it = 0; !failed && cfg->remove_only && it < (cfg->multi_file ? cfg->reps : 1); it++)
+        if (remove_files(r, it)) break;
+    for (int it = 0; !failed && !cfg->remove_only && it < cfg->reps; it++) {
         if (it > 0 && cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);
         if (cfg->write && do_write(r, it, text)) break;
         if (cfg->read && do_read(r, it, text)) break;

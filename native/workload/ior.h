@@ -42,6 +42,7 @@ struct ior_cfg {
     char summary_file[IOL_STR_MAX];   /* -O summaryFile=F */
     int keep_cache;                 /* --keep-cache: do not evict before reading */
     int64_t tasks_per_node;         /* --tasks-per-node: override the count used by -C (0 = measured) */
+    int remove_only;                /* --remove-only: remove the files a -k run left, nothing else */
 };
 
 extern const struct iol_option ior_options[];

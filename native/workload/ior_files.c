@@ -106,7 +106,9 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     }
     if (lo != 0) return 0;
 
-    if (cfg->write) {
+    /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
+     * than any file system, so the room check only applies to runs that write everything. */
+    if (cfg->write && cfg->deadline_s == 0) {
         struct statvfs sv;
         /* Data written per iteration; with -m every iteration keeps its own file until the end. */
         long double need = (long double)cfg->segments * cfg->block * nranks * reps;

@@ -1,12 +1,13 @@
 /* ior_options.c — every option of the ior workload, declared once (IOR's flags, IOR's -O names as aliases). */
 #include <stddef.h>
 #include "ior.h"
+#include "../backend/backend.h"
 
 #define F(field) offsetof(struct ior_cfg, field)
 #define NOLIM 0, 0
 
 const struct iol_option ior_options[] = {
-    {'a', "api", NULL, IOL_OPT_STRING, F(api), "posix", "storage backend: posix or null (null does no I/O)", NOLIM},
+    {'a', "api", NULL, IOL_OPT_STRING, F(api), "posix", "storage backend, one of" IOL_BACKEND_NAMES_TEXT " (psync = posix, aio = libaio, dummy = null; null does no I/O; see docs/backends.md)", NOLIM},
     {'F', "file-per-proc", "filePerProc", IOL_OPT_FLAG, F(fpp), "0", "one file per rank (N-N) instead of one shared file", NOLIM},
     {'t', "transfer-size", "transferSize", IOL_OPT_SIZE, F(xfer), "256k", "bytes per I/O call (a multiple of 8)", 8, 1073741824.0},
     {'b', "block-size", "blockSize", IOL_OPT_SIZE, F(block), "1m", "contiguous bytes per rank per segment (a multiple of -t)", 8, 0},
@@ -16,7 +17,7 @@ const struct iol_option ior_options[] = {
     {'r', "read-file", "readFile", IOL_OPT_FLAG, F(read), "0", "read the file(s)", NOLIM},
     {'W', "check-write", "checkWrite", IOL_OPT_FLAG, F(check_write), "0", "read back and verify every byte after writing", NOLIM},
     {'R', "check-read", "checkRead", IOL_OPT_FLAG, F(check_read), "0", "verify every byte read against the pattern (implies -r)", NOLIM},
-    {'G', "set-time-stamp-signature", "setTimeStampSignature,seed", IOL_OPT_INT, F(seed), "0", "seed of the data pattern and of -z offsets", 0, 9.2e18},
+    {'G', "set-time-stamp-signature", "setTimeStampSignature,seed", IOL_OPT_INT, F(seed), "0", "seed of the data pattern and of -z offsets", -9.2e18, 9.2e18},
     {'k', "keep-file", "keepFile", IOL_OPT_FLAG, F(keep), "0", "keep the file(s) at the end", NOLIM},
     {'e', "fsync", "fsync", IOL_OPT_FLAG, F(fsync), "0", "fsync when closing after a write (timed in close)", NOLIM},
     {'Y', "fsync-per-write", "fsyncPerWrite", IOL_OPT_FLAG, F(fsync_per_write), "0", "fsync after every write", NOLIM},
@@ -39,6 +40,7 @@ const struct iol_option ior_options[] = {
     {0, "summary-file", "summaryFile", IOL_OPT_STRING, F(summary_file), "", "write the summary (or JSON document) to this file", NOLIM},
     {0, "keep-cache", "keepCache", IOL_OPT_FLAG, F(keep_cache), "0", "do not evict written files from the page cache before reading", NOLIM},
     {0, "tasks-per-node", "tasksPerNode", IOL_OPT_INT, F(tasks_per_node), "0", "ranks per node used by -C (0 = counted from host names)", 0, 1e9},
+    {0, "remove-only", "removeOnly", IOL_OPT_FLAG, F(remove_only), "0", "only remove the files an earlier -k run kept (those iolens created)", NOLIM},
     {'O', "directives", NULL, IOL_OPT_DIRECTIVES, 0, NULL, "IOR directives key=value[,key=value] (e.g. stoneWallingWearOut=1)", NOLIM},
     {0},
 };

@@ -7,6 +7,7 @@
 /* Fills in IOR's implied settings: no access flag means write and read; -R means read. */
 void ior_normalize(struct ior_cfg *cfg)
 {
+    if (cfg->remove_only) return;   /* no implied write and read */
     if (!cfg->write && !cfg->read && !cfg->check_write && !cfg->check_read) cfg->write = cfg->read = 1;
     if (cfg->check_read) cfg->read = 1;
 }
@@ -33,6 +34,8 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
     if (extent > 9.2e18L)
         return iol_err_set(err, IOL_ERR_USAGE, "-s: %lld segments of %llu bytes (-b) exceed the largest file offset",
                            (long long)cfg->segments, (unsigned long long)cfg->block);
+    if (cfg->remove_only && (cfg->write || cfg->read || cfg->check_write || cfg->check_read || cfg->keep))
+        return iol_err_set(err, IOL_ERR_USAGE, "--remove-only: cannot be combined with -w, -r, -W, -R or -k");
     if (cfg->check_write && !cfg->write)
         return iol_err_set(err, IOL_ERR_USAGE, "-W: checking writes needs a write phase (-w)");
     if (cfg->unique_dir && !cfg->fpp)

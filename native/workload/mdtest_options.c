@@ -40,7 +40,7 @@ const struct iol_option mdtest_options[] = {
     {'p', "pre-iteration-delay", NULL, IOL_OPT_INT, F(pre_delay_s), "0", "seconds to wait before each iteration", 0, 1e6},
     {'R', "random", NULL, IOL_OPT_FLAG, F(random), "0", "stat and read the items in random order", NOLIM},
     {'X', "verify-read", NULL, IOL_OPT_FLAG, F(verify_read), "0", "check every byte read", NOLIM},
-    {'G', "random-seed", NULL, IOL_OPT_INT, F(seed), "0", "seed for -R and the data pattern", 0, 9.2e18},
+    {'G', "random-seed", NULL, IOL_OPT_INT, F(seed), "0", "seed for -R and the data pattern", -9.2e18, 9.2e18},
     {'P', "print-rate-and-time", NULL, IOL_OPT_FLAG, F(print_rate_and_time), "0", "print rates and times", NOLIM},
     {0, "debug-list", NULL, IOL_OPT_STRING, F(debug_list), "", "each rank writes the paths it touches to FILE.RANK", NOLIM},
     {0},

@@ -32,6 +32,25 @@ commands:
   ior    IOR-class bandwidth benchmark (`{PROG} ior --help` for its options)
   mdtest mdtest-class metadata benchmark: create, stat, read, remove files and directories
   find   parallel namespace walk: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB]
+  io500  the IO500 suite from an IO500 config: iolens io500 CONFIG.ini [--quick] [--dry-run] [--np N]
+"""
+
+IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--quick] [--dry-run] [--np N]
+                    [--launcher local|mpirun|srun] [--launcher-args "STR"] [--json FILE] [--no-live]
+       {PROG} io500 --verify CONFIG.ini RESULT.txt
+
+Runs the IO500 phases with iolens's ior, mdtest and find workloads (one engine launch per phase) and writes
+the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ...) plus iolens documents.
+
+  --mode M               standard (default) or extended (adds find-easy and find-hard)
+  --quick                a first look: 2 s stonewall and small sizes; never a valid IO500 run
+  --dry-run              print every phase's command and parameters; create and run nothing
+  --np N                 processes (default 1)
+  --launcher L           local (fork on this node, default), mpirun or srun
+  --launcher-args "STR"  extra launcher arguments, split like a shell does
+  --json FILE            also write the run's iolens document to FILE
+  --no-live              no live display while the run goes on
+  --verify               check the config hash and score hash of RESULT.txt against CONFIG.ini
 """
 
 RUN_HELP = """usage: {prog} {workload} [iolens options] [{workload} options]
@@ -306,6 +325,87 @@ def _no_document(outcome: launch.RunOutcome, req: launch.RunRequest) -> int:
     return _error(f"the engine {how} and wrote no result document{hint}", 1)
 
 
+_IO500_VALUED = ("--mode", "--np", "--launcher", "--launcher-args", "--json")
+
+
+def _io500_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """Options and positional arguments of `iolens io500`; hand-rolled so that a value starting with '-'
+    (`--launcher-args --oversubscribe`) is taken as the value it is."""
+    opts: dict[str, Any] = {}
+    positional: list[str] = []
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, inline = arg.partition("=")
+        if name in _IO500_VALUED:
+            if eq:
+                value = inline
+            elif i + 1 < len(args):
+                i += 1
+                value = args[i]
+            else:
+                raise UsageError(f"{name}: expects a value")
+            opts[name] = value
+        elif arg in ("--quick", "--dry-run", "--verify", "--no-live", "-h", "--help"):
+            opts[arg] = True
+        elif arg.startswith("-") and arg != "-":
+            raise UsageError(f"io500: unknown option {arg!r} (see iolens io500 --help)")
+        else:
+            positional.append(arg)
+        i += 1
+    return opts, positional
+
+
+def _io500(argv: Sequence[str]) -> int:
+    from iolens.io500 import driver
+
+    try:
+        opts, pos = _io500_args(argv)
+        if opts.get("-h") or opts.get("--help"):
+            sys.stdout.write(IO500_HELP)
+            return 0
+        if opts.get("--verify"):
+            if len(pos) != 2:
+                raise UsageError("io500 --verify: expects CONFIG.ini and RESULT.txt")
+            return driver.verify_command(pos[0], pos[1], _out_console())
+        if len(pos) != 1:
+            raise UsageError("io500: expects one CONFIG.ini (see iolens io500 --help)")
+        launcher = opts.get("--launcher", "local")
+        if launcher not in launch.LAUNCHERS:
+            raise UsageError(f"--launcher: expected one of {', '.join(launch.LAUNCHERS)}, got {launcher!r}")
+        try:
+            launcher_args = shlex.split(opts.get("--launcher-args", ""))
+        except ValueError as exc:
+            raise UsageError(f"--launcher-args: {exc}") from None
+        json_path = Path(opts["--json"]) if "--json" in opts else None
+        if json_path is not None:
+            parent = json_path.parent if str(json_path.parent) else Path(".")
+            if not parent.is_dir():
+                raise UsageError(f"--json: directory {parent} does not exist")
+        run_opts = driver.DriverOptions(
+            config=pos[0],
+            mode=opts.get("--mode", "standard"),
+            quick=bool(opts.get("--quick")),
+            dry_run=bool(opts.get("--dry-run")),
+            np=_positive("--np", opts["--np"]) if "--np" in opts else 1,
+            launcher=launcher,
+            launcher_args=launcher_args,
+            json=json_path,
+            live=not opts.get("--no-live"),
+            argv=[PROG, "io500", *argv],
+        )
+        err = Console(stderr=True, highlight=False)
+        return driver.main_run(run_opts, _out_console(), err)
+    except UsageError as exc:
+        return _error(str(exc))
+    except driver.DriverError as exc:
+        return _error(driver.config_error_line(str(exc)), exc.status)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
 def _print_version() -> int:
     print(f"{PROG} {__version__}")
     try:
@@ -328,6 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _print_version()
     if command in WORKLOADS:
         return _run_workload(command, rest)
+    if command == "io500":
+        return _io500(rest)
     sys.stderr.write(USAGE)
     return _error(f"unknown command {command!r}")
 

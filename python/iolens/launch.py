@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 LAUNCHERS = ("local", "mpirun", "srun")
 PROGRESS_TOKEN = "IOLENS-PROGRESS "
@@ -149,11 +149,14 @@ def _stream(
     cmd: list[str],
     on_progress: ProgressCallback | None,
     on_line: LineCallback,
+    stdout: IO[str] | None = None,
 ) -> RunOutcome:
     outcome = RunOutcome(returncode=-1, command=cmd)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, bufsize=1)
+        proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, text=True, bufsize=1
+        )
     except FileNotFoundError:
         raise LaunchError(f"{cmd[0]}: command not found") from None
     except PermissionError:
@@ -225,8 +228,11 @@ def run(
     *,
     on_progress: ProgressCallback | None = None,
     on_line: LineCallback = _passthrough,
+    stdout: IO[str] | None = None,
 ) -> RunOutcome:
     """Run the request to completion, streaming the engine's standard error.
+
+    The engine's standard output goes to `stdout` (a file open for writing), or to ours when None.
 
     Progress lines go to on_progress, the engine's error lines are collected in the outcome, other lines
     go to on_line (the user's standard error by default). Under MPI the flags are first checked by one
@@ -244,4 +250,4 @@ def run(
             return checked
         if launcher == "mpirun" and req.nodes is not None:
             flavor = detect_mpi_flavor()
-    return _stream(build_command(req, engine, flavor), on_progress, on_line)
+    return _stream(build_command(req, engine, flavor), on_progress, on_line, stdout)

@@ -2,9 +2,9 @@
 
 Everything else reads a Document, never the raw JSON. Every document has the same envelope (Document: status,
 error, host, comm, build, config); its `workload` picks the subclass that reads the rest (DOCUMENT_TYPES):
-IorDocument, MdtestDocument, FindDocument. Reading is strict about what the schema requires (so a broken
-engine is noticed here, not as a KeyError in a table) and tolerant of keys it does not know (a newer engine
-may add fields within the same schema_version).
+IorDocument, MdtestDocument, FindDocument, and Io500Document (written by the io500 driver). Reading is
+strict about what the schema requires (so a broken engine is noticed here, not as a KeyError in a table) and
+tolerant of keys it does not know (a newer engine may add fields within the same schema_version).
 """
 
 from __future__ import annotations
@@ -630,6 +630,96 @@ class FindDocument(Document):
         return {"find": r.section("find", FindSection.parse)}
 
 
+# --- io500 documents ("workload": "io500", docs/schema.md "io500 documents") --------------------------------
+# Written by the Python driver (iolens io500), not the engine: one document for the whole run, beside the
+# engine's document of every phase.
+
+
+@dataclass(frozen=True)
+class Io500Score(_Model):
+    bw_gib_per_s: float
+    md_kiops: float
+    score: float
+    valid: bool
+    hash: str
+
+
+@dataclass(frozen=True)
+class Io500Phase:
+    name: str
+    status: str  # "ok", "failed", "skipped", "not-implemented"
+    scored: bool
+    unit: str | None
+    score: float | None
+    valid: bool
+    runtime_s: float | None
+    workload: str | None
+    engine_document: str | None
+    skip_reason: str | None
+    error: str | None
+    invalid_reasons: tuple[str, ...] = ()
+    command: tuple[str, ...] = ()
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, r: _Reader) -> Io500Phase:
+        figures = r.object("figures", {})
+        return _read_fields(
+            cls,
+            r,
+            invalid_reasons=r.strings("invalid_reasons"),
+            command=r.strings("command", []),
+            figures=dict(figures.obj) if isinstance(figures, _Reader) else {},
+        )
+
+
+@dataclass(frozen=True)
+class Io500Section:
+    version: str
+    mode: str
+    quick: bool
+    np: int
+    launcher: str
+    timestamp: str
+    datadir: str
+    resultdir: str
+    stonewall_s: int
+    valid: bool
+    score: Io500Score
+    extended_score: Io500Score | None
+    phases: tuple[Io500Phase, ...] = ()
+    invalid_reasons: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    left_behind: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, r: _Reader) -> Io500Section:
+        return _read_fields(
+            cls,
+            r,
+            score=Io500Score.parse(r.required("score")),
+            extended_score=r.optional("extended_score", Io500Score.parse),
+            phases=r.each("phases", Io500Phase.parse),
+            invalid_reasons=r.strings("invalid_reasons"),
+            notes=r.strings("notes", []),
+            left_behind=r.strings("left_behind", []),
+        )
+
+    def phase(self, name: str) -> Io500Phase | None:
+        return next((p for p in self.phases if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class Io500Document(Document):
+    """An IO500 run: every phase's figure, validity and engine document, and the scores."""
+
+    io500: Io500Section | None = None  # None only in a failed run's document
+
+    @classmethod
+    def read_members(cls, r: _Reader) -> dict[str, Any]:
+        return {"io500": r.section("io500", Io500Section.parse)}
+
+
 # --- reading a document -------------------------------------------------------------------------------------
 
 # The model of each workload's document, by the document's `workload`.
@@ -637,6 +727,7 @@ DOCUMENT_TYPES: dict[str, type[Document]] = {
     "ior": IorDocument,
     "mdtest": MdtestDocument,
     "find": FindDocument,
+    "io500": Io500Document,
 }
 
 

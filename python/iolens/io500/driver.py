@@ -1,0 +1,1031 @@
+"""`iolens io500`: run the IO500 phases with the engine, one launch per phase; write the app's result files.
+
+The flow follows the IO500 app's main(): read the config, make the result and data directories (timestamped
+if asked), write config-orig.ini and config.ini, run each phase in order (dropping caches first if asked),
+score and validate with `score.evaluate()`, write result.txt and result_summary.txt, remove the data, and
+end with "; END". Per phase the result directory also gets the engine's text report (PHASE.txt) and its
+JSON document (PHASE.json); the whole run is one more document, `iolens-io500.json` (docs/schema.md,
+"io500 documents").
+
+A phase's figure is the app's: ior phases bytes / time / 2^30 (IOR's aggFileSizeForBW / time, the engine's
+phases[].bytes / times.total_s); mdtest phases mdtest's rate / 1000 (items between the barriers that open
+and close the phase: the engine's rate_per_s); find the entries scanned / time / 1000.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from iolens import __version__, launch, render, results
+from iolens.io500 import results_files
+from iolens.io500.hashes import format_number, score_hash
+from iolens.io500.ini import IniError, load_config
+from iolens.io500.phases import GIB, Plan, PlanError, PlannedPhase, plan
+from iolens.io500.score import (
+    Evaluation,
+    PhaseOutcome,
+    RunRules,
+    compute_scores,
+    evaluate,
+    hashed_phases,
+)
+from iolens.io500.spec import PHASE_BY_NAME, ScoreGroup
+
+VERSION = f"iolens-{__version__}"
+DOCUMENT_NAME = "iolens-io500.json"
+SCHEMA_VERSION = 1
+TIMESTAMP_FORMAT = "%Y.%m.%d-%H.%M.%S"
+QUICK_REASON = "QUICK MODE (iolens io500 --quick): short stonewall and capped sizes, not a valid IO500 run"
+NOT_IMPLEMENTED_REASON = "not implemented in iolens: this phase did not run (the extended score lacks it)"
+
+# Files the phases leave in the result directory that the app removes at the end (status files).
+STATUS_FILES = ("ior-easy.stonewall", "ior-hard.stonewall", "mdtest-easy.stonewall", "mdtest-hard.stonewall")
+
+
+class DriverError(Exception):
+    """The run cannot start or go on; `status` is the exit status (2: bad config or options, nothing done)."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class DriverOptions:
+    config: str
+    mode: str = "standard"
+    quick: bool = False
+    dry_run: bool = False
+    np: int = 1
+    launcher: str = "local"
+    launcher_args: list[str] = field(default_factory=list)
+    json: Path | None = None
+    live: bool = True
+    argv: list[str] = field(default_factory=list)  # the command line, for the document
+
+
+@dataclass
+class PhaseRecord:
+    """What happened in one phase: the outcome the scoring reads, and what the document reports."""
+
+    planned: PlannedPhase
+    status: str  # "ok", "failed", "skipped", "not-implemented"
+    outcome: PhaseOutcome | None  # None for phases that are not part of the scoring (not implemented)
+    engine_returncode: int | None = None
+    error: str | None = None
+    document: results.Document | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # comments for this phase's section in result.txt
+
+    @property
+    def name(self) -> str:
+        return self.planned.name
+
+
+# ------------------------------------------------------------------------------------------------ preparing
+
+
+def prepare(opts: DriverOptions, now: datetime | None = None) -> Plan:
+    """Read the config and build the phase table; raise DriverError (status 2) for what cannot run. No I/O."""
+    if opts.mode not in ("standard", "extended"):
+        raise DriverError(f"--mode: expected standard or extended, got {opts.mode!r}")
+    try:
+        config = load_config(opts.config)
+    except IniError as exc:
+        raise DriverError(str(exc)) from None
+    stamp = (now or datetime.now()).strftime(TIMESTAMP_FORMAT)
+    free = free_space(config.get("global", "datadir") or "./datafiles")
+    try:
+        return plan(
+            config, opts.mode, opts.quick, opts.np, stamp, check_dirs=not opts.dry_run, free_bytes=free
+        )
+    except PlanError as exc:
+        raise DriverError(str(exc)) from None
+
+
+def free_space(path: str) -> int | None:
+    """Free bytes (for an unprivileged user) of the file system that holds, or will hold, `path`."""
+    p = Path(path)
+    while not p.exists():
+        if p.parent == p:
+            return None
+        p = p.parent
+    try:
+        st = os.statvfs(p)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def rules_for(plan_: Plan, dry_run: bool = False) -> RunRules:
+    base = RunRules.from_config(plan_.config, dry_run=dry_run)
+    return RunRules(
+        stonewall=plan_.stonewall_s,
+        minwrite=base.minwrite,
+        dry_run=dry_run,
+        pause_dir=base.pause_dir,
+        files_per_dir=base.files_per_dir,
+    )
+
+
+def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
+    """Every phase with its command and key parameters; nothing is created or run."""
+    console.print(
+        Text(
+            f"iolens io500 --dry-run: {plan_.config.path} ({plan_.mode} mode, {opts.np} process(es), "
+            f"launcher {opts.launcher}){' --quick' if plan_.quick else ''}",
+            style="bold",
+        )
+    )
+    console.print(f"data directory:   {plan_.dirs.datadir}")
+    console.print(f"result directory: {plan_.dirs.resultdir}")
+    console.print(f"stonewall:        {plan_.stonewall_s} s")
+    console.print(f"config-hash:      {plan_.config.config_hash_text}")
+    for i, p in enumerate(plan_.phases, start=1):
+        params = "  ".join(f"{k}={v}" for k, v in p.params.items())
+        head = Text(f"{i:2d}. {p.name}", style="bold cyan")
+        if params:
+            head.append(f"   {params}")
+        if p.skip is not None:
+            head.append(f"   ({p.skip})", style="yellow")
+        console.print(head, soft_wrap=True)
+        if p.kind in ("ior", "mdtest", "find"):
+            np = p.np or opts.np
+            command = shlex.join(["iolens-bench", p.kind, *p.args])
+            console.print(Text(f"    {command} --np {np}"), soft_wrap=True)
+        elif p.kind == "timestamp":
+            console.print(Text(f"    create {p.params['file']}"), soft_wrap=True)
+    _print_notes(plan_, console)
+    console.print(Text("dry run: no directory was created and nothing ran", style="dim"))
+
+
+def _print_notes(plan_: Plan, console: Console) -> None:
+    for option, change in plan_.caps.items():
+        console.print(Text(f"--quick: {option} {change}", style="yellow"), soft_wrap=True)
+    for note in plan_.notes:
+        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------------------------- directories
+
+
+class DataDirs:
+    """The directories a run creates, so that at the end it removes exactly those (when empty)."""
+
+    def __init__(self) -> None:
+        self.created: list[Path] = []
+
+    def make(self, path: str | Path) -> None:
+        """mkdir -p, remembering every directory that did not exist before."""
+        p = Path(path)
+        missing = []
+        while not p.exists():
+            missing.append(p)
+            if p.parent == p:
+                break
+            p = p.parent
+        for d in reversed(missing):
+            d.mkdir()
+            self.created.append(d)
+
+    def remove_created(self) -> list[str]:
+        """rmdir what this run made, deepest first; the ones that were not empty are returned."""
+        left = []
+        for d in reversed(self.created):
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left.append(str(d))
+        return left
+
+
+def _ledger_names(directory: Path) -> list[str]:
+    """The names the engine recorded as its own in a directory (see docs/ior.md, "Safety")."""
+    try:
+        return [n for n in (directory / ".iolens-owned").read_text().split("\n") if n]
+    except OSError:
+        return []
+
+
+def remove_ior_files(path: str, flags: list[str], runner: Runner, opts: DriverOptions) -> None:
+    """Remove an ior phase's kept files (-k) with the engine's own `--remove-only` run, so the rules of
+    what iolens may delete (its ledger) live in one place."""
+    req = launch.RunRequest("ior", [*flags, "--remove-only", "--quiet", "-o", path], np=opts.np)
+    try:
+        with open(os.devnull, "w") as null:
+            launch.run(req, runner.engine, on_line=lambda _line: None, stdout=null)
+    except launch.LaunchError:
+        pass
+
+
+# --------------------------------------------------------------------------------------------- live display
+
+
+class Display:
+    """What the user sees while the run goes: the phases done, the current one with its live rate, the time
+    left in the stonewall, and the running score (a rich Live on a terminal, one line per phase otherwise)."""
+
+    def __init__(self, plan_: Plan, console: Console, err: Console, live: bool) -> None:
+        self.plan = plan_
+        self.console = console
+        self.err = err
+        self.records: list[PhaseRecord] = []
+        self.current: PlannedPhase | None = None
+        self.index = 0
+        self.progress: dict[str, Any] | None = None
+        self.t_phase = time.monotonic()
+        self.t_run = time.monotonic()
+        self.live: Live | None = None
+        if live and err.is_terminal:
+            self.live = Live(self, console=err, transient=True, refresh_per_second=8)
+
+    def __enter__(self) -> Display:
+        if self.live is not None:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+
+    def start(self, p: PlannedPhase, index: int) -> None:
+        self.current, self.index, self.progress = p, index, None
+        self.t_phase = time.monotonic()
+
+    def on_progress(self, progress: dict[str, Any]) -> None:
+        self.progress = progress
+
+    def on_line(self, line: str) -> None:
+        target = self.live.console if self.live is not None else self.err
+        target.print(Text(line), soft_wrap=True)
+
+    def message(self, text: str, style: str = "") -> None:
+        target = self.live.console if self.live is not None else self.err
+        target.print(Text(text, style=style), soft_wrap=True)
+
+    def done(self, record: PhaseRecord) -> None:
+        self.records.append(record)
+        self.current = None
+        if self.live is None:
+            self.err.print(_phase_line(record, len(self.records), len(self.plan.phases)), soft_wrap=True)
+
+    def running_score(self) -> Text:
+        scores = {r.name: r.outcome.score for r in self.records if r.outcome is not None}
+        s = compute_scores(scores, extended=False)
+        return Text(
+            f"running score: BW {s.bw:.3f} GiB/s  MD {s.md:.3f} kIOPS  SCORE {s.score:.3f}"
+            f"   (total {time.monotonic() - self.t_run:.1f} s)",
+            style="bold",
+        )
+
+    def __rich__(self) -> RenderableType:
+        parts: list[RenderableType] = [phase_table(self.records, compact=True)]
+        if self.current is not None:
+            p = self.current
+            wall = time.monotonic() - self.t_phase
+            line = Text(f"[{self.index}/{len(self.plan.phases)}] ", style="dim")
+            line.append(f"{p.name}  ", style="bold cyan")
+            if self.progress is not None:
+                line.append_text(render.progress_line(self.progress, wall, p.kind))
+                elapsed = self.progress.get("elapsed_s")
+            else:
+                line.append(f"starting ({wall:.1f} s)", style="dim")
+                elapsed = None
+            if p.stonewall_s:
+                spent = elapsed if isinstance(elapsed, int | float) else 0.0
+                left = max(0.0, p.stonewall_s - spent)
+                line.append(f"  stonewall: {left:.1f} s left", style="yellow")
+            parts.append(line)
+        parts.append(self.running_score())
+        return Group(*parts)
+
+
+def _figure(record: PhaseRecord) -> str:
+    if record.outcome is None or record.status in ("skipped", "not-implemented"):
+        return "-"
+    return format_number(record.outcome.score)
+
+
+def _phase_line(record: PhaseRecord, index: int, total: int) -> Text:
+    spec = PHASE_BY_NAME[record.name]
+    t = Text(f"[{index}/{total}] {record.name:<20} ")
+    if record.status in ("skipped", "not-implemented"):
+        t.append(record.planned.skip or record.status, style="yellow")
+        return t
+    o = record.outcome
+    assert o is not None
+    if spec.dummy:
+        t.append(f"done  {o.runtime_s:.3f} s")
+    else:
+        t.append(f"{format_number(o.score):>15} {spec.unit}  {o.runtime_s:.3f} s", style="bold")
+    if record.status == "failed":
+        t.append(f"  FAILED: {record.error}", style="red")
+    return t
+
+
+def phase_table(
+    records: Sequence[PhaseRecord], verdicts: dict[str, list[str]] | None = None, compact: bool = False
+) -> Table:
+    """The phases done: name, figure, unit, time, and (after the evaluation) whether each is valid."""
+    table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False)
+    table.add_column("phase")
+    table.add_column("score", justify="right")
+    table.add_column("unit")
+    table.add_column("time (s)", justify="right")
+    if not compact:
+        table.add_column("")
+    for r in records:
+        spec = PHASE_BY_NAME[r.name]
+        o = r.outcome
+        unit = "" if spec.dummy else spec.unit
+        runtime = f"{o.runtime_s:.3f}" if o is not None else "-"
+        note = ""
+        if r.status in ("skipped", "not-implemented"):
+            note = r.planned.skip or r.status
+        elif r.status == "failed":
+            note = f"FAILED: {r.error}"
+        elif verdicts is not None and verdicts.get(r.name):
+            note = "INVALID"
+        if spec.group == ScoreGroup.NONE and not spec.dummy and not note:
+            note = "(not scored)"
+        row = [r.name, "" if spec.dummy else _figure(r), unit, runtime]
+        if not compact:
+            row.append(note)
+        table.add_row(*row)
+    return table
+
+
+# ------------------------------------------------------------------------------------------- running phases
+
+
+def _now() -> datetime:
+    return datetime.now()
+
+
+class Runner:
+    """Runs a plan: one engine launch per phase, in order."""
+
+    def __init__(
+        self,
+        plan_: Plan,
+        opts: DriverOptions,
+        engine: Path,
+        display: Display,
+        drop_caches: Callable[[], None] | None = None,
+    ) -> None:
+        self.plan = plan_
+        self.opts = opts
+        self.engine = engine
+        self.display = display
+        self.resultdir = Path(plan_.dirs.resultdir)
+        self.drop_caches = drop_caches
+        self.records: list[PhaseRecord] = []
+
+    def record(self, name: str) -> PhaseRecord | None:
+        for r in self.records:
+            if r.name == name:
+                return r
+        return None
+
+    def run_all(self) -> None:
+        for index, p in enumerate(self.plan.phases, start=1):
+            self.display.start(p, index)
+            rec = self.run_phase(p)
+            self.records.append(rec)
+            self.display.done(rec)
+
+    def run_phase(self, p: PlannedPhase) -> PhaseRecord:
+        if p.kind == "not-implemented":
+            self.display.message(f"{p.name}: not implemented in iolens (not run, not scored)", "yellow")
+            return PhaseRecord(p, "not-implemented", None, notes=[NOT_IMPLEMENTED_REASON])
+        exe = p.exe()
+        setup = [("exe", exe)] if exe else []
+        if p.np is not None:
+            setup.append(("nproc", str(p.np)))
+        # A phase that needs one that failed cannot run either (the planner handled run = FALSE).
+        need = _needs_failed(p, self)
+        if p.skip is None and need is not None:
+            p.skip = f"skipped: it needs {need}, which failed"
+        if p.skip is not None:
+            now = _now()
+            outcome = PhaseOutcome(p.name, 0.0, 0.0, setup_lines=setup, t_start=now, t_end=now)
+            return PhaseRecord(p, "skipped", outcome, notes=[f"phase skipped: {p.skip}"])
+
+        self._pause(p)
+        if self.drop_caches is not None and not PHASE_BY_NAME[p.name].dummy:
+            self.drop_caches()
+        if p.kind == "timestamp":
+            t_start, t0 = _now(), time.monotonic()
+            Path(p.params["file"]).touch()
+            outcome = PhaseOutcome(p.name, 0.0, time.monotonic() - t0, t_start=t_start, t_end=_now())
+            return PhaseRecord(p, "ok", outcome)
+        return self._run_engine(p, setup)
+
+    def _pause(self, p: PlannedPhase) -> None:
+        pause_dir = self.plan.config.get("debug", "pause-dir")
+        if pause_dir is None:
+            return
+        flag = Path(pause_dir) / p.name
+        if flag.exists():
+            self.display.message(f"pausing before {p.name} while {flag} exists")
+        while flag.exists():
+            time.sleep(1)
+
+    def _run_engine(self, p: PlannedPhase, setup: list[tuple[str, str]]) -> PhaseRecord:
+        json_path = self.resultdir / f"{p.name}.json"
+        text_path = self.resultdir / f"{p.name}.txt"
+        req = launch.RunRequest(
+            workload=p.kind,
+            args=[*p.args, "--json", str(json_path), "--progress"],
+            np=p.np or self.opts.np,
+            launcher=self.opts.launcher,
+            launcher_args=self.opts.launcher_args,
+        )
+        t_start = _now()
+        t0 = time.monotonic()
+        with open(text_path, "w", encoding="utf-8") as out:
+            out.write(f"# {' '.join(launch.build_command(req, self.engine))}\n")
+            out.flush()
+            try:
+                rc = launch.run(
+                    req,
+                    self.engine,
+                    on_progress=self.display.on_progress,
+                    on_line=self.display.on_line,
+                    stdout=out,
+                )
+            except launch.LaunchError as exc:
+                raise DriverError(str(exc), 1) from None
+        runtime = time.monotonic() - t0
+        t_end = _now()
+        outcome = PhaseOutcome(p.name, 0.0, runtime, setup_lines=setup, t_start=t_start, t_end=t_end)
+        rec = PhaseRecord(p, "ok", outcome, engine_returncode=rc.returncode)
+        doc = None
+        error = "; ".join(rc.errors) if rc.errors else None
+        if json_path.exists():
+            try:
+                doc = results.load(json_path)
+            except results.ResultError as exc:
+                error = error or str(exc)
+        rec.document = doc
+        if doc is not None and doc.error is not None:
+            error = doc.error.message
+        if doc is None or (not doc.ok and not doc.verify_errors):
+            rec.status = "failed"
+            rec.error = error or f"the engine exited with status {rc.returncode} and wrote no document"
+            rec.notes.append(f"ERROR iolens-bench failed: {rec.error}")
+            if p.kind == "find":
+                outcome.find_failed = True
+            return rec
+        # A verification failure still has figures: the phase is scored, and invalid by its error count.
+        _fill_outcome(p, doc, outcome, rec)
+        if rec.status == "ok" and (not doc.ok or rc.returncode != 0):
+            rec.status = "failed"
+            rec.error = error or f"the engine exited with status {rc.returncode}"
+        if rec.status == "failed":
+            rec.notes.append(f"ERROR iolens-bench failed: {rec.error}")
+        return rec
+
+
+def _needs_failed(p: PlannedPhase, runner: Runner) -> str | None:
+    from iolens.io500.phases import NEEDS
+
+    need = NEEDS.get(p.name)
+    if need is None:
+        return None
+    rec = runner.record(need)
+    return need if rec is not None and rec.status == "failed" else None
+
+
+def _raw_stonewall_hit(doc: results.Document, phase: str) -> bool | None:
+    for raw in doc.raw.get("phases", []):
+        if isinstance(raw, dict) and raw.get("name") == phase and isinstance(raw.get("stonewall"), dict):
+            hit = raw["stonewall"].get("hit")
+            return hit if isinstance(hit, bool) else None
+    return None
+
+
+def _fill_outcome(p: PlannedPhase, doc: results.Document, o: PhaseOutcome, rec: PhaseRecord) -> None:
+    """The phase's figure and the inputs of the validity rules, from the engine's document."""
+    if isinstance(doc, results.IorDocument):
+        ph = next((x for x in doc.phases if x.name == p.engine_phase), None)
+        if ph is None:
+            rec.status, rec.error = "failed", f"the engine's document has no {p.engine_phase} phase"
+            return
+        o.score = ph.bytes / ph.times.total_s / GIB if ph.times.total_s > 0 else 0.0
+        o.errors = ph.verify.errors if ph.verify is not None else 0
+        rec.figures = {
+            "bytes": ph.bytes,
+            "time_s": ph.times.total_s,
+            "bw_bytes_per_s": ph.bw_bytes_per_s,
+            "latency_p50_ns": ph.latency_ns.p50,
+            "latency_p99_ns": ph.latency_ns.p99,
+        }
+        if ph.name == "write":
+            o.write_time_s = ph.times.total_s
+            sw = ph.stonewall
+            if sw is not None:
+                o.stonewall_hit_s = sw.time_s
+                tput = sw.bytes_at_deadline / sw.time_s / GIB if sw.time_s > 0 else 0.0
+                o.result_lines.append(("throughput-stonewall", f"{tput:.2f}"))
+                rec.figures["stonewall"] = {
+                    "time_s": sw.time_s,
+                    "bytes_at_deadline": sw.bytes_at_deadline,
+                    "hit": _raw_stonewall_hit(doc, ph.name),
+                }
+    elif isinstance(doc, results.MdtestDocument):
+        mp = next((x for x in doc.phases if x.name == p.engine_phase), None)
+        if mp is None:
+            rec.status, rec.error = "failed", f"the engine's document has no {p.engine_phase} phase"
+            return
+        o.score = mp.rate_per_s / 1000
+        o.errors = mp.verify.errors if mp.verify is not None else 0
+        rec.figures = {
+            "items": mp.items,
+            "time_s": mp.time_s,
+            "rate_per_s": mp.rate_per_s,
+            "io500_rate_per_s": mp.io500_rate_per_s,
+            "latency_p50_ns": mp.latency_ns.p50,
+            "latency_p99_ns": mp.latency_ns.p99,
+        }
+        sw = mp.stonewall
+        if sw is not None:
+            # Not hit: the engine reports no stonewall time; the whole phase is the "stonewall" figure then.
+            sw_time = sw.time_s if sw.time_s > 0 else mp.time_s
+            rate = sw.items_sum_at_deadline / sw_time / 1000 if sw_time > 0 else 0.0
+            o.result_lines.append(("rate-stonewall", f"{rate:f}"))
+            rec.figures["stonewall"] = {
+                "hit": sw.hit,
+                "items_sum_at_deadline": sw.items_sum_at_deadline,
+                "time_s": sw.time_s,
+            }
+    elif isinstance(doc, results.FindDocument):
+        f = doc.find
+        if f is None:
+            rec.status, rec.error = "failed", "the engine's find document has no figures"
+            o.find_failed = True
+            return
+        o.score = f.scanned / f.time_s / 1000 if f.time_s > 0 else 0.0
+        o.found = f.matched
+        o.result_lines += [("found", str(f.matched)), ("total-files", str(f.scanned))]
+        rec.figures = {
+            "scanned": f.scanned,
+            "matched": f.matched,
+            "time_s": f.time_s,
+            "rate_per_s": f.rate_per_s,
+            "errors": f.errors,
+        }
+
+
+# ------------------------------------------------------------------------------------------------- finishing
+
+
+def _rehash(ev: Evaluation) -> None:
+    """Recompute both score hashes after the driver changed a validity flag."""
+    scores = {v.outcome.name: v.outcome.score for v in ev.phases}
+    names = [v.outcome.name for v in ev.phases]
+    ev.hash = score_hash(
+        ev.version,
+        [(n, scores[n]) for n in hashed_phases(names, False)],
+        ev.scores.md,
+        ev.scores.bw,
+        ev.scores.score,
+        ev.valid,
+    )
+    if ev.extended_scores is not None:
+        x = ev.extended_scores
+        ev.extended_hash = score_hash(
+            None,
+            [(n, scores[n]) for n in hashed_phases(names, True)],
+            x.md,
+            x.bw,
+            x.score,
+            bool(ev.extended_valid),
+        )
+
+
+def evaluate_run(
+    plan_: Plan, records: Sequence[PhaseRecord], extra_reasons: Sequence[str] = ()
+) -> Evaluation:
+    outcomes = [r.outcome for r in records if r.outcome is not None]
+    ev = evaluate(outcomes, rules_for(plan_), VERSION, plan_.mode)
+    changed = False
+    reasons = list(extra_reasons)
+    if plan_.quick:
+        reasons.insert(0, QUICK_REASON)
+    if reasons:
+        ev.setup_reasons.extend(reasons)
+        if ev.valid:
+            ev.valid, changed = False, True
+    if any(r.status == "not-implemented" for r in records) and ev.extended_valid:
+        ev.extended_valid, changed = False, True
+    if changed:
+        _rehash(ev)
+    return ev
+
+
+def write_results(
+    plan_: Plan, records: Sequence[PhaseRecord], ev: Evaluation, procs: int, start: datetime, end: datetime
+) -> None:
+    """result.txt (with the driver's notes per phase) and result_summary.txt, as the app writes them."""
+    rd = Path(plan_.dirs.resultdir)
+    result = results_files.build_result(ev, plan_.config, procs, plan_.dirs.resultdir, start=start, end=end)
+    notes = {r.name: r.notes for r in records if r.notes}
+    # Phases that are not scored at all (not implemented) get a section of comments where the app has one.
+    order = [p.name for p in plan_.phases]
+    for r in records:
+        if r.status != "not-implemented":
+            continue
+        section = results_files.Section(r.name)
+        section.lines.append(results_files.Comment(results_files.INVALID_PREFIX + NOT_IMPLEMENTED_REASON))
+        pos = order.index(r.name)
+        later = {n for n in order[pos + 1 :]}
+        at = next(
+            (i for i, s in enumerate(result.sections) if s.name in later or s.name in ("SCORE", "SCOREX")),
+            len(result.sections),
+        )
+        result.sections.insert(at, section)
+        notes.pop(r.name, None)
+    for section in result.sections:
+        for note in notes.get(section.name, []):
+            # Before the score line, where the app prints a phase's own messages.
+            at = next(
+                (
+                    i
+                    for i, ln in enumerate(section.lines)
+                    if isinstance(ln, results_files.Pair) and ln.key == "score"
+                ),
+                len(section.lines),
+            )
+            section.lines.insert(at, results_files.Comment(note))
+    (rd / "result.txt").write_text(result.render(), encoding="utf-8", errors="surrogateescape")
+    (rd / "result_summary.txt").write_text(results_files.build_summary(ev).render(), encoding="utf-8")
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if dt is not None else None
+
+
+def run_document(
+    plan_: Plan,
+    opts: DriverOptions,
+    records: Sequence[PhaseRecord],
+    ev: Evaluation,
+    start: datetime,
+    end: datetime,
+    error: str | None,
+    left_behind: Sequence[str],
+) -> dict[str, Any]:
+    """The whole run as one document (docs/schema.md, "io500 documents")."""
+    verdicts = {v.spec.name: v for v in ev.phases}
+    first_doc = next((r.document for r in records if r.document is not None), None)
+    host = (
+        {"hostname": first_doc.host.hostname, "kernel": first_doc.host.kernel}
+        if first_doc is not None
+        else {"hostname": socket.gethostname(), "kernel": platform.release()}
+    )
+    comm: dict[str, Any] = {
+        "kind": "local" if opts.launcher == "local" else "mpi",
+        "ranks": opts.np,
+        "nodes": 0,
+        "tasks_per_node": 0,
+        "max_clock_offset_ns": 0,
+    }
+    if first_doc is not None:
+        c = first_doc.comm
+        comm = {
+            "kind": c.kind,
+            "ranks": c.ranks,
+            "nodes": c.nodes,
+            "tasks_per_node": c.tasks_per_node,
+            "max_clock_offset_ns": c.max_clock_offset_ns,
+        }
+    phases = []
+    for r in records:
+        spec = PHASE_BY_NAME[r.name]
+        v = verdicts.get(r.name)
+        o = r.outcome
+        phases.append(
+            {
+                "name": r.name,
+                "status": r.status,
+                "scored": spec.group != ScoreGroup.NONE,
+                "group": spec.group.name.lower() if spec.group != ScoreGroup.NONE else None,
+                "unit": None if spec.dummy else spec.unit,
+                "score": o.score if o is not None and not spec.dummy else None,
+                "valid": v.valid if v is not None else False,
+                "invalid_reasons": v.reasons
+                if v is not None
+                else ([NOT_IMPLEMENTED_REASON] if r.status == "not-implemented" else []),
+                "skip_reason": r.planned.skip,
+                "error": r.error,
+                "runtime_s": o.runtime_s if o is not None else None,
+                "started_at": _iso(o.t_start) if o is not None else None,
+                "ended_at": _iso(o.t_end) if o is not None else None,
+                "workload": r.planned.kind if r.planned.kind in ("ior", "mdtest", "find") else None,
+                "command": (
+                    ["iolens-bench", r.planned.kind, *r.planned.args]
+                    if r.planned.kind in ("ior", "mdtest", "find")
+                    else []
+                ),
+                "np": r.planned.np or opts.np if r.planned.kind in ("ior", "mdtest", "find") else None,
+                "params": dict(r.planned.params),
+                "figures": r.figures,
+                "engine_document": f"{r.name}.json" if r.document is not None else None,
+                "engine_output": f"{r.name}.txt" if r.engine_returncode is not None else None,
+                "engine_returncode": r.engine_returncode,
+            }
+        )
+
+    def scores(x: Any, valid: bool, hash_value: int) -> dict[str, Any]:
+        return {
+            "bw_gib_per_s": x.bw,
+            "md_kiops": x.md,
+            "score": x.score,
+            "valid": valid,
+            "hash": f"{hash_value:X}",
+        }
+
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": "iolens",
+        "version": __version__,
+        "workload": "io500",
+        "status": "failed" if error else "ok",
+        "error": {"message": error, "rank": None, "phase": None} if error else None,
+        "command": list(opts.argv),
+        "started_at": _iso(start),
+        "ended_at": _iso(end),
+        "host": host,
+        "comm": comm,
+        "build": (first_doc.raw.get("build") if first_doc is not None else None)
+        or {"mpi": False, "liburing": False},
+        "config": {
+            "path": plan_.config.path,
+            "config_hash": plan_.config.config_hash_text,
+            "values": {s: dict(opts_) for s, opts_ in plan_.config.values.items()},
+        },
+        "io500": {
+            "version": ev.version,
+            "mode": plan_.mode,
+            "quick": plan_.quick,
+            "quick_caps": dict(plan_.caps),
+            "np": opts.np,
+            "launcher": opts.launcher,
+            "timestamp": plan_.dirs.timestamp,
+            "datadir": plan_.dirs.datadir,
+            "resultdir": plan_.dirs.resultdir,
+            "stonewall_s": plan_.stonewall_s,
+            "notes": list(plan_.notes),
+            "phases": phases,
+            "score": scores(ev.scores, ev.valid, ev.hash),
+            "extended_score": (
+                scores(ev.extended_scores, bool(ev.extended_valid), ev.extended_hash or 0)
+                if ev.extended_scores is not None
+                else None
+            ),
+            "valid": ev.valid,
+            "invalid_reasons": ev.reasons,
+            "left_behind": list(left_behind),
+        },
+    }
+    return doc
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------------- a run
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    evaluation: Evaluation | None
+    records: list[PhaseRecord]
+    resultdir: str
+    document: dict[str, Any] | None = None
+
+
+def _drop_caches_fn(plan_: Plan, display: Display) -> Callable[[], None] | None:
+    if not plan_.config.value("global", "drop-caches"):
+        return None
+    cmd = plan_.config.get("global", "drop-caches-cmd") or ""
+
+    def drop() -> None:
+        # As the app: a failing command is a warning, not the end of the run.
+        rc = subprocess.run(
+            cmd, shell=True, check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True
+        )
+        if rc.returncode != 0:
+            display.message(f"warning: drop-caches-cmd {cmd!r} returned {rc.returncode}", "yellow")
+
+    return drop
+
+
+def cleanup_data(plan_: Plan, runner: Runner, dirs: DataDirs, opts: DriverOptions) -> list[str]:
+    """Remove the data as the app does at the end: the ior files (by the ledger), mdtest trees that a delete
+    phase did not remove (with the engine's own remove run), the status files, the directories the run made.
+    Returns what is left behind (directories that were not empty)."""
+    d = plan_.dirs.datadir
+    fpp = bool(plan_.config.value("ior-easy", "filePerProc"))
+    unique = bool(plan_.config.value("ior-easy", "uniqueDir"))
+    easy_flags = (["-F"] if fpp else []) + (["-u"] if unique else [])
+    remove_ior_files(f"{d}/ior-easy/ior_file_easy", easy_flags, runner, opts)
+    remove_ior_files(f"{d}/ior-hard/file", [], runner, opts)
+    for group in ("mdtest-easy", "mdtest-hard"):
+        tree = Path(d) / group
+        delete = plan_.phase(f"{group}-delete")
+        if not tree.exists() or delete is None or not _ledger_names(tree):
+            continue
+        # The delete phase did not run (or failed): the engine's remove run takes away what it made.
+        req = launch.RunRequest(
+            "mdtest",
+            [*delete.args, "--quiet"],
+            np=opts.np,
+            launcher=opts.launcher,
+            launcher_args=opts.launcher_args,
+        )
+        try:
+            with open(os.devnull, "w") as null:
+                launch.run(req, runner.engine, on_line=lambda _line: None, stdout=null)
+        except launch.LaunchError:
+            pass
+    rd = Path(plan_.dirs.resultdir)
+    for name in (*STATUS_FILES, "timestampfile"):
+        try:
+            (rd / name).unlink()
+        except FileNotFoundError:
+            pass
+    return dirs.remove_created()
+
+
+def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, err: Console) -> RunResult:
+    """Run every phase, evaluate, write the result directory, remove the data; the exit status says how."""
+    dirs = DataDirs()
+    start = _now()
+    # The result directory first (the app makes it before anything else), then the data directories.
+    try:
+        dirs_result = DataDirs()
+        dirs_result.make(plan_.dirs.resultdir)
+        results_files.write_config_files(plan_.dirs.resultdir, plan_.config)
+        dirs.make(plan_.dirs.datadir)
+        for sub in ("ior-easy", "ior-hard"):
+            dirs.make(f"{plan_.dirs.datadir}/{sub}")
+    except OSError as exc:
+        raise DriverError(f"cannot create the run's directories: {exc}", 1) from None
+
+    console.print(
+        Text(
+            f"iolens io500 {VERSION}: {plan_.config.path} ({plan_.mode}, {opts.np} process(es), "
+            f"{opts.launcher})",
+            style="bold",
+        ),
+        soft_wrap=True,
+    )
+    if plan_.quick:
+        console.print(Text("--quick: " + QUICK_REASON, style="bold yellow"), soft_wrap=True)
+    _print_notes(plan_, console)
+    console.print(f"result directory: {plan_.dirs.resultdir}")
+    console.print(f"data directory:   {plan_.dirs.datadir}")
+
+    display = Display(plan_, console, err, opts.live)
+    runner = Runner(plan_, opts, engine, display, _drop_caches_fn(plan_, display))
+    interrupted: str | None = None
+    fatal: str | None = None
+    with display:
+        try:
+            runner.run_all()
+        except KeyboardInterrupt:
+            current = display.current.name if display.current is not None else "?"
+            interrupted = f"interrupted during {current}"
+        except DriverError as exc:
+            fatal = str(exc)
+    end = _now()
+    extra = []
+    if interrupted:
+        extra.append(f"RUN INTERRUPTED ({interrupted})")
+    if fatal:
+        extra.append(f"RUN STOPPED: {fatal}")
+    ev = evaluate_run(plan_, runner.records, extra)
+    left = cleanup_data(plan_, runner, dirs, opts)
+    write_results(plan_, runner.records, ev, opts.np, start, end)
+    failed = [r for r in runner.records if r.status == "failed"]
+    error = (
+        fatal
+        or interrupted
+        or (f"{len(failed)} phase(s) failed: " + ", ".join(r.name for r in failed) if failed else None)
+    )
+    doc = run_document(plan_, opts, runner.records, ev, start, end, error, left)
+    rd = Path(plan_.dirs.resultdir)
+    _write_json(rd / DOCUMENT_NAME, doc)
+    if opts.json is not None:
+        try:
+            _write_json(opts.json, doc)
+        except OSError as exc:
+            err.print(Text(f"iolens: error: --json: cannot write {opts.json}: {exc.strerror}"))
+
+    print_summary(plan_, runner.records, ev, console, left)
+    if interrupted:
+        return RunResult(130, ev, runner.records, plan_.dirs.resultdir, doc)
+    return RunResult(1 if error else 0, ev, runner.records, plan_.dirs.resultdir, doc)
+
+
+def print_summary(
+    plan_: Plan, records: Sequence[PhaseRecord], ev: Evaluation, console: Console, left: Sequence[str]
+) -> None:
+    verdicts = {v.spec.name: v.reasons for v in ev.phases}
+    console.print()
+    console.print(phase_table(records, verdicts))
+    console.print()
+    flag = "" if ev.valid else "  [INVALID]"
+    s = ev.scores
+    console.print(
+        Text(
+            f"[SCORE ] Bandwidth {s.bw:f} GiB/s : IOPS {s.md:f} kiops : TOTAL {s.score:f}{flag}", style="bold"
+        )
+    )
+    if ev.extended_scores is not None:
+        x = ev.extended_scores
+        xflag = "" if ev.extended_valid else "  [INVALID]"
+        console.print(
+            Text(
+                f"[SCOREX] Bandwidth {x.bw:f} GiB/s : IOPS {x.md:f} kiops : TOTAL {x.score:f}{xflag}",
+                style="bold",
+            )
+        )
+    if not ev.valid:
+        reasons = ev.reasons
+        console.print(
+            Text(
+                f"not a valid IO500 run ({len(reasons)} reason(s)); the first: {reasons[0]}"
+                if reasons
+                else "not a valid IO500 run",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    if plan_.quick:
+        console.print(Text("--quick run: a first look, NOT a valid IO500 result", style="bold yellow"))
+    for d in left:
+        console.print(Text(f"left behind (not empty): {d}", style="yellow"), soft_wrap=True)
+    console.print(Text(f"results: {plan_.dirs.resultdir}"), soft_wrap=True)
+
+
+def verify_command(config: str, result: str, console: Console) -> int:
+    """`iolens io500 --verify CONFIG result.txt`: both hashes, as io500-verify checks them."""
+    try:
+        report = results_files.verify(config, result)
+    except IniError as exc:
+        raise DriverError(str(exc)) from None
+    except OSError as exc:
+        raise DriverError(f"{result}: cannot read: {exc.strerror}") from None
+    console.print(Text(report.render().rstrip("\n")), soft_wrap=True)
+    console.print(Text(f"verify: {report.status}", style="bold"))
+    return report.exit_code
+
+
+def config_error_line(message: str) -> str:
+    """One line, whatever the message holds."""
+    return re.sub(r"\s*\n\s*", " ", message).strip()
+
+
+def main_run(opts: DriverOptions, console: Console, err: Console) -> int:
+    """Prepare (exit 2 on a bad config, no I/O), then dry-run or execute."""
+    from iolens.engine import EngineNotFound, find_engine
+
+    plan_ = prepare(opts)
+    if opts.dry_run:
+        dry_run_report(plan_, opts, console)
+        return 0
+    try:
+        engine = find_engine()
+    except EngineNotFound as exc:
+        raise DriverError(str(exc), 1) from None
+    if opts.launcher != "local" and shutil.which(opts.launcher) is None:
+        raise DriverError(f"--launcher {opts.launcher}: {opts.launcher} not found on PATH")
+    result = execute(plan_, opts, engine, console, err)
+    return result.exit_code

@@ -1,0 +1,543 @@
+"""The IO500 phases as iolens runs them: each phase's engine workload and arguments, derived from a config.
+
+The arguments follow the IO500 app (io500 at commit 02091cf; its result.txt shows them in `exe` lines), mapped
+onto iolens-bench's flags. What iolens leaves out, and why:
+
+- `--dataPacketType=…` and the `saveRankPerformanceDetailsCSV` / `--saveRankPerformanceDetails` outputs: the
+  engine has neither (its JSON document carries the per-rank figures).
+- The seeds (`-G`) are the app's (a hash of the phase and the run's timestamp) as an unsigned number: the app
+  prints them as signed ints, the engine takes seeds >= 0; the bits are the same.
+- ior-rnd4K-easy-read reads `-s -1` (as many segments as the files hold, as the current app does) where the
+  app at 02091cf asked for 10,000,000 segments of 4 KiB, most of them past the end of the files.
+- mdtest has no `--posix.odirect` in the engine: the option reaches the ior phases only (a note says so).
+
+Nothing here does I/O: `plan()` checks the config (errors name the file and line, `PlanError`) and returns the
+phase table; the driver runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iolens.io500.hashes import hash_update
+from iolens.io500.ini import Io500Config, scan_lines
+from iolens.io500.spec import PHASE_BY_NAME, find_section, runnable_phases
+
+GIB = 2**30
+MIB = 2**20
+
+# --quick: a short stonewall and sizes a laptop runs in seconds (the whole run well under a minute).
+QUICK_STONEWALL_S = 2
+QUICK_CAPS = {
+    ("ior-easy", "blockSize"): 64 * MIB,  # bytes per rank
+    ("ior-hard", "segmentCount"): 1000,  # 47 MB per rank
+    ("mdtest-easy", "n"): 5000,
+    ("mdtest-hard", "n"): 2000,
+}
+
+IOR_HARD_XFER = 47008
+# Shares of the data directory's free space that ior-easy, and ior-easy and ior-hard together, may fill.
+FREE_SHARE_EASY = 0.45
+FREE_SHARE_ALL = 0.9
+_FIT_WHY = (
+    ": the engine refuses a write that cannot fit, stonewall or not (a write that ends before the stonewall "
+    "is invalid, as in the app)"
+)
+MDTEST_HARD_BYTES = 3901
+
+# Phase -> its option section ([ior-easy] holds the options of ior-easy-write/-read and ior-rnd4K-easy-read).
+PARENT = {
+    "ior-easy-write": "ior-easy",
+    "ior-easy-read": "ior-easy",
+    "ior-rnd4K-easy-read": "ior-easy",
+    "ior-hard-write": "ior-hard",
+    "ior-hard-read": "ior-hard",
+    "mdtest-easy-write": "mdtest-easy",
+    "mdtest-easy-stat": "mdtest-easy",
+    "mdtest-easy-delete": "mdtest-easy",
+    "mdtest-hard-write": "mdtest-hard",
+    "mdtest-hard-stat": "mdtest-hard",
+    "mdtest-hard-read": "mdtest-hard",
+    "mdtest-hard-delete": "mdtest-hard",
+    "mdworkbench-create": "mdworkbench",
+    "mdworkbench-bench": "mdworkbench",
+    "mdworkbench-delete": "mdworkbench",
+}
+
+# A phase that works on what another phase wrote: skipped (with a reason) when that one does not run.
+NEEDS = {
+    "ior-easy-read": "ior-easy-write",
+    "ior-rnd4K-easy-read": "ior-easy-write",
+    "ior-hard-read": "ior-hard-write",
+    "mdtest-easy-stat": "mdtest-easy-write",
+    "mdtest-easy-delete": "mdtest-easy-write",
+    "mdtest-hard-stat": "mdtest-hard-write",
+    "mdtest-hard-read": "mdtest-hard-write",
+    "mdtest-hard-delete": "mdtest-hard-write",
+    "find": "timestamp",
+    "find-easy": "mdtest-easy-write",
+    "find-hard": "timestamp",
+}
+
+NOT_IMPLEMENTED = frozenset({"mdworkbench-create", "mdworkbench-bench", "mdworkbench-delete"})
+
+_SIZE_RE = re.compile(r"([0-9]+)([kKmMgGtT]?)")
+_SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+class PlanError(ValueError):
+    """A config iolens cannot run; the message names the file and line (or the option)."""
+
+
+def parse_size(text: str) -> int | None:
+    """An IOR size (`2m`, `47008`, `9920000m`: k/m/g/t are powers of 1024) in bytes; None if malformed."""
+    m = _SIZE_RE.fullmatch(text.strip())
+    if not m:
+        return None
+    return int(m.group(1)) * _SIZE_UNITS[m.group(2).lower()]
+
+
+def format_size(n: int) -> str:
+    """Bytes as the shortest exact IOR size text (`64m`, `47008`)."""
+    for unit in ("t", "g", "m", "k"):
+        size = _SIZE_UNITS[unit]
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def run_timestamp_seed(phase: str, timestamp: str) -> int:
+    """The app's u_phase_unique_random_number(): the string hash of phase + timestamp (0 and -1 give 4711)."""
+    value = hash_update(hash_update(0, phase), timestamp)
+    return 4711 if value in (0, 0xFFFFFFFF) else value
+
+
+@dataclass(frozen=True)
+class RunDirs:
+    """Where a run puts its data and results (after the timestamp-* options)."""
+
+    datadir: str
+    resultdir: str
+    timestamp: str  # the app's "%Y.%m.%d-%H.%M.%S"
+
+
+@dataclass
+class PlannedPhase:
+    """One phase of the run: what the driver launches (or why it does not)."""
+
+    name: str
+    kind: str  # "ior", "mdtest", "find", "timestamp", "not-implemented"
+    args: list[str] = field(default_factory=list)  # engine arguments after the workload (no --np/--json)
+    np: int | None = None  # ranks for this phase when not the run's (find's nproc)
+    stonewall_s: int | None = None  # the phase stops after this (write phases, ior-rnd4K-easy-read)
+    engine_phase: str = ""  # the phase of the engine's document that carries the figure
+    skip: str | None = None  # why this phase does not run (run = FALSE, a phase it needs did not run)
+    params: dict[str, str] = field(default_factory=dict)  # the key parameters, for --dry-run and the JSON
+
+    @property
+    def workload(self) -> str:
+        return self.kind
+
+    @property
+    def runs_engine(self) -> bool:
+        return self.kind in ("ior", "mdtest", "find") and self.skip is None
+
+    def exe(self) -> str:
+        """The command as result.txt's `exe` line shows it (the engine's name for the app's ./ior etc.)."""
+        if self.kind not in ("ior", "mdtest", "find"):
+            return ""
+        return " ".join(["iolens-bench", self.kind, *self.args])
+
+
+@dataclass
+class Plan:
+    config: Io500Config
+    mode: str
+    quick: bool
+    dirs: RunDirs
+    stonewall_s: int
+    phases: list[PlannedPhase]
+    notes: list[str] = field(
+        default_factory=list
+    )  # what iolens does differently from the app for this config
+    caps: dict[str, str] = field(default_factory=dict)  # --quick: option -> "given -> used"
+
+    def phase(self, name: str) -> PlannedPhase | None:
+        for p in self.phases:
+            if p.name == name:
+                return p
+        return None
+
+
+# ------------------------------------------------------------------------------------------ config locations
+
+
+def option_lines(config: Io500Config) -> dict[tuple[str, str], int]:
+    """(section, option) -> the line of the config that set it last (app spellings)."""
+    out: dict[tuple[str, str], int] = {}
+    text = config.source.decode("utf-8", "surrogateescape")
+    section = None
+    for line in scan_lines(text):
+        if line.kind == "section":
+            section = find_section(line.name)
+        elif line.kind == "pair" and section is not None:
+            opt = section.option(line.name)
+            if opt is not None:
+                out[(section.name, opt.name)] = line.lineno
+    return out
+
+
+class _Where:
+    def __init__(self, config: Io500Config) -> None:
+        self.config = config
+        self.lines = option_lines(config)
+
+    def __call__(self, section: str, option: str) -> str:
+        """Where an option comes from: 'CONFIG:LINE: option = value', or its section when it is a default."""
+        value = self.config.get(section, option)
+        line = self.lines.get((section, option))
+        if line is not None:
+            return f"{self.config.path}:{line}: {option} = {value}"
+        return f"{self.config.path}: [{section}] {option} = {value} (default)"
+
+    def error(self, section: str, option: str, message: str) -> PlanError:
+        return PlanError(f"{self(section, option)}: {message}")
+
+
+# ---------------------------------------------------------------------------------------------------- paths
+
+
+def effective_dirs(config: Io500Config, timestamp: str) -> RunDirs:
+    datadir = config.get("global", "datadir") or "./datafiles"
+    resultdir = config.get("global", "resultdir") or "./results"
+    if config.value("global", "timestamp-datadir"):
+        datadir = f"{datadir}/{timestamp}"
+    if config.value("global", "timestamp-resultdir"):
+        resultdir = f"{resultdir}/{timestamp}"
+    return RunDirs(datadir=datadir, resultdir=resultdir, timestamp=timestamp)
+
+
+def _check_dir(where: _Where, option: str, path: str) -> None:
+    """The directory exists and is writable, or can be made: its parent exists and is writable."""
+    p = Path(path)
+    if p.exists():
+        if not p.is_dir():
+            raise where.error("global", option, f"{path} exists and is not a directory")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise where.error("global", option, f"directory {path} is not writable")
+        return
+    parent = p.parent if str(p.parent) else Path(".")
+    if parent.exists() and not parent.is_dir():
+        raise where.error("global", option, f"{parent} is not a directory")
+    if not parent.is_dir():
+        raise where.error("global", option, f"parent directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise where.error("global", option, f"parent directory {parent} is not writable")
+
+
+# ------------------------------------------------------------------------------------------------- the plan
+
+
+@dataclass
+class _Api:
+    args: list[str]  # -a posix [--posix.odirect]
+    odirect: bool
+
+
+def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
+    """The phase's API: its own API key, else its section's, else [global] api (as the app falls back)."""
+    chain = [phase]
+    if phase in PARENT:
+        chain.append(PARENT[phase])
+    value, section, option = None, "global", "api"
+    for name in chain:
+        spec = PHASE_BY_NAME[name]
+        if spec.option("API") is not None and config.get(name, "API") is not None:
+            value, section, option = config.get(name, "API"), name, "API"
+            break
+    if value is None:
+        value = config.get("global", "api") or "POSIX"
+    words = value.split()
+    if not words or words[0].lower() != "posix":
+        raise where.error(
+            section, option, f"API {words[0] if words else '(empty)'!r} is not supported: iolens runs POSIX"
+        )
+    odirect = False
+    for word in words[1:]:
+        if word == "--posix.odirect":
+            odirect = True
+        else:
+            raise where.error(
+                section, option, f"API option {word!r} is not supported (iolens: --posix.odirect)"
+            )
+    return _Api(["-a", "posix"], odirect)
+
+
+def _size_option(config: Io500Config, where: _Where, section: str, option: str) -> int:
+    text = config.get(section, option) or ""
+    size = parse_size(text)
+    if size is None or size <= 0:
+        raise where.error(section, option, "expected a size > 0 (a number with k, m, g or t)")
+    return size
+
+
+def plan(
+    config: Io500Config,
+    mode: str = "standard",
+    quick: bool = False,
+    np: int = 1,
+    timestamp: str = "1970.01.01-00.00.00",
+    check_dirs: bool = True,
+    free_bytes: int | None = None,
+) -> Plan:
+    """The phase table of a run of `config`; raise PlanError for what iolens cannot run (no I/O).
+
+    `free_bytes` (the data directory's free space, if known) caps the ior sizes so that what the ior phases
+    could write fits: the engine refuses a write larger than the free space even when a stonewall would stop
+    it long before (IO500's defaults, 9920000m per process and 10,000,000 segments, never fit).
+    """
+    where = _Where(config)
+    notes: list[str] = []
+    caps: dict[str, str] = {}
+    dirs = effective_dirs(config, timestamp)
+    if check_dirs:
+        for option in ("datadir", "resultdir"):
+            _check_dir(where, option, config.get("global", option) or "")
+
+    if config.value("global", "io-buffers-on-gpu"):
+        raise where.error("global", "io-buffers-on-gpu", "GPU buffers are not supported by iolens")
+    for section in ("ior-hard", "ior-hard-write", "ior-hard-read"):
+        if config.value(section, "collective"):
+            raise where.error(section, "collective", "collective I/O is not supported by iolens (POSIX)")
+    for section in ("find", "find-easy", "find-hard"):
+        if config.get(section, "external-script") is not None:
+            raise where.error(section, "external-script", "external find scripts are not supported by iolens")
+        nproc = config.value(section, "nproc")
+        if isinstance(nproc, int) and not 1 <= nproc <= np:
+            raise where.error(section, "nproc", f"must be between 1 and the run's {np} processes")
+    if config.value("global", "dataPacketType") not in (None, "timestamp"):
+        notes.append("dataPacketType is ignored: iolens writes its own (seed, rank, offset) pattern")
+
+    stonewall = QUICK_STONEWALL_S if quick else config.stonewall
+    if stonewall < 0:
+        raise where.error("debug", "stonewall-time", "must not be negative")
+
+    # ior-easy
+    xfer = _size_option(config, where, "ior-easy", "transferSize")
+    if xfer % 8:
+        raise where.error("ior-easy", "transferSize", "must be a multiple of 8 bytes (iolens's data pattern)")
+    block = _size_option(config, where, "ior-easy", "blockSize")
+    if block % xfer:
+        raise where.error("ior-easy", "blockSize", f"must be a multiple of transferSize ({xfer} bytes)")
+    segments = int(config.get("ior-hard", "segmentCount") or 0)
+    if segments <= 0:
+        raise where.error("ior-hard", "segmentCount", "must be at least 1")
+    n_easy = int(config.get("mdtest-easy", "n") or 0)
+    n_hard = int(config.get("mdtest-hard", "n") or 0)
+    for section, n in (("mdtest-easy", n_easy), ("mdtest-hard", n_hard)):
+        if n <= 0:
+            raise where.error(section, "n", "must be at least 1")
+    fpd_value = config.get("mdtest-hard", "files-per-dir")
+    files_per_dir = int(fpd_value) if fpd_value is not None else 0
+
+    if quick:
+        cap = QUICK_CAPS[("ior-easy", "blockSize")]
+        if block > cap:
+            new = max(xfer, cap // xfer * xfer)
+            caps["[ior-easy] blockSize"] = f"{config.get('ior-easy', 'blockSize')} -> {format_size(new)}"
+            block = new
+        for (section, option), limit in QUICK_CAPS.items():
+            if section == "ior-easy":
+                continue
+            given = {"segmentCount": segments, "n": n_easy if section == "mdtest-easy" else n_hard}[option]
+            if given > limit:
+                caps[f"[{section}] {option}"] = f"{given} -> {limit}"
+        segments = min(segments, QUICK_CAPS[("ior-hard", "segmentCount")])
+        n_easy = min(n_easy, QUICK_CAPS[("mdtest-easy", "n")])
+        n_hard = min(n_hard, QUICK_CAPS[("mdtest-hard", "n")])
+        if files_per_dir and n_hard % files_per_dir:
+            raise where.error("mdtest-hard", "files-per-dir", f"--quick uses n = {n_hard}: must divide it")
+
+    if free_bytes is not None:
+        easy_budget = int(free_bytes * FREE_SHARE_EASY) // np
+        if block > easy_budget:
+            new = max(xfer, easy_budget // xfer * xfer)
+            notes.append(
+                f"[ior-easy] blockSize {format_size(block)} -> {format_size(new)} per process to fit "
+                f"the free space of the data directory ({free_bytes / GIB:.1f} GiB){_FIT_WHY}"
+            )
+            block = new
+        hard_budget = int(free_bytes * FREE_SHARE_ALL) - block * np
+        hard_cap = max(1, hard_budget // (IOR_HARD_XFER * np))
+        if segments > hard_cap:
+            notes.append(
+                f"[ior-hard] segmentCount {segments} -> {hard_cap} to fit the free space of the data "
+                f"directory ({free_bytes / GIB:.1f} GiB, ior-easy's files included){_FIT_WHY}"
+            )
+            segments = hard_cap
+
+    d, r = dirs.datadir, dirs.resultdir
+    fpp = bool(config.value("ior-easy", "filePerProc"))
+    unique = bool(config.value("ior-easy", "uniqueDir"))
+    seed = {
+        g: str(run_timestamp_seed(g, timestamp))
+        for g in ("ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard")
+    }
+
+    def ior_easy(with_reorder: bool = True) -> list[str]:
+        a = ["-g", "-G", seed["ior-easy"], "-k", "-e", "-o", f"{d}/ior-easy/ior_file_easy"]
+        if with_reorder:
+            a += ["-C", "-Q", "1", "-O", f"stoneWallingStatusFile={r}/ior-easy.stonewall"]
+            a += ["-t", format_size(xfer), "-b", format_size(block)]
+        return a + (["-u"] if unique else []) + (["-F"] if fpp else [])
+
+    def ior_hard() -> list[str]:
+        return [
+            "-C", "-Q", "1", "-g", "-G", seed["ior-hard"], "-k", "-e", "-o", f"{d}/ior-hard/file",
+            "-O", f"stoneWallingStatusFile={r}/ior-hard.stonewall",
+            "-t", str(IOR_HARD_XFER), "-b", str(IOR_HARD_XFER), "-s", str(segments),
+        ]  # fmt: skip
+
+    def md_easy() -> list[str]:
+        return [
+            "-n", str(n_easy), "-u", "-L", "-F", "-P", "-G", seed["mdtest-easy"], "-N", "1",
+            "-d", f"{d}/mdtest-easy", "-x", f"{r}/mdtest-easy.stonewall",
+        ]  # fmt: skip
+
+    def md_hard() -> list[str]:
+        a = ["-n", str(n_hard)]
+        if files_per_dir:
+            a += ["-I", str(files_per_dir)]
+        return a + [
+            "-t", "-w", str(MDTEST_HARD_BYTES), "-e", str(MDTEST_HARD_BYTES), "-P", "-G", seed["mdtest-hard"],
+            "-N", "1", "-F", "-d", f"{d}/mdtest-hard", "-x", f"{r}/mdtest-hard.stonewall",
+        ]  # fmt: skip
+
+    def ior_api(phase: str) -> list[str]:
+        api = _api(config, where, phase)
+        return api.args + (["--posix.odirect"] if api.odirect else [])
+
+    def md_api(phase: str) -> list[str]:
+        api = _api(config, where, phase)
+        if api.odirect:
+            note = (
+                "--posix.odirect is not passed to mdtest phases: the engine's mdtest has no O_DIRECT option"
+            )
+            if note not in notes:
+                notes.append(note)
+        return api.args
+
+    sw = str(stonewall)
+    phases: list[PlannedPhase] = []
+    for spec in runnable_phases(mode):
+        name = spec.name
+        p = PlannedPhase(name, "ior")
+        if name == "ior-easy-write":
+            p.args = ior_easy() + ["-w", "-D", sw, "-O", "stoneWallingWearOut=1", *ior_api(name)]
+            p.stonewall_s, p.engine_phase = stonewall, "write"
+        elif name == "ior-easy-read":
+            p.args = ior_easy() + ["-r", "-R", *ior_api(name)]
+            p.engine_phase = "read"
+        elif name == "ior-rnd4K-easy-read":
+            p.args = ior_easy(with_reorder=False) + [
+                "-r", "-D", sw, "-z", "-z", *ior_api(name), "-t", "4096", "-b", "4096", "-s", "-1",
+                "-O", "stoneWallingWearOut=1",
+            ]  # fmt: skip
+            if fpp:
+                p.args += ["-C", "-Q", "2"]
+            p.stonewall_s, p.engine_phase = stonewall, "read"
+        elif name == "ior-hard-write":
+            p.args = ior_hard() + ["-w", "-D", sw, *ior_api(name), "-O", "stoneWallingWearOut=1"]
+            p.stonewall_s, p.engine_phase = stonewall, "write"
+        elif name == "ior-hard-read":
+            p.args = ior_hard() + ["-r", "-R", *ior_api(name)]
+            p.engine_phase = "read"
+        elif name.startswith("mdtest-"):
+            p.kind = "mdtest"
+            base = md_easy() if name.startswith("mdtest-easy") else md_hard()
+            step = name.rsplit("-", 1)[1]
+            extra = {
+                "write": ["-C", "-Y", "-W", sw],
+                "stat": ["-T"],
+                "read": ["-E", "-X"],
+                "delete": ["-r"],
+            }[step]
+            p.args = base + extra + md_api(name)
+            p.engine_phase = {"write": "file-create", "stat": "file-stat", "read": "file-read"}.get(
+                step, "file-remove"
+            )
+            if step == "write":
+                p.stonewall_s = stonewall
+        elif name in ("find", "find-easy", "find-hard"):
+            p.kind = "find"
+            if name == "find":
+                p.args = [d, "-newer", f"{r}/timestampfile", "-size", "3901c", "-name", "*01*"]
+            elif name == "find-easy":
+                p.args = [f"{d}/mdtest-easy/", "-name", "*01*"]
+            else:
+                p.args = [
+                    f"{d}/mdtest-hard/",
+                    "-newer",
+                    f"{r}/timestampfile",
+                    "-size",
+                    "3901c",
+                    "-name",
+                    "*01*",
+                ]
+            nproc = config.value(name, "nproc")
+            p.np = nproc if isinstance(nproc, int) else None
+            p.engine_phase = "find"
+        elif name == "timestamp":
+            p.kind = "timestamp"
+            p.params["file"] = f"{r}/timestampfile"
+        elif name in NOT_IMPLEMENTED:
+            p.kind = "not-implemented"
+            p.skip = "not implemented in iolens"
+        else:  # pragma: no cover - the spec and this table are written together
+            raise AssertionError(f"phase {name} has no plan")
+        phases.append(p)
+        _fill_params(p, xfer, block, segments, n_easy, n_hard, stonewall, fpp)
+
+    _apply_skips(config, phases)
+    if config.value("debug", "pause-dir") is not None:
+        notes.append("pause-dir is set: before each phase the run waits while PAUSE-DIR/PHASE exists")
+    return Plan(config, mode, quick, dirs, stonewall, phases, notes, caps)
+
+
+def _fill_params(
+    p: PlannedPhase, xfer: int, block: int, segments: int, n_easy: int, n_hard: int, stonewall: int, fpp: bool
+) -> None:
+    if p.name.startswith("ior-easy"):
+        p.params.update(transferSize=format_size(xfer), blockSize=format_size(block), filePerProc=str(fpp))
+    elif p.name.startswith("ior-rnd4K"):
+        p.params.update(transferSize="4096", segments="-1 (what the files hold)")
+    elif p.name.startswith("ior-hard"):
+        p.params.update(transferSize=str(IOR_HARD_XFER), segmentCount=str(segments))
+    elif p.name.startswith("mdtest-easy"):
+        p.params.update(n=str(n_easy))
+    elif p.name.startswith("mdtest-hard"):
+        p.params.update(n=str(n_hard), bytes=str(MDTEST_HARD_BYTES))
+    if p.stonewall_s is not None:
+        p.params["stonewall"] = f"{stonewall} s"
+    if p.np is not None:
+        p.params["nproc"] = str(p.np)
+
+
+def _apply_skips(config: Io500Config, phases: list[PlannedPhase]) -> None:
+    """run = FALSE in the phase's section or its parent's; then phases that need a skipped one."""
+    by_name = {p.name: p for p in phases}
+    for p in phases:
+        if p.skip is not None:
+            continue
+        for section in (p.name, PARENT.get(p.name)):
+            spec = PHASE_BY_NAME.get(section) if section else None
+            if spec is not None and spec.option("run") is not None and config.get(section, "run") == "FALSE":
+                p.skip = f"run = FALSE in [{section}]"
+                break
+    for p in phases:
+        need = NEEDS.get(p.name)
+        if p.skip is None and need is not None and need in by_name and by_name[need].skip is not None:
+            p.skip = f"skipped: it needs {need}, which does not run"

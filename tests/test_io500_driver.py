@@ -1,0 +1,303 @@
+"""`iolens io500`: the driver runs every IO500 phase with the engine and writes the app's result directory.
+
+The full runs use --quick (2 s stonewall, capped sizes) at 2 processes, locally and under mpirun; each is run
+once per module and checked by several tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from iolens import results
+from iolens.io500 import results_files
+from iolens.io500.spec import runnable_phases
+
+STANDARD = [p.name for p in runnable_phases("standard")]
+EXTENDED = [p.name for p in runnable_phases("extended")]
+
+
+def write_config(root: Path, extra: str = "", name: str = "io500.ini") -> Path:
+    cfg = root / name
+    cfg.write_text(
+        "[global]\n"
+        f"datadir = {root}/data\n"
+        f"resultdir = {root}/results\n"
+        "timestamp-resultdir = FALSE\n"
+        "[debug]\n"
+        "stonewall-time = 300\n" + extra
+    )
+    return cfg
+
+
+def run_io500(iolens_bin: list[str], *args: str, env: dict[str, str] | None = None,
+              timeout: int = 300) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    return subprocess.run(
+        [*iolens_bin, "io500", *args], capture_output=True, text=True, env=env, timeout=timeout, check=False
+    )
+
+
+def section_names(result: results_files.ResultFile) -> list[str]:
+    return [s.name for s in result.phases]
+
+
+# --------------------------------------------------------------------------------------------------- dry run
+
+
+def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin: list[str], tmp_path: Path):
+    cfg = write_config(tmp_path, "[ior-easy]\nblockSize = 1g\n[ior-hard]\nsegmentCount = 1000\n")
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2")
+    assert out.returncode == 0, out.stderr
+    listed = re.findall(r"^\s*\d+\. (\S+)", out.stdout, re.M)
+    assert listed == STANDARD
+    text = out.stdout
+    # The app's fixed parameters, mapped onto the engine's flags.
+    assert re.search(r"ior -g -G \d+ -k -e -o \S+/ior-easy/ior_file_easy -C -Q 1 -O stoneWallingStatusFile="
+                     r"\S+/results/ior-easy.stonewall -t 2m -b 1g -F -w -D 300 "
+                     r"-O stoneWallingWearOut=1 -a posix --np 2", text)  # fmt: skip
+    assert re.search(r"ior -C -Q 1 -g -G \d+ -k -e -o \S+/ior-hard/file .* -t 47008 -b 47008 -s 1000 -w "
+                     r"-D 300", text)  # fmt: skip
+    assert re.search(r"mdtest -n 1000000 -u -L -F -P -G \d+ -N 1 -d \S+/mdtest-easy "
+                     r"-x \S+mdtest-easy.stonewall -C -Y -W 300", text)  # fmt: skip
+    assert re.search(
+        r"mdtest -n 1000000 -t -w 3901 -e 3901 -P -G \d+ -N 1 -F -d \S+/mdtest-hard .* -E -X", text
+    )
+    assert re.search(r"find \S+/data/\S+ -newer \S+/results/timestampfile -size 3901c -name '\*01\*'", text)
+    assert re.search(r"-r -D 300 -z -z -a posix -t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)
+    assert "-T -a posix" in text and "-r -a posix" in text and "-r -R -a posix" in text
+    # Nothing was created.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
+
+
+def test_ior_sizes_that_cannot_fit_the_free_space_are_capped_with_a_note(iolens_bin: list[str], tmp_path):
+    # IO500's defaults (9920000m per process, 10,000,000 segments) rely on the stonewall; the engine refuses
+    # a write larger than the free space, so the driver caps them and says so.
+    cfg = write_config(tmp_path)
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2")
+    assert out.returncode == 0, out.stderr
+    assert re.search(
+        r"note: \[ior-easy\] blockSize 9920000m -> \S+ per process to fit the free space", out.stdout
+    )
+    assert re.search(r"note: \[ior-hard\] segmentCount 10000000 -> \d+ to fit the free space", out.stdout)
+    free = os.statvfs(tmp_path).f_bavail * os.statvfs(tmp_path).f_frsize
+    block = re.search(r"-t 2m -b (\d+)([kmgt]?) ", out.stdout)
+    assert block is not None
+    size = int(block.group(1)) * {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[block.group(2)]
+    assert 0 < 2 * size <= free
+
+
+def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolens_bin: list[str], tmp_path):
+    cfg = write_config(tmp_path, "[mdtest-hard]\nfiles-per-dir = 100\n")
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--mode", "extended", "--quick")
+    assert out.returncode == 0, out.stderr
+    assert re.findall(r"^\s*\d+\. (\S+)", out.stdout, re.M) == EXTENDED
+    assert re.search(r"find \S+/mdtest-easy/ -name '\*01\*'", out.stdout)
+    assert re.search(r"find \S+/mdtest-hard/ -newer \S+/timestampfile -size 3901c", out.stdout)
+    assert out.stdout.count("not implemented in iolens") == 3  # the md-workbench phases
+    assert "-n 2000 -I 100 -t" in out.stdout  # --quick caps n; files-per-dir becomes -I
+    assert "-W 2" in out.stdout and "9920000m -> 64m" in out.stdout
+
+
+# ------------------------------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("extra", "line", "words"),
+    [
+        ("[ior-easy]\nfoo = 1\n", 8, "unknown key 'foo'"),
+        ("[ior-easy]\nblockSize = 2x\n", 8, "blockSize = 2x"),
+        ("[ior-easy]\ntransferSize = 3m\nblockSize = 10m\n", 9, "multiple of transferSize"),
+        ("[mdtest-easy]\nn = -4\n", 8, "expected an integer >= 0"),
+        ("[global]\napi = MPIIO\n", 8, "API 'MPIIO' is not supported"),
+        ("[global]\napi = POSIX --posix.foo\n", 8, "'--posix.foo' is not supported"),
+        ("[ior-hard]\ncollective = TRUE\n", 8, "collective"),
+    ],
+)
+def test_bad_config_exits_2_naming_the_line_and_creates_nothing(iolens_bin, tmp_path, extra, line, words):
+    cfg = write_config(tmp_path, extra)
+    out = run_io500(iolens_bin, str(cfg), "--np", "2", "--quick")
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith(f"iolens: error: {cfg}:{line}: ")
+    assert words in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
+
+
+def test_missing_datadir_parent_is_an_error_naming_the_line(iolens_bin, tmp_path: Path):
+    cfg = tmp_path / "c.ini"
+    cfg.write_text(f"[global]\ndatadir = {tmp_path}/nope/data\nresultdir = {tmp_path}/results\n")
+    out = run_io500(iolens_bin, str(cfg), "--quick")
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"iolens: error: {cfg}:2: datadir = {tmp_path}/nope/data: "
+        f"parent directory {tmp_path}/nope does not exist"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ini"]
+
+
+def test_resultdir_that_cannot_be_written_is_an_error(iolens_bin, tmp_path: Path):
+    (tmp_path / "afile").write_text("x")
+    cfg = tmp_path / "c.ini"
+    cfg.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = {tmp_path}/afile/results\n")
+    out = run_io500(iolens_bin, str(cfg), "--quick")
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"iolens: error: {cfg}:3: resultdir = ")
+    assert "is not a directory" in out.stderr
+    if os.geteuid() != 0:  # root writes anywhere: the permission case only means something for a user
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        cfg.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = {ro}/results\n")
+        out = run_io500(iolens_bin, str(cfg), "--quick")
+        assert out.returncode == 2 and "is not writable" in out.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_an_error_in_a_default_option_names_its_section(iolens_bin, tmp_path: Path):
+    cfg = tmp_path / "c.ini"
+    cfg.write_text("[debug]\nstonewall-time = 5\n")  # datadir/resultdir default to ./datafiles, ./results
+    (tmp_path / "datafiles").write_text("in the way")
+    out = subprocess.run([*iolens_bin, "io500", str(cfg), "--quick"], cwd=tmp_path, capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        f"iolens: error: {cfg}: [global] datadir = ./datafiles (default): "
+        "./datafiles exists and is not a directory"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ini", "datafiles"]
+
+
+# ------------------------------------------------------------------------------------------------ full runs
+
+
+def _full_run(iolens_bin: list[str], root: Path, *launch: str, env: dict[str, str] | None = None) -> dict:
+    cfg = write_config(root)
+    json_copy = root / "copy.json"
+    out = run_io500(iolens_bin, str(cfg), "--quick", "--np", "2", "--json", str(json_copy), *launch, env=env)
+    return {"cfg": cfg, "out": out, "root": root, "results": root / "results", "json": json_copy}
+
+
+@pytest.fixture(scope="module")
+def local_run(iolens_bin: list[str]) -> Iterator[dict]:
+    # On a tmpfs where there is one (the quick run is then a few seconds), else under /tmp.
+    shm = Path("/dev/shm")
+    root = Path(tempfile.mkdtemp(prefix="iolens-io500-", dir=shm if os.access(shm, os.W_OK) else None))
+    try:
+        yield _full_run(iolens_bin, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def mpi_run(iolens_bin: list[str], mpi_env: dict[str, str], tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("io500-mpi")
+    return _full_run(
+        iolens_bin, root, "--launcher", "mpirun", "--launcher-args", "--oversubscribe", env=mpi_env
+    )
+
+
+@pytest.fixture(params=["local", "mpirun"])
+def full_run(request: pytest.FixtureRequest) -> dict:
+    return request.getfixturevalue("local_run" if request.param == "local" else "mpi_run")
+
+
+def test_quick_run_succeeds_and_says_it_is_not_a_valid_io500_run(full_run: dict):
+    out = full_run["out"]
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "NOT a valid IO500 result" in out.stdout
+    assert f"results: {full_run['results']}" in out.stdout
+    assert re.search(
+        r"\[SCORE \] Bandwidth [\d.]+ GiB/s : IOPS [\d.]+ kiops : TOTAL [\d.]+ +\[INVALID\]", out.stdout
+    )
+
+
+def test_quick_run_writes_every_phase_in_order_in_files_the_reader_reads(full_run: dict):
+    rd = full_run["results"]
+    result = results_files.read_result(rd / "result.txt")
+    assert section_names(result) == STANDARD
+    assert result.procs == 2 and result.mode == "standard"
+    summary = results_files.read_summary(rd / "result_summary.txt")
+    assert [p.name for p in summary.phases] == STANDARD
+    assert summary.score is not None and not summary.score.valid
+    scores = result.phase_scores()
+    for name in STANDARD:
+        if name != "timestamp":
+            assert scores[name] > 0, name
+    md, bw, total = result.score_values()[0].md, result.score_values()[0].bw, result.score_values()[0].score
+    assert md > 0 and bw > 0 and total > 0
+    run = result.section("run")
+    assert run is not None and any("QUICK MODE" in r for r in run.invalid_reasons)
+    find = result.section("find")
+    assert find is not None and int(find.get("found") or 0) > 0 and int(find.get("total-files") or 0) > 0
+    assert (rd / "config-orig.ini").read_bytes() == full_run["cfg"].read_bytes()
+    assert (rd / "config.ini").read_text().startswith("[global]\ndatadir = ")
+    for name in STANDARD:
+        if name != "timestamp":
+            assert (rd / f"{name}.txt").stat().st_size > 0
+            assert results.load(rd / f"{name}.json").ok
+
+
+def test_quick_run_document_parses_and_matches_result_txt(full_run: dict):
+    rd = full_run["results"]
+    raw = json.loads((rd / "iolens-io500.json").read_text())
+    assert raw == json.loads(full_run["json"].read_text())
+    doc = results.load(rd / "iolens-io500.json")
+    assert isinstance(doc, results.Io500Document) and doc.ok and doc.io500 is not None
+    io = doc.io500
+    assert [p.name for p in io.phases] == STANDARD
+    assert all(p.status == "ok" for p in io.phases)
+    assert io.quick and not io.valid and io.score.score > 0
+    result = results_files.read_result(rd / "result.txt")
+    stated = result.score_values()
+    assert (
+        stated is not None and f"{io.score.score:f}" == f"{stated[0].score:f}" and io.score.hash == stated[2]
+    )
+    ior = io.phase("ior-easy-write")
+    assert ior is not None and ior.figures["bytes"] == 2 * 64 * 2**20  # the quick cap, both ranks
+
+
+def test_quick_run_hashes_verify(iolens_bin: list[str], full_run: dict):
+    out = run_io500(iolens_bin, "--verify", str(full_run["cfg"]), str(full_run["results"] / "result.txt"))
+    # Both hashes match; exit status 1 because a quick run is never a valid run (as io500-verify answers).
+    assert "[OK] But this is an invalid run!" in out.stdout, out.stdout + out.stderr
+    assert out.returncode == 1
+    report = results_files.verify(full_run["cfg"], full_run["results"] / "result.txt")
+    assert report.ok and not report.valid_run
+
+
+def test_quick_run_leaves_only_the_result_directory(full_run: dict):
+    root = full_run["root"]
+    assert sorted(p.name for p in root.iterdir()) == sorted(["io500.ini", "results", "copy.json"])
+    left = [p.name for p in full_run["results"].iterdir()]
+    assert not [n for n in left if n.endswith(".stonewall") or n == "timestampfile"]
+
+
+# --------------------------------------------------------------------------------------------- run = FALSE
+
+
+def test_phases_with_run_false_are_skipped_and_their_data_never_made(iolens_bin: list[str], tmp_path: Path):
+    cfg = write_config(
+        tmp_path, "[ior-hard]\nrun = FALSE\n[find]\nrun = FALSE\n[mdtest-easy-delete]\nrun = FALSE\n"
+    )
+    out = run_io500(iolens_bin, str(cfg), "--quick", "--np", "2", "--no-live")
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = results.load(tmp_path / "results" / "iolens-io500.json")
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    status = {p.name: p.status for p in doc.io500.phases}
+    skipped = {"ior-hard-write", "ior-hard-read", "find", "mdtest-easy-delete"}
+    assert {n for n, s in status.items() if s == "skipped"} == skipped
+    assert not list((tmp_path / "results").glob("ior-hard-*.json"))
+    result = results_files.read_result(tmp_path / "results" / "result.txt")
+    assert section_names(result) == STANDARD  # the app prints every phase, a skipped one with score 0
+    hard = result.section("ior-hard-write")
+    assert hard is not None and hard.get("score") == "0.000000"
+    # mdtest-easy-delete did not run: the driver removed the tree the engine's way; nothing is left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini", "results"]
