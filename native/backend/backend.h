@@ -53,6 +53,9 @@ enum iol_req_flags {
     /* The caller times the operation itself (mdtest times a whole create): leave t_submit_ns/t_done_ns
      * alone and save the clock readings. */
     IOL_REQ_UNTIMED = 1 << 0,
+    /* The caller set t_submit_ns already (the previous completion's time, which it had read anyway): a
+     * synchronous backend then reads the clock once per transfer instead of twice. */
+    IOL_REQ_SUBMIT_STAMPED = 1 << 1,
 };
 
 /* Settings of a context, for the backends that have any. All zero is every backend's default, which is its

@@ -157,15 +157,20 @@ static inline int sync_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n
     int room = iol_sync_room(ctx);
     int take = n < room ? n : room;
     int rw_flags = ctx->rw_flags;
+    /* One clock reading per transfer: a request starts when the one before it in the batch ended (the
+     * first one when the caller says, or now). At 5-8 us per page-cache read, a second reading was 1%. */
+    uint64_t prev = 0;
     for (int i = 0; i < take; i++) {
         struct iol_req *r = reqs[i];
         if (r->flags & IOL_REQ_UNTIMED) {
             transfer(r, vectored, rw_flags);
+            prev = 0;
             continue;
         }
-        r->t_submit_ns = now_ns();
+        if (prev) r->t_submit_ns = prev;
+        else if (!(r->flags & IOL_REQ_SUBMIT_STAMPED)) r->t_submit_ns = now_ns();
         transfer(r, vectored, rw_flags);
-        r->t_done_ns = now_ns();
+        r->t_done_ns = prev = now_ns();
     }
     iol_sync_push(ctx, reqs, take);
     return take;

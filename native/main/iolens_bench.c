@@ -29,8 +29,8 @@ static int usage_error(const struct iol_err *err)
 
 static void print_version(void)
 {
-    printf("iolens-bench %s (mpi=%s liburing=%s)\n", IOLENS_VERSION, IOLENS_HAVE_MPI ? "yes" : "no",
-           IOLENS_HAVE_URING ? "yes" : "no");
+    printf("iolens-bench %s (mpi=%s liburing=%s libaio=%s)\n", IOLENS_VERSION, IOLENS_HAVE_MPI ? "yes" : "no",
+           IOLENS_HAVE_URING ? "yes" : "no", IOLENS_HAVE_AIO ? "yes" : "no");
 }
 
 static void print_usage(FILE *fp)

@@ -14,7 +14,7 @@
 #define NOLIM 0, 0
 
 const struct iol_option mdtest_options[] = {
-    {'a', "api", NULL, IOL_OPT_STRING, F(api), "posix", "storage backend: posix or null (null does no I/O)", NOLIM},
+    {'a', "api", NULL, IOL_OPT_STRING, F(api), "posix", "storage backend, one of" IOL_BACKEND_NAMES_TEXT " (null does no I/O; see docs/backends.md)", NOLIM},
     {'n', "items", NULL, IOL_OPT_INT, F(items), "0", "items (files and/or directories) each rank creates, stats, reads, removes", 0, 1e15},
     {'I', "items-per-dir", NULL, IOL_OPT_INT, F(items_per_dir), "0", "items per directory of the tree", 0, 1e15},
     {'i', "iterations", NULL, IOL_OPT_INT, F(reps), "1", "number of iterations", 1, 1e9},

@@ -77,6 +77,7 @@ void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_r
     iol_json_begin_object(j);
     iol_json_kv_bool(j, "mpi", IOLENS_HAVE_MPI);
     iol_json_kv_bool(j, "liburing", IOLENS_HAVE_URING);
+    iol_json_kv_bool(j, "libaio", IOLENS_HAVE_AIO);
     iol_json_end_object(j);
 }
 
