@@ -138,8 +138,8 @@ def test_ior_documents_still_read_as_ior(sample_doc: dict[str, Any]) -> None:
 
 
 def test_another_workloads_document_is_refused_by_name(sample_doc: dict[str, Any]) -> None:
-    sample_doc["workload"] = "fio"
-    expected = "workload: 'fio' is not an ior, mdtest, find or io500 document"
+    sample_doc["workload"] = "elbencho"
+    expected = "workload: 'elbencho' is not an ior, mdtest, find, io500 or fio document"
     with pytest.raises(results.ResultError, match=expected):
         results.parse(sample_doc)
 

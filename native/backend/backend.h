@@ -23,6 +23,8 @@ enum iol_open_flags {
     IOL_O_EXCL   = 1 << 3,
     IOL_O_TRUNC  = 1 << 4,
     IOL_O_DIRECT = 1 << 5,   /* bypass the page cache; buffers, offsets and lengths must be aligned */
+    IOL_O_SYNC   = 1 << 6,   /* O_SYNC: each write returns once data and metadata are stable */
+    IOL_O_DSYNC  = 1 << 7,   /* O_DSYNC: each write returns once its data is stable */
 };
 
 struct iol_bctx;             /* a backend's per-rank context (its ring, its io_context, ...) */
@@ -67,6 +69,9 @@ struct iol_backend_opts {
     int sqthread_idle_ms;    /* with sqthread_poll: idle time before that thread sleeps; 0 = the kernel's */
     int hipri;               /* polled completions: io_uring IORING_SETUP_IOPOLL (O_DIRECT only), pvsync2
                               * RWF_HIPRI */
+    /* null: each request completes this long after submit, the delays spread evenly over [lo, hi] in a
+     * scrambled order (a known latency distribution, to test the statistics). 0, 0 = at once. */
+    uint64_t null_delay_lo_ns, null_delay_hi_ns;
 };
 
 /* What a context did, for reports: which fast paths the requests really took. */
@@ -112,6 +117,7 @@ struct iol_backend {
     int (*mkdir)(struct iol_bctx *ctx, const char *path, mode_t mode, struct iol_err *err);
     int (*rmdir)(struct iol_bctx *ctx, const char *path, struct iol_err *err);
     int does_io;             /* 0 for "null": nothing reaches storage, so safety checks are skipped */
+    int completes_in_submit; /* synchronous: every request is complete when submit returns */
 };
 
 const struct iol_backend *iol_backend_find(const char *name);   /* case-insensitive; NULL if unknown */

@@ -14,6 +14,46 @@ static int null_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err 
     return iol_sync_ctx_open(out, queue_depth, "null", err);
 }
 
+/* Delays come from 1000 evenly spaced values lo + k (hi - lo) / 999, visited in a scrambled order (k = 359 j
+ * mod 1000; 359 is prime to 1000), so every 1000 requests see each value once: the exact percentiles of the
+ * latencies are known in advance. */
+#define NULL_DELAY_STEPS 1000u
+
+static int null_ctx_open_opts(struct iol_bctx **out, int queue_depth, const struct iol_backend_opts *opts,
+                              struct iol_err *err)
+{
+    if (opts->sqthread_poll)
+        return iol_err_set(err, IOL_ERR_USAGE, "sqthread_poll: the null backend has no submission queue");
+    if (opts->hipri)
+        return iol_err_set(err, IOL_ERR_USAGE, "hipri: the null backend has no completions to poll");
+    if (opts->null_delay_hi_ns < opts->null_delay_lo_ns)
+        return iol_err_set(err, IOL_ERR_USAGE, "null delay: the high bound is below the low one");
+    if (iol_sync_ctx_open(out, queue_depth, "null", err))
+        return -1;
+    (*out)->delay_lo_ns = opts->null_delay_lo_ns;
+    (*out)->delay_hi_ns = opts->null_delay_hi_ns;
+    return 0;
+}
+
+static inline uint64_t null_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spins until the request's delay has passed: a sleep would overshoot by the timer slack (~50 us). */
+static uint64_t null_delay(struct iol_bctx *ctx, uint64_t start)
+{
+    uint64_t k = (ctx->delay_seq++ * 359u) % NULL_DELAY_STEPS;
+    uint64_t d = ctx->delay_lo_ns + k * (ctx->delay_hi_ns - ctx->delay_lo_ns) / (NULL_DELAY_STEPS - 1);
+    uint64_t now;
+    do
+        now = null_now();
+    while (now - start < d);
+    return now;
+}
+
 static int null_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
                      struct iol_err *err)
 {
@@ -42,14 +82,15 @@ static int null_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struc
     int take = n < room ? n : room;
     if (take <= 0)
         return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t now = null_now();
+    const int delayed = ctx->delay_hi_ns != 0;
     for (int i = 0; i < take; i++) {
         struct iol_req *r = reqs[i];
         r->result = (int64_t)r->len;
         r->error = 0;
         r->t_submit_ns = now;
+        if (delayed)
+            now = null_delay(ctx, now);
         r->t_done_ns = now;
     }
     iol_sync_push(ctx, reqs, take);
@@ -100,6 +141,7 @@ const struct iol_backend iol_backend_null = {
     .name = "null",
     .description = "no I/O at all: every request completes at once (measures the framework's own cost)",
     .ctx_open = null_ctx_open,
+    .ctx_open_opts = null_ctx_open_opts,
     .ctx_close = iol_sync_ctx_close,
     .open = null_open,
     .close = null_close,
@@ -112,4 +154,5 @@ const struct iol_backend iol_backend_null = {
     .mkdir = null_mkdir,
     .rmdir = null_path_op,
     .does_io = 0,
+    .completes_in_submit = 1,
 };

@@ -78,6 +78,10 @@ int iol_posix_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
         oflags |= O_TRUNC;
     if (flags & IOL_O_DIRECT)
         oflags |= O_DIRECT;
+    if (flags & IOL_O_SYNC)
+        oflags |= O_SYNC;
+    if (flags & IOL_O_DSYNC)
+        oflags |= O_DSYNC;
     int fd;
     do
         fd = open(path, oflags, mode);
@@ -285,6 +289,7 @@ const struct iol_backend iol_backend_posix = {
     .mkdir = iol_posix_mkdir,
     .rmdir = iol_posix_rmdir,
     .does_io = 1,
+    .completes_in_submit = 1,
 };
 
 const struct iol_backend iol_backend_pvsync2 = {
@@ -305,4 +310,5 @@ const struct iol_backend iol_backend_pvsync2 = {
     .mkdir = iol_posix_mkdir,
     .rmdir = iol_posix_rmdir,
     .does_io = 1,
+    .completes_in_submit = 1,
 };

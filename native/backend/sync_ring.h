@@ -15,6 +15,9 @@ struct iol_bctx {
     int count;                 /* completed requests not yet reaped */
     struct iol_req **done;     /* ring of depth entries */
     int rw_flags;              /* pvsync2: RWF_* flags of every preadv2/pwritev2 */
+    uint64_t delay_lo_ns;      /* null: completion delays spread over [lo, hi] (see iol_backend_opts) */
+    uint64_t delay_hi_ns;
+    uint64_t delay_seq;        /* requests delayed so far */
 };
 
 /* ctx_open for a synchronous backend: `name` (static) is the backend's, as its messages say it. */

@@ -92,3 +92,19 @@ double iol_hist_mean(const struct iol_hist *h)
 {
     return h->count ? (double)h->sum / (double)h->count : 0.0;
 }
+
+double iol_hist_stddev(const struct iol_hist *h)
+{
+    if (h->count < 2) return 0.0;
+    double mean = (double)h->sum / (double)h->count, acc = 0.0;
+    for (unsigned b = 0; b < IOL_HIST_NBUCKETS; b++) {
+        if (!h->buckets[b]) continue;
+        double lo = (double)iol_hist_bucket_low(b), hi = (double)iol_hist_bucket_high(b);
+        if (b == IOL_HIST_NBUCKETS - 1) hi = (double)h->max;
+        double mid = (lo + hi) / 2.0;
+        if (mid < (double)h->min) mid = (double)h->min;
+        if (mid > (double)h->max) mid = (double)h->max;
+        acc += (double)h->buckets[b] * (mid - mean) * (mid - mean);
+    }
+    return sqrt(acc / (double)(h->count - 1));
+}

@@ -56,5 +56,8 @@ void iol_hist_merge(struct iol_hist *dst, const struct iol_hist *src);
  * [min, max] (so p=100 is exactly max and p=0 exactly min). 0 for an empty histogram. */
 uint64_t iol_hist_percentile(const struct iol_hist *h, double p);
 double iol_hist_mean(const struct iol_hist *h);
+/* Sample standard deviation of the recorded values, from the buckets (each value taken at its bucket's
+ * middle, clamped to [min, max]): within the buckets' 0.8%. */
+double iol_hist_stddev(const struct iol_hist *h);
 
 #endif

@@ -499,6 +499,14 @@ static void describe_default(const struct iol_option *o, char *buf, size_t len)
     buf[0] = '\0';
     if (o->defval == NULL || o->defval[0] == '\0' || o->type == IOL_OPT_DIRECTIVES)
         return;
+    /* The help text says the default itself (it depends on other options), or the default is a sentinel
+     * below the bounds meaning "not given": printing it would only confuse. */
+    if (o->help && strstr(o->help, "(default"))
+        return;
+    int64_t iv = 0;
+    if (o->type == IOL_OPT_INT && (o->min != 0 || o->max != 0) && iol_parse_int(o->defval, &iv, "", NULL) == 0 &&
+        (double)iv < o->min)
+        return;
     int b = 0;
     uint64_t size = 0;
     if (o->type == IOL_OPT_FLAG || o->type == IOL_OPT_COUNT) {

@@ -2,6 +2,7 @@
 #include "main/workloads.h"
 
 #include "workload/find.h"
+#include "workload/fio.h"
 #include "workload/ior.h"
 #include "workload/mdtest.h"
 
@@ -20,6 +21,11 @@ static int find_valid(const void *cfg, int n, struct iol_err *e) { return find_v
 static int find_paths(const void *cfg, int n, struct iol_err *e) { return find_check_paths(cfg, n, e); }
 static int find_go(const void *cfg, struct iol_comm *c, const struct iol_run_info *i) { return find_run(cfg, c, i); }
 
+static void fio_norm(void *cfg) { fio_normalize(cfg); }
+static int fio_valid(const void *cfg, int n, struct iol_err *e) { return fio_validate(cfg, n, e); }
+static int fio_paths(const void *cfg, int n, struct iol_err *e) { return fio_check_paths(cfg, n, e); }
+static int fio_go(const void *cfg, struct iol_comm *c, const struct iol_run_info *i) { return fio_run(cfg, c, i); }
+
 const struct iol_workload iol_workloads[] = {
     {"ior", "bulk transfers to a shared file or a file per process, with IOR's flags", ior_options,
      sizeof(struct ior_cfg), ior_norm, ior_valid, ior_paths, ior_go, NULL},
@@ -27,5 +33,7 @@ const struct iol_workload iol_workloads[] = {
      sizeof(struct mdtest_cfg), md_norm, md_valid, md_paths, md_go, NULL},
     {"find", "parallel namespace walk with find's -newer, -size, -name (IO500's find phase)", find_options,
      sizeof(struct find_cfg), find_norm, find_valid, find_paths, find_go, find_parse_argv},
+    {"fio", "random and sequential I/O described as fio describes it (job files or --name=... options)", fio_job_options,
+     sizeof(struct fio_cfg), fio_norm, fio_valid, fio_paths, fio_go, fio_parse_argv},
     {0},
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "find_internal.h"
+#include "run_doc.h"
 
 void find_predicates_text(const struct find_cfg *cfg, char *out, size_t len)
 {
@@ -71,32 +72,6 @@ void find_report_text(FILE *fp, const struct find_run *r)
                 r->first_error);
     if (r->cfg->matches[0]) fprintf(fp, "matches     : %s\n", r->cfg->matches);
     fflush(fp);
-}
-
-static void json_latency(struct iol_json *j, const struct iol_hist *h)
-{
-    iol_json_key(j, "latency_ns");
-    iol_json_begin_object(j);
-    iol_json_kv_uint(j, "count", h->count);
-    iol_json_kv_uint(j, "min", h->count ? h->min : 0);
-    iol_json_kv_double(j, "mean", iol_hist_mean(h));
-    iol_json_kv_uint(j, "p50", iol_hist_percentile(h, 50));
-    iol_json_kv_uint(j, "p90", iol_hist_percentile(h, 90));
-    iol_json_kv_uint(j, "p99", iol_hist_percentile(h, 99));
-    iol_json_kv_uint(j, "p99_9", iol_hist_percentile(h, 99.9));
-    iol_json_kv_uint(j, "max", h->max);
-    iol_json_key(j, "buckets");
-    iol_json_begin_array(j);
-    for (unsigned i = 0; i < IOL_HIST_NBUCKETS; i++) {
-        if (!h->buckets[i]) continue;
-        iol_json_begin_array(j);
-        iol_json_uint(j, iol_hist_bucket_low(i));
-        iol_json_uint(j, iol_hist_bucket_high(i));
-        iol_json_uint(j, h->buckets[i]);
-        iol_json_end_array(j);
-    }
-    iol_json_end_array(j);
-    iol_json_end_object(j);
 }
 
 static void kv_string_or_null(struct iol_json *j, const char *k, const char *v)
@@ -176,6 +151,6 @@ void find_report_json(struct iol_json *j, const struct find_run *r)
         iol_json_end_object(j);
     }
     iol_json_end_array(j);
-    json_latency(j, &r->hist);
+    iol_doc_latency(j, &r->hist, 1);
     iol_json_end_object(j);
 }

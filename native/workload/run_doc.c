@@ -116,19 +116,20 @@ int iol_doc_write_failure(const char *path, const char *workload, const struct i
     return iol_doc_commit(&d, err);
 }
 
-void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets)
+void iol_doc_latency_as(struct iol_json *j, const char *key, const struct iol_hist *h, int parts)
 {
-    iol_json_key(j, "latency_ns");
+    iol_json_key(j, key);
     iol_json_begin_object(j);
     iol_json_kv_uint(j, "count", h->count);
     iol_json_kv_uint(j, "min", h->count ? h->min : 0);
     iol_json_kv_double(j, "mean", iol_hist_mean(h));
+    if (parts & IOL_DOC_LAT_STDDEV) iol_json_kv_double(j, "stddev", iol_hist_stddev(h));
     iol_json_kv_uint(j, "p50", iol_hist_percentile(h, 50));
     iol_json_kv_uint(j, "p90", iol_hist_percentile(h, 90));
     iol_json_kv_uint(j, "p99", iol_hist_percentile(h, 99));
     iol_json_kv_uint(j, "p99_9", iol_hist_percentile(h, 99.9));
     iol_json_kv_uint(j, "max", h->max);
-    if (with_buckets) {
+    if (parts & IOL_DOC_LAT_BUCKETS) {
         iol_json_key(j, "buckets");
         iol_json_begin_array(j);
         for (unsigned i = 0; i < IOL_HIST_NBUCKETS; i++) {
@@ -142,4 +143,9 @@ void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buck
         iol_json_end_array(j);
     }
     iol_json_end_object(j);
+}
+
+void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets)
+{
+    iol_doc_latency_as(j, "latency_ns", h, with_buckets ? IOL_DOC_LAT_BUCKETS : 0);
 }

@@ -33,6 +33,9 @@ void iol_doc_status(struct iol_json *j, const struct iol_err *err, int err_rank,
 
 /* Writes "latency_ns": {count, min, mean, p50, p90, p99, p99_9, max[, buckets: [[low, high, count], ...]]}. */
 void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets);
+/* The same object under any key; parts add "buckets" and/or "stddev" (after "mean"). */
+enum { IOL_DOC_LAT_BUCKETS = 1, IOL_DOC_LAT_STDDEV = 2 };
+void iol_doc_latency_as(struct iol_json *j, const char *key, const struct iol_hist *h, int parts);
 
 /* A whole document for a run that died before rank 0 could write one (used by the local launcher). */
 int iol_doc_write_failure(const char *path, const char *workload, const struct iol_run_info *info, int nranks,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shlex
 import shutil
@@ -20,10 +21,10 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from iolens import __version__, launch, render, results
+from iolens import __version__, fio_json, fio_log, launch, render, results
 from iolens.engine import EngineNotFound, engine_version, find_engine
 
-WORKLOADS = ("ior", "mdtest", "find")
+WORKLOADS = ("ior", "mdtest", "find", "fio")
 PROG = "iolens"
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
@@ -32,6 +33,7 @@ commands:
   ior    IOR-class bandwidth benchmark (`{PROG} ior --help` for its options)
   mdtest mdtest-class metadata benchmark: create, stat, read, remove files and directories
   find   parallel namespace walk: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB]
+  fio    fio-class I/O: iolens fio JOBFILE... | --name=NAME --rw=randread --bs=4k ... (fio's options)
   io500  the IO500 suite from an IO500 config: iolens io500 CONFIG.ini [--quick] [--dry-run] [--np N]
 """
 
@@ -67,6 +69,20 @@ iolens options (everything else goes to the engine unchanged):
 """
 
 
+# `iolens fio` also takes these fio options itself (fio's names): they choose what is written, not what runs.
+FIO_HELP = """
+fio output options (as fio's; every other option and the job files go to the engine unchanged):
+  --output-format=F      normal (fio's report, the default), json (fio's JSON shape, docs/fio.md),
+                         json+ (json with the latency bins)
+  --output=FILE          write that output to FILE instead of standard output
+  --per-second-log FILE  CSV, a row per job, second and direction: job, t_s, direction, ios, bytes,
+                         iops, bw_bytes_per_s, p50_ns, p90_ns, p99_ns, p99_9_ns, max_ns
+"""
+
+FIO_VALUED = ("--output-format", "--output", "--per-second-log")
+FIO_FORMATS = ("normal", "json", "json+")
+
+
 class UsageError(Exception):
     """Bad iolens options: reported as `iolens: error: ...` with exit status 2."""
 
@@ -81,6 +97,18 @@ class RunOptions:
     live: bool = True
     help: bool = False
     engine_args: list[str] = field(default_factory=list)
+    # The workload's own iolens options (split_args' `extra`), by name: the last value given.
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FioOutput:
+    """What `iolens fio` writes: fio's report or its JSON shape, to standard output or a file, and the
+    per-second log."""
+
+    format: str = "normal"
+    file: Path | None = None
+    per_second_log: Path | None = None
 
 
 _VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json")
@@ -96,11 +124,12 @@ def _positive(opt: str, value: str) -> int:
     return n
 
 
-def split_args(argv: Sequence[str]) -> RunOptions:
+def split_args(argv: Sequence[str], extra: Sequence[str] = ()) -> RunOptions:
     """Take iolens's long options out of argv; keep every other argument, in order, for the engine.
 
-    Hand-rolled rather than argparse: IOR's short flags (-o, -t, -N, ...) and their values must reach the
-    engine exactly as typed, and only exact long names (or NAME=VALUE) count as ours, never prefixes.
+    Hand-rolled rather than argparse: IOR's short flags (-o, -t, -N, ...) and fio's --opt=value options must
+    reach the engine exactly as typed, and only exact long names (or NAME=VALUE) count as ours, never
+    prefixes. `extra` names the workload's own valued options (FIO_VALUED), collected in opts.extra.
     """
     opts = RunOptions()
     i = 0
@@ -111,7 +140,7 @@ def split_args(argv: Sequence[str]) -> RunOptions:
             opts.engine_args.extend(args[i + 1 :])
             break
         name, eq, inline = arg.partition("=")
-        if name in _VALUED:
+        if name in _VALUED or name in extra:
             if eq:
                 value = inline
             elif i + 1 < len(args):
@@ -119,7 +148,10 @@ def split_args(argv: Sequence[str]) -> RunOptions:
                 value = args[i]
             else:
                 raise UsageError(f"{name}: expects a value")
-            _set(opts, name, value)
+            if name in extra:
+                opts.extra[name] = value
+            else:
+                _set(opts, name, value)
         elif arg == "--no-live":
             opts.live = False
         elif arg in ("-h", "--help"):
@@ -148,6 +180,36 @@ def _set(opts: RunOptions, name: str, value: str) -> None:
         if not value:
             raise UsageError("--json: expects a file name")
         opts.json = Path(value)
+
+
+def _writable(opt: str, value: str) -> Path:
+    """A file iolens is to write: named, in a directory that exists (checked before anything runs)."""
+    if not value:
+        raise UsageError(f"{opt}: expects a file name")
+    path = Path(value)
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"{opt}: directory {parent} does not exist")
+    if path.is_dir():
+        raise UsageError(f"{opt}: {path} is a directory")
+    return path
+
+
+def fio_output(opts: RunOptions) -> FioOutput:
+    """`iolens fio`'s output options (opts.extra), checked."""
+    fmt = opts.extra.get("--output-format", "normal")
+    if fmt not in FIO_FORMATS:
+        raise UsageError(
+            f"--output-format: expected one of {', '.join(FIO_FORMATS)}, got {fmt!r} "
+            "(iolens writes fio's normal report and its JSON shapes, not terse or combinations)"
+        )
+    out = opts.extra.get("--output")
+    log = opts.extra.get("--per-second-log")
+    return FioOutput(
+        format=fmt,
+        file=_writable("--output", out) if out is not None else None,
+        per_second_log=_writable("--per-second-log", log) if log is not None else None,
+    )
 
 
 def _error(message: str, status: int = 2) -> int:
@@ -185,6 +247,9 @@ class _LiveStatus:
 
 def _show_help(workload: str) -> int:
     print(RUN_HELP.format(prog=PROG, workload=workload))
+    if workload == "fio":
+        print(f"       {PROG} fio [iolens options] JOBFILE... | --name=NAME --rw=MODE --bs=SIZE ...")
+        print(FIO_HELP)
     try:
         engine = find_engine()
     except EngineNotFound as exc:
@@ -203,9 +268,16 @@ def _copy_atomic(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
+def _write_atomic(dst: Path, text: str) -> None:
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, dst)
+
+
 def _run_workload(workload: str, argv: Sequence[str]) -> int:
     try:
-        opts = split_args(argv)
+        opts = split_args(argv, FIO_VALUED if workload == "fio" else ())
+        output = fio_output(opts) if workload == "fio" else None
     except UsageError as exc:
         return _error(str(exc))
     if opts.help:
@@ -267,11 +339,14 @@ def _run_workload(workload: str, argv: Sequence[str]) -> int:
 
         if not doc_path.exists():
             return _no_document(outcome, req)
-        return _finish(doc_path, opts, outcome)
+        return _finish(doc_path, opts, outcome, output)
 
 
-def _finish(doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome) -> int:
-    """Read the run's document, keep a copy (--json), show it with its workload's view; the exit status."""
+def _finish(
+    doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome, output: FioOutput | None = None
+) -> int:
+    """Read the run's document, keep a copy (--json), show it with its workload's view (or, for fio, write
+    the output asked for); the exit status."""
     try:
         doc = results.load(doc_path)
     except results.ResultError as exc:
@@ -281,14 +356,51 @@ def _finish(doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome) -> int
             _copy_atomic(doc_path, opts.json)
         except OSError as exc:
             _error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
-    render.print_document(doc, _out_console())
+    written = True
+    if isinstance(doc, results.FioDocument):
+        written = _fio_outputs(doc, output or FioOutput())
+    else:
+        render.print_document(doc, _out_console())
     # The engine also prints its error on stderr; the document's panel has said it already.
     for msg in outcome.errors:
         if doc.error is None or msg.strip() != doc.error.message.strip():
             _error(msg, 1)
     if not doc.ok or outcome.returncode != 0:
         return outcome.returncode if outcome.returncode > 0 else 1
-    return 1 if doc.verify_errors else 0
+    return 1 if doc.verify_errors or not written else 0
+
+
+def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
+    """fio's report or its JSON shape (on standard output or in --output), and the per-second log; False if
+    a file could not be written (said on standard error)."""
+    ok = True
+    if output.format == "normal":
+        if output.file is None:
+            render.print_document(doc, _out_console())
+            text = None
+        else:
+            buf = io.StringIO()
+            render.print_document(doc, Console(file=buf, width=200, highlight=False, force_terminal=False))
+            text = buf.getvalue()
+    else:
+        text = fio_json.dumps(fio_json.to_fio_json(doc, plus=output.format == "json+"))
+        if doc.error is not None:
+            # No panel in JSON: the failure is said where a person will see it.
+            _error(doc.error.message, 1)
+        if output.file is None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+    if output.file is not None and text is not None:
+        try:
+            _write_atomic(output.file, text)
+        except OSError as exc:
+            ok = not _error(f"--output: cannot write {output.file}: {exc.strerror}", 1)
+    if output.per_second_log is not None:
+        try:
+            _write_atomic(output.per_second_log, fio_log.per_second_csv(doc))
+        except OSError as exc:
+            ok = not _error(f"--per-second-log: cannot write {output.per_second_log}: {exc.strerror}", 1)
+    return ok
 
 
 def _launch(req: launch.RunRequest, engine: Path, live: bool) -> launch.RunOutcome:

@@ -1,5 +1,6 @@
 """Terminal output of a result document with rich: a view per workload (VIEWS) built from shared pieces
-(the header, column tables, the error panel), with IOR's and mdtest's tables, notes and warnings."""
+(the header, column tables, the error panel), with IOR's and mdtest's tables, notes and warnings, and fio's
+report (its figures computed by fio_report)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,17 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from iolens import fio_report
 from iolens.results import (
     Document,
     FindDocument,
     FindRankStat,
     FindSection,
+    FioDocument,
+    FioGroup,
+    FioInstance,
+    FioJob,
+    FioLatency,
     IorDocument,
     MdtestDocument,
     MdtestPhase,
@@ -491,6 +498,254 @@ def find_document(doc: FindDocument, width: int = FULL_WIDTH) -> Group:
     return Group(*parts)
 
 
+# --- fio ----------------------------------------------------------------------------------------------------
+
+_FIO_DIR_LABEL = {"read": "READ", "write": "WRITE"}
+
+
+def _fio_lat_line(name: str, lat: FioLatency) -> Text:
+    """fio's `clat (usec): min=…, max=…, avg=…, stdev=…`, in the unit fio would pick for these figures."""
+    mn, mx, mean, sd = lat.stats
+    unit, div = fio_report.latency_unit(mn, mx)
+    low = fio_report.fio_number(mn // div, False, digits=6)
+    high = fio_report.fio_number(mx // div, False, digits=6)
+    return Text(f"    {name} ({unit}): min={low}, max={high}, avg={mean / div:5.2f}, stdev={sd / div:5.2f}")
+
+
+def fio_percentile_lines(name: str, lat: FioLatency) -> list[Text]:
+    """fio's percentile block (`clat percentiles (usec):` then `|  1.00th=[  129], …` four to a line), with
+    fio's default percentiles computed from the histogram."""
+    points = fio_report.percentiles(lat)
+    if not points:
+        return []
+    values = [v for _, v in points]
+    unit, div = fio_report.latency_unit(min(values), max(values))
+    scaled = [fio_report.ceil_div(v, div) for v in values]
+    width = max(5, len(str(max(scaled))))
+    items = [f" {float(p):5.2f}th=[{v:>{width}}]" for (p, _), v in zip(points, scaled, strict=True)]
+    per_line = 73 // (12 + width)
+    chunks = [items[i : i + per_line] for i in range(0, len(items), per_line)]
+    out = [Text(f"    {name} percentiles ({unit}):")]
+    for i, chunk in enumerate(chunks):
+        out.append(Text("     |" + ",".join(chunk) + ("," if i < len(chunks) - 1 else "")))
+    return out
+
+
+def _fio_bw_lines(doc: FioDocument, job: FioJob, direction: str) -> list[Text]:
+    bw = fio_report.bw_samples(job, direction)
+    if not bw.samples:
+        return []
+    share = fio_report.bw_share_pct(bw.mean, fio_report.group_agg_bw(doc, job.group, direction))
+    unit, div = ("MiB", 1024.0) if bw.mean > 1024 * 1024 else ("KiB", 1.0)
+    io = fio_report.iops_samples(job, direction)
+    return [
+        Text(
+            f"   bw ({unit:>5}/s): min={round(bw.min / div):5d}, max={round(bw.max / div):5d}, "
+            f"per={share:3.2f}%, avg={bw.mean / div:5.2f}, stdev={bw.stddev / div:5.2f}, samples={bw.samples}"
+        ),
+        Text(
+            f"   iops        : min={round(io.min):5d}, max={round(io.max):5d}, avg={io.mean:5.2f}, "
+            f"stdev={io.stddev:5.2f}, samples={io.samples}"
+        ),
+    ]
+
+
+def fio_direction_lines(doc: FioDocument, job: FioJob, direction: str) -> list[Text]:
+    """A direction as fio prints it: IOPS and bandwidth, slat/clat/lat, clat percentiles, per-second bw and
+    IOPS."""
+    d = job.direction(direction)
+    iops = fio_report.fio_number(d.iops, False)
+    bw = f"{fio_report.fio_rate(d.bw_bytes_per_s)} ({fio_report.fio_rate(d.bw_bytes_per_s, False)})"
+    head = Text(f"  {direction}: ")
+    head.append(f"IOPS={iops}, BW={bw}", style="bold")
+    head.append(f"({fio_report.fio_bytes(d.bytes)}/{fio_report.ms(d.runtime_s)}msec)")
+    out = [head]
+    if d.slat_ns.count and not job.synchronous:
+        out.append(_fio_lat_line("slat", d.slat_ns))
+    if d.clat_ns.count:
+        out.append(_fio_lat_line("clat", d.clat_ns))
+    if d.lat_ns.count:
+        out.append(_fio_lat_line(" lat", d.lat_ns))
+    out.extend(fio_percentile_lines("clat", d.clat_ns))
+    out.extend(_fio_bw_lines(doc, job, direction))
+    return out
+
+
+_FIO_DIST_UNITS = (("ns", "nsec"), ("us", "usec"), ("ms", "msec"))
+
+
+def fio_distribution_lines(job: FioJob) -> list[Text]:
+    """fio's `lat (usec)   : 250=12.00%, 500=80.00%, …`: the non-empty buckets, five to a line."""
+    dist = fio_report.latency_distribution([job.read.clat_ns, job.write.clat_ns])
+    out = []
+    for key, unit in _FIO_DIST_UNITS:
+        items = [f"{label}={pct:3.2f}%" for label, pct in dist[key].items() if pct > 0]
+        for i in range(0, len(items), 5):
+            out.append(Text(f"  lat ({unit})   : " + ", ".join(items[i : i + 5])))
+    return out
+
+
+def fio_cache_lines(job: FioJob) -> list[RenderableType]:
+    """The cache mode in words, and a loud warning when a read figure came from memory."""
+    c = job.cache
+    if c.mode == "cold":
+        what = "cold: the files' pages were dropped before the job (fio's invalidate=1)"
+        if not c.evicted:
+            what = "cold requested, but no pages were dropped (nothing to drop on a memory file system)"
+    elif c.mode == "hot":
+        what = "hot: the files were read into the page cache before the job"
+    else:
+        what = "asis: the page cache was left as it was"
+    if c.direct:
+        what += "; O_DIRECT: transfers bypass the page cache"
+    out: list[RenderableType] = [Text(f"  cache        : {what}", style="dim")]
+    if c.note and not c.cache_figure:
+        out.append(Text(f"                 {c.note}", style="dim"))
+    if c.cache_figure:
+        body = Text(
+            f"{job.name}: the buffered read figure comes from the page cache (memory), not from the storage."
+        )
+        if c.note:
+            body.append(f"\n{c.note}")
+        if c.mode != "cold":
+            body.append("\nUse cache=cold or direct=1 to measure the storage.")
+        out.append(Panel(body, title="warning: cache", border_style="bold yellow", expand=False))
+    return out
+
+
+def fio_verify_line(job: FioJob) -> Text | None:
+    v = job.verify
+    if v is None:
+        return None
+    what = f"{v.mode}, {v.blocks_checked} blocks checked"
+    if v.errors == 0:
+        return Text(f"  verify       : {what}, no errors", style="green")
+    where = ""
+    if v.first_bad_offset is not None:
+        where = f", first at offset {v.first_bad_offset}"
+        if v.first_bad_file:
+            where += f" of {v.first_bad_file}"
+    return Text(f"  VERIFICATION FAILED: {what}, {v.errors} bad{where}", style="bold red")
+
+
+def _fio_instance_columns(job: FioJob) -> list[Column[FioInstance]]:
+    cols: list[Column[FioInstance]] = [
+        ("rank", True, lambda i: str(i.rank)),
+        ("inst", True, lambda i: str(i.instance)),
+    ]
+    for d in job.directions:
+
+        def iops(i: FioInstance, d: str = d) -> str:
+            x = i.direction(d)
+            return f"{x.ios / x.runtime_s:.0f}" if x.runtime_s > 0 else "-"
+
+        def bw(i: FioInstance, d: str = d) -> str:
+            x = i.direction(d)
+            return fio_report.fio_rate(x.bytes / x.runtime_s) if x.runtime_s > 0 else "-"
+
+        cols += [
+            (f"{d} IOPS", True, iops),
+            (f"{d} BW", True, bw),
+            (f"{d} lat p99", True, lambda i, d=d: latency(i.direction(d).lat_ns.p99)),
+        ]
+    cols.append(("time(s)", True, lambda i: seconds(i.elapsed_s)))
+    return cols
+
+
+# Up to this many instances, a job without group_reporting lists each one (fio prints one entry per thread).
+FIO_INSTANCE_ROWS = 32
+
+
+def fio_job_block(doc: FioDocument, job: FioJob) -> list[RenderableType]:
+    """Everything about one job, in the order of fio's report, with iolens's additions."""
+    err = 0 if doc.ok else 1
+    files = ""
+    if job.files:
+        files = f", {job.files[0]}" + (f" (+{len(job.files) - 1} more)" if len(job.files) > 1 else "")
+    head = Text()
+    head.append(job.name, style="bold")
+    head.append(f": (groupid={job.group}, jobs={job.instances}): err={err:2d}: ")
+    head.append(f"ioengine={job.ioengine}, {job.file_system or '?'}{files}", style="dim")
+    out: list[RenderableType] = [head]
+    if job.ramp_s:
+        out.append(Text(f"  (the first {job.ramp_s:g} s of ramp are left out of every figure)", style="dim"))
+    for d in job.directions:
+        out.extend(fio_direction_lines(doc, job, d))
+    out.extend(fio_distribution_lines(job))
+    if job.sync.ios:
+        out.append(Text("  fsync/fdatasync/sync_file_range:"))
+        out.append(_fio_lat_line("sync", job.sync.lat_ns))
+        out.extend(fio_percentile_lines("sync", job.sync.lat_ns))
+    cpu = job.cpu
+    out.append(Text(f"  cpu          : usr={cpu.usr_pct:3.2f}%, sys={cpu.sys_pct:3.2f}%, ctx={cpu.ctx}"))
+    if job.ios:
+        out.append(
+            Text(f"  cpu per I/O  : {latency(cpu.per_io_ns)} (usr+sys time of the job's threads / I/Os)")
+        )
+    depth = 1 if job.synchronous else job.options.get("iodepth", "?")
+    kind = "synchronous" if job.synchronous else "asynchronous"
+    out.append(Text(f"  IO depth     : {depth} ({job.ioengine} is {kind})", style="dim"))
+    out.extend(fio_cache_lines(job))
+    verify = fio_verify_line(job)
+    if verify is not None:
+        out.append(verify)
+    if not job.group_reporting and 1 < len(job.per_instance) <= FIO_INSTANCE_ROWS:
+        rows = sorted(job.per_instance, key=lambda i: (i.rank, i.instance))
+        out.append(columns_table(_fio_instance_columns(job), rows))
+    return out
+
+
+def fio_group_lines(doc: FioDocument, group: FioGroup) -> list[RenderableType]:
+    """fio's "Run status group N (all jobs):" lines, then the group's CPU and what the machine did."""
+    out: list[RenderableType] = [Text(f"Run status group {group.id} (all jobs):", style="bold")]
+    r, b = fio_report.fio_rate, fio_report.fio_bytes
+    for g in fio_report.group_directions(doc, group.id):
+        agg = g.agg_bw_bytes_per_s
+        out.append(
+            Text(
+                f"{_FIO_DIR_LABEL[g.direction]:>7}: bw={r(agg)} ({r(agg, False)}), "
+                f"{r(g.min_bw_bytes_per_s)}-{r(g.max_bw_bytes_per_s)} "
+                f"({r(g.min_bw_bytes_per_s, False)}-{r(g.max_bw_bytes_per_s, False)}), "
+                f"io={b(g.bytes)} ({b(g.bytes, False)}), "
+                f"run={fio_report.ms(g.min_run_s)}-{fio_report.ms(g.max_run_s)}msec"
+            )
+        )
+    c, m = group.cpu, group.machine
+    out.append(
+        Text(
+            f"  cpu: usr={c.usr_s:.2f}s, sys={c.sys_s:.2f}s, kernel workers={c.kernel_workers_s:.2f}s, "
+            f"total={c.total_s:.2f}s in {group.elapsed_s:.2f}s",
+            style="dim",
+        )
+    )
+    out.append(
+        Text(
+            f"  machine: {m.cpus} CPUs; the rest of the machine used {m.others_busy_s:.2f}s of CPU "
+            f"({m.others_busy_pct:.1f}%), steal {m.steal_s:.2f}s",
+            style="yellow" if m.note else "dim",
+        )
+    )
+    if m.note:
+        out.append(Text(f"  {m.note}", style="yellow"))
+    return out
+
+
+def fio_document(doc: FioDocument, width: int = FULL_WIDTH) -> Group:
+    """A fio run as fio reports it: a block per job, then the "Run status group" lines; the per-instance
+    tables fit any width, so `width` changes nothing."""
+    parts: list[RenderableType] = [header(doc)]
+    if doc.fio is not None:
+        for job in doc.fio.jobs:
+            parts.append(Text(""))
+            parts.extend(fio_job_block(doc, job))
+        for group in doc.fio.groups:
+            parts.append(Text(""))
+            parts.extend(fio_group_lines(doc, group))
+    if not doc.ok:
+        parts.append(error_panel(doc))
+    return Group(*parts)
+
+
 # --- a document, whatever its workload ----------------------------------------------------------------------
 
 # The view of each kind of document (results.DOCUMENT_TYPES): what `iolens WORKLOAD` prints at the end.
@@ -498,6 +753,7 @@ VIEWS: dict[type[Document], Callable[[Any, int], Group]] = {
     IorDocument: ior_document,
     MdtestDocument: mdtest_document,
     FindDocument: find_document,
+    FioDocument: fio_document,
 }
 
 
@@ -511,7 +767,7 @@ def print_document(doc: Document, console: Console | None = None) -> None:
 
 
 # What the `items` of a workload's progress lines are, where they are not "items" (files, directories).
-_PROGRESS_UNITS = {"find": ("entries/s", "scanned")}
+_PROGRESS_UNITS = {"find": ("entries/s", "scanned"), "fio": ("IOPS", "I/Os")}
 
 
 def progress_line(progress: dict[str, Any], wall_s: float, workload: str = "") -> Text:

@@ -2,9 +2,9 @@
 
 Everything else reads a Document, never the raw JSON. Every document has the same envelope (Document: status,
 error, host, comm, build, config); its `workload` picks the subclass that reads the rest (DOCUMENT_TYPES):
-IorDocument, MdtestDocument, FindDocument, and Io500Document (written by the io500 driver). Reading is
-strict about what the schema requires (so a broken engine is noticed here, not as a KeyError in a table) and
-tolerant of keys it does not know (a newer engine may add fields within the same schema_version).
+IorDocument, MdtestDocument, FindDocument, FioDocument, and Io500Document (written by the io500 driver).
+Reading is strict about what the schema requires (so a broken engine is noticed here, not as a KeyError in a
+table) and tolerant of keys it does not know (a newer engine may add fields within the same schema_version).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -224,6 +225,26 @@ class Latency:
                     raise ResultError(f"{r.path}.buckets[{i}]: expected [low, high, count] integers")
                 buckets.append(Bucket(*b))
         return _read_fields(cls, r, buckets=tuple(buckets))
+
+    def percentile(self, p: float | str) -> int:
+        """The p-th percentile from the buckets, as the engine computes p50 … p99_9: the value of nearest rank
+        ceil(p/100 × count) is taken as the upper bound of its bucket, clamped to [min, max]; 0 when empty.
+        p is exact as written ("99.9" is 999/10, not the float just above it)."""
+        if self.count == 0:
+            return 0
+        q = Fraction(str(p))
+        if q <= 0:
+            return self.min
+        if q >= 100:
+            return self.max
+        rank = min(max(math.ceil(q * self.count / 100), 1), self.count)
+        seen = 0
+        for b in sorted(self.buckets, key=lambda b: b.low):
+            seen += b.count
+            if seen >= rank:
+                return min(max(b.high, self.min), self.max)
+        # Buckets that hold fewer values than count (a bad merge): max is the safe answer, as in the engine.
+        return self.max
 
 
 @dataclass(frozen=True)
@@ -630,6 +651,412 @@ class FindDocument(Document):
         return {"find": r.section("find", FindSection.parse)}
 
 
+# --- fio documents ("workload": "fio", docs/schema.md "fio documents") ------------------------------------
+
+FIO_CACHE_MODES = ("cold", "hot", "asis")
+FIO_DIRECTIONS = ("read", "write")
+
+
+@dataclass(frozen=True)
+class FioLatency(Latency):
+    """The schema's LAT: a Latency with its standard deviation. The buckets are checked against count, so
+    that every percentile computed from them is one the engine could have printed."""
+
+    stddev: float = 0.0
+
+    @classmethod
+    def parse(cls, r: _Reader, with_buckets: bool) -> FioLatency:
+        lat = super().parse(r, with_buckets)
+        assert isinstance(lat, FioLatency)
+        if lat.count < 0:
+            raise ResultError(f"{r._key('count')}: must not be negative, got {lat.count}")
+        if lat.count and lat.min > lat.max:
+            raise ResultError(f"{r.path}: min {lat.min} is larger than max {lat.max}")
+        if with_buckets:
+            for i, b in enumerate(lat.buckets):
+                if b.low > b.high or b.count < 0:
+                    raise ResultError(f"{r.path}.buckets[{i}]: not a bucket: [{b.low}, {b.high}, {b.count}]")
+            held = sum(b.count for b in lat.buckets)
+            if held != lat.count:
+                raise ResultError(f"{r.path}.buckets: hold {held} values, but count is {lat.count}")
+        return lat
+
+    @property
+    def stats(self) -> tuple[int, int, float, float]:
+        """(min, max, mean, stddev), all zero when nothing was measured."""
+        if self.count == 0:
+            return 0, 0, 0.0, 0.0
+        return self.min, self.max, self.mean, self.stddev
+
+
+@dataclass(frozen=True)
+class FioDirection:
+    """One direction (read or write) of a job, summed over every instance (the schema's DIR)."""
+
+    ios: int
+    bytes: int
+    runtime_s: float
+    iops: float
+    bw_bytes_per_s: float
+    lat_ns: FioLatency
+    clat_ns: FioLatency
+    slat_ns: FioLatency
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioDirection:
+        return _read_fields(
+            cls,
+            r,
+            lat_ns=FioLatency.parse(r.required("lat_ns"), True),
+            clat_ns=FioLatency.parse(r.required("clat_ns"), True),
+            slat_ns=FioLatency.parse(r.required("slat_ns"), True),
+        )
+
+    @property
+    def used(self) -> bool:
+        """The job moved data this way (fio shows a direction only then)."""
+        return self.ios > 0 or self.bytes > 0
+
+
+@dataclass(frozen=True)
+class FioSync:
+    """fsync/fdatasync calls of a job (fsync=N, fdatasync=N, end_fsync)."""
+
+    ios: int
+    lat_ns: FioLatency
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioSync:
+        return _read_fields(cls, r, lat_ns=FioLatency.parse(r.required("lat_ns"), True))
+
+
+@dataclass(frozen=True)
+class FioCache(_Model):
+    mode: str  # "cold" (pages dropped before the job), "hot" (pre-read) or "asis"
+    direct: bool
+    evicted: bool
+    cache_figure: bool  # a buffered read figure that comes from memory, not from the storage
+    note: str | None
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioCache:
+        cache = _read_fields(cls, r)
+        if cache.mode not in FIO_CACHE_MODES:
+            raise ResultError(f"{r._key('mode')}: unknown cache mode {cache.mode!r}")
+        return cache
+
+
+@dataclass(frozen=True)
+class FioVerify(_Model):
+    mode: str
+    blocks_checked: int
+    errors: int
+    first_bad_offset: int | None
+    first_bad_file: str | None
+
+
+@dataclass(frozen=True)
+class FioCpu(_Model):
+    """CPU time of a job's threads; the percentages are relative to elapsed × instances (fio's usr_cpu and
+    sys_cpu); per_io_ns is (usr + sys) / I/Os."""
+
+    usr_s: float
+    sys_s: float
+    usr_pct: float
+    sys_pct: float
+    ctx: int
+    per_io_ns: float
+
+
+@dataclass(frozen=True)
+class FioGroupCpu(FioCpu):
+    """A reporting group's CPU: its jobs' threads, plus the process's kernel workers (io_uring's io-wq and
+    SQPOLL threads) and the waiting main thread."""
+
+    kernel_workers_s: float
+    total_s: float
+
+
+@dataclass(frozen=True)
+class FioMachine(_Model):
+    """Rank 0's host while a group ran, from /proc/stat: what the rest of the machine was doing."""
+
+    cpus: int
+    busy_s: float
+    others_busy_s: float
+    others_busy_pct: float
+    steal_s: float
+    note: str | None  # set when the rest of the machine was busy (>= 10%)
+
+
+@dataclass(frozen=True)
+class FioGroup:
+    """A reporting group: jobs that ran together (a job with `stonewall` starts the next one)."""
+
+    id: int
+    jobs: tuple[int, ...]  # indexes into FioSection.jobs
+    elapsed_s: float
+    cpu: FioGroupCpu
+    machine: FioMachine
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioGroup:
+        indexes = r.array("jobs")
+        for i, x in enumerate(indexes):
+            if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+                raise ResultError(f"{r._key('jobs')}[{i}]: expected a job index, got {x!r}")
+        return _read_fields(
+            cls,
+            r,
+            jobs=tuple(indexes),
+            cpu=FioGroupCpu.parse(r.required("cpu")),
+            machine=FioMachine.parse(r.required("machine")),
+        )
+
+
+@dataclass(frozen=True)
+class FioSecondDirection(_Model):
+    """Completions of one direction in one second, over every instance (the schema's SEC; percentiles within
+    6.25%, 0 when the second had none)."""
+
+    ios: int
+    bytes: int
+    p50_ns: int
+    p90_ns: int
+    p99_ns: int
+    p99_9_ns: int
+    max_ns: int
+
+
+@dataclass(frozen=True)
+class FioSecond:
+    t_s: int  # the end of the second, counted from the end of the ramp
+    read: FioSecondDirection
+    write: FioSecondDirection
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioSecond:
+        return _read_fields(
+            cls,
+            r,
+            read=FioSecondDirection.parse(r.required("read")),
+            write=FioSecondDirection.parse(r.required("write")),
+        )
+
+    def direction(self, name: str) -> FioSecondDirection:
+        return self.read if name == "read" else self.write
+
+
+@dataclass(frozen=True)
+class FioInstanceDirection:
+    """One direction of one instance (the schema's INST): its latency without buckets."""
+
+    ios: int
+    bytes: int
+    runtime_s: float
+    lat_ns: FioLatency
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioInstanceDirection:
+        return _read_fields(cls, r, lat_ns=FioLatency.parse(r.required("lat_ns"), False))
+
+
+@dataclass(frozen=True)
+class FioInstance:
+    """One instance of a job: one thread of one rank, with its own backend context."""
+
+    rank: int
+    instance: int
+    read: FioInstanceDirection
+    write: FioInstanceDirection
+    usr_s: float
+    sys_s: float
+    elapsed_s: float
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioInstance:
+        return _read_fields(
+            cls,
+            r,
+            read=FioInstanceDirection.parse(r.required("read")),
+            write=FioInstanceDirection.parse(r.required("write")),
+        )
+
+    def direction(self, name: str) -> FioInstanceDirection:
+        return self.read if name == "read" else self.write
+
+
+@dataclass(frozen=True)
+class FioBackend(_Model):
+    requests: int
+    fixed_bufs: int
+    fixed_files: int
+    resubmits: int
+    submit_calls: int
+    waits: int
+
+
+def _truthy(value: Any) -> bool:
+    """A fio flag as the engine echoes it (true, 1, "1", "yes", "on")."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return value is True or (isinstance(value, int | float) and value != 0)
+
+
+@dataclass(frozen=True)
+class FioJob:
+    """A job section (or --name), its figures summed over every instance (numjobs per rank × ranks)."""
+
+    name: str
+    group: int
+    instances: int
+    ioengine: str
+    file_system: str
+    elapsed_s: float
+    ramp_s: float
+    cache: FioCache
+    read: FioDirection
+    write: FioDirection
+    sync: FioSync
+    verify: FioVerify | None
+    cpu: FioCpu
+    backend: FioBackend
+    files: tuple[str, ...] = ()
+    per_second: tuple[FioSecond, ...] = ()
+    per_instance: tuple[FioInstance, ...] = ()
+    # The job's effective options (config.jobs[i].options): fio's names, values after [global] inheritance.
+    options: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioJob:
+        job = _read_fields(
+            cls,
+            r,
+            cache=FioCache.parse(r.required("cache")),
+            read=FioDirection.parse(r.required("read")),
+            write=FioDirection.parse(r.required("write")),
+            sync=FioSync.parse(r.required("sync")),
+            verify=r.optional("verify", FioVerify.parse),
+            cpu=FioCpu.parse(r.required("cpu")),
+            backend=FioBackend.parse(r.required("backend")),
+            files=r.strings("files"),
+            per_second=r.each("per_second", FioSecond.parse),
+            per_instance=r.each("per_instance", FioInstance.parse),
+            options={},
+        )
+        if job.instances < 1:
+            raise ResultError(f"{r._key('instances')}: must be at least 1, got {job.instances}")
+        return job
+
+    def direction(self, name: str) -> FioDirection:
+        return self.read if name == "read" else self.write
+
+    @property
+    def directions(self) -> tuple[str, ...]:
+        """The directions the job moved data in, in fio's order."""
+        return tuple(d for d in FIO_DIRECTIONS if self.direction(d).used)
+
+    @property
+    def group_reporting(self) -> bool:
+        """fio's group_reporting: the job is reported as one entry, else one entry per instance."""
+        return _truthy(self.options.get("group_reporting"))
+
+    @property
+    def synchronous(self) -> bool:
+        """The backend completes each I/O in the submitting call: no submission latency was measured, and
+        clat equals lat."""
+        return self.read.slat_ns.max == 0 and self.write.slat_ns.max == 0
+
+    @property
+    def ios(self) -> int:
+        return self.read.ios + self.write.ios
+
+
+@dataclass(frozen=True)
+class FioJobConfig:
+    """A job as iolens understood it (config.jobs[i]): its name, group and effective options."""
+
+    name: str
+    group: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioJobConfig:
+        options = r.required("options")
+        return _read_fields(cls, r, options=dict(options.obj))
+
+
+@dataclass(frozen=True)
+class FioSection:
+    groups: tuple[FioGroup, ...]
+    jobs: tuple[FioJob, ...]
+
+    @classmethod
+    def parse(cls, r: _Reader) -> FioSection:
+        section = cls(groups=r.each("groups", FioGroup.parse), jobs=r.each("jobs", FioJob.parse))
+        for gi, g in enumerate(section.groups):
+            for ji, index in enumerate(g.jobs):
+                where = f"{r._key('groups')}[{gi}].jobs[{ji}]"
+                if index >= len(section.jobs):
+                    raise ResultError(f"{where}: job {index} does not exist ({len(section.jobs)} jobs)")
+                if section.jobs[index].group != g.id:
+                    raise ResultError(
+                        f"{where}: job {index} ({section.jobs[index].name!r}) is in group "
+                        f"{section.jobs[index].group}, not {g.id}"
+                    )
+        return section
+
+    def group(self, group_id: int) -> FioGroup | None:
+        return next((g for g in self.groups if g.id == group_id), None)
+
+    def jobs_of(self, group: FioGroup) -> tuple[FioJob, ...]:
+        return tuple(self.jobs[i] for i in group.jobs)
+
+
+@dataclass(frozen=True)
+class FioDocument(Document):
+    """A fio-class run: its job list (config.jobs) and, for a run that got that far, every job's figures and
+    every reporting group's (fio)."""
+
+    jobs_config: tuple[FioJobConfig, ...] = ()
+    fio: FioSection | None = None  # None only in a failed run's document
+
+    @property
+    def verify_errors(self) -> int:
+        if self.fio is None:
+            return 0
+        return sum(j.verify.errors for j in self.fio.jobs if j.verify is not None)
+
+    @property
+    def jobs(self) -> tuple[FioJob, ...]:
+        return self.fio.jobs if self.fio is not None else ()
+
+    @classmethod
+    def read_members(cls, r: _Reader) -> dict[str, Any]:
+        config = r.section("config", lambda c: c, None)
+        jobs_config: tuple[FioJobConfig, ...] = ()
+        if config is not None:
+            jobs_config = config.each("jobs", FioJobConfig.parse, [])
+        fio = r.section("fio", FioSection.parse)
+        # A failed run may stop before its job list is in the config; an ok run's must match its jobs.
+        if fio is not None and (jobs_config or r.strict):
+            fio = replace(fio, jobs=_with_options(fio.jobs, jobs_config))
+        return {"jobs_config": jobs_config, "fio": fio}
+
+
+def _with_options(jobs: tuple[FioJob, ...], configs: tuple[FioJobConfig, ...]) -> tuple[FioJob, ...]:
+    """Each job with its options from config.jobs: the same list, in the same order (docs/schema.md)."""
+    if len(configs) != len(jobs):
+        raise ResultError(f"config.jobs: {len(configs)} jobs, but fio.jobs has {len(jobs)}")
+    for i, (job, cfg) in enumerate(zip(jobs, configs, strict=True)):
+        if (job.name, job.group) != (cfg.name, cfg.group):
+            raise ResultError(
+                f"fio.jobs[{i}]: {job.name!r} in group {job.group}, but config.jobs[{i}] is "
+                f"{cfg.name!r} in group {cfg.group}"
+            )
+    return tuple(replace(job, options=cfg.options) for job, cfg in zip(jobs, configs, strict=True))
+
+
 # --- io500 documents ("workload": "io500", docs/schema.md "io500 documents") --------------------------------
 # Written by the Python driver (iolens io500), not the engine: one document for the whole run, beside the
 # engine's document of every phase.
@@ -728,6 +1155,7 @@ DOCUMENT_TYPES: dict[str, type[Document]] = {
     "mdtest": MdtestDocument,
     "find": FindDocument,
     "io500": Io500Document,
+    "fio": FioDocument,
 }
 
 

@@ -1,0 +1,156 @@
+/* fio_files.c — the fio workload's files: the checks made before any I/O (directories exist, a file iolens
+ * did not create is never written unless allow_overwrite=1), laying files out before a job reads them (as
+ * fio's "Laying out IO file"), and putting the page cache in the state the job asked for (cache=cold|hot|asis). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../backend/posix_ops.h"
+#include "../common/ledger.h"
+#include "../common/mix.h"
+#include "fio_internal.h"
+
+#define LAYOUT_CHUNK (1u << 20)
+
+/* Checks one file a job will use. `writes`: the job writes it, or may have to extend it. */
+static int check_file(const struct fio_plan *p, const char *path, struct iol_err *err)
+{
+    struct stat st;
+    char dir[IOL_STR_MAX];
+    const char *name;
+    fio_file_dir_name(path, dir, sizeof dir, &name);
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_USAGE, errno, "filename: %s", path);
+        struct stat ds;
+        if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
+            return iol_err_set(err, IOL_ERR_USAGE, "directory: %s does not exist (for %s)", dir, path);
+        if (access(dir, W_OK | X_OK) != 0)
+            return iol_err_errno(err, IOL_ERR_USAGE, errno, "directory: cannot create files in %s", dir);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) return iol_err_set(err, IOL_ERR_USAGE, "filename: %s is a directory", path);
+    if (!S_ISREG(st.st_mode)) return iol_err_set(err, IOL_ERR_USAGE, "filename: %s is not a regular file", path);
+    const int needs_layout = p->has_read && (uint64_t)st.st_size < p->o->offset + p->filesize;
+    if ((p->has_write || needs_layout) && !p->o->allow_overwrite && !iol_ledger_owns(dir, name))
+        return iol_err_set(err, IOL_ERR_USAGE, "filename: %s exists and iolens did not create it; it would be %s "
+                           "(allow_overwrite=1 permits that)", path, p->has_write ? "written" : "extended");
+    return 0;
+}
+
+int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
+{
+    struct fio_plan *p = malloc(sizeof *p);
+    if (!p) return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    int rc = 0;
+    for (int j = 0; j < cfg->njobs && rc == 0; j++) {
+        if (fio_plan_build(cfg, j, p, err)) {
+            rc = -1;
+            break;
+        }
+        if (!p->be->does_io) continue;
+        const struct fio_job_opts *o = p->o;
+        if (o->directory[0]) {
+            struct stat st;
+            if (stat(o->directory, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s does not exist or is not a directory", o->directory);
+                break;
+            }
+        }
+        uint64_t instances = p->shared_files ? 1 : (uint64_t)nranks * (uint64_t)o->numjobs;
+        for (uint64_t i = 0; i < instances && rc == 0; i++) {
+            for (int k = 0; k < p->nfiles && rc == 0; k++) {
+                char path[IOL_STR_MAX + 512];
+                fio_file_path(p, i, k, path, sizeof path);
+                rc = check_file(p, path, err);
+            }
+        }
+    }
+    free(p);
+    return rc;
+}
+
+/* Creates path if missing (recording it in the ledger first, so even an interrupted run owns it), and for a
+ * job that reads, writes it up to the end of its I/O region. */
+static int lay_out(const struct fio_plan *p, const char *path, struct iol_err *err)
+{
+    char dir[IOL_STR_MAX];
+    const char *name;
+    fio_file_dir_name(path, dir, sizeof dir, &name);
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    uint64_t want = p->o->offset + p->filesize;
+    if (exists && (!p->has_read || (uint64_t)st.st_size >= want)) return 0;
+    if (!exists && iol_ledger_add(dir, name, err)) return -1;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "create %s", path);
+    if (!p->has_read) return close(fd) == 0 ? 0 : iol_err_errno(err, IOL_ERR_RUNTIME, errno, "close %s", path);
+    uint64_t *buf = malloc(LAYOUT_CHUNK);
+    if (!buf) {
+        close(fd);
+        return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    }
+    /* Data that does not compress or deduplicate away: a different mixed word everywhere. */
+    uint64_t pos = exists ? (uint64_t)st.st_size : 0;
+    int rc = 0;
+    while (pos < want && rc == 0) {
+        size_t n = want - pos < LAYOUT_CHUNK ? (size_t)(want - pos) : LAYOUT_CHUNK;
+        for (size_t w = 0; w < LAYOUT_CHUNK / 8; w++) buf[w] = iol_mix64((pos >> 3) + w + 1);
+        ssize_t done = pwrite(fd, buf, n, (off_t)pos);
+        if (done <= 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, done < 0 ? errno : ENOSPC, "lay out %s", path);
+        else pos += (uint64_t)done;
+    }
+    free(buf);
+    if (close(fd) != 0 && rc == 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "close %s", path);
+    return rc;
+}
+
+/* cold: write back and drop the file's pages (fio's invalidate=1); hot: read the region once so it is in
+ * memory; asis: nothing. *evicted = 0 when cold could not drop anything (tmpfs keeps files only in memory). */
+static int set_cache(const struct fio_plan *p, const char *path, int *evicted, struct iol_err *err)
+{
+    if (p->cache == FIO_CACHE_ASIS) return 0;
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;   /* a write job's file that does not exist yet has no pages */
+    struct iol_file f;
+    if (iol_posix_open(NULL, &f, path, IOL_O_READ, 0, err)) return -1;
+    int rc = 0;
+    if (p->cache == FIO_CACHE_COLD) {
+        int ev = 0;
+        rc = iol_posix_evict(NULL, &f, &ev, err);
+        if (!ev) *evicted = 0;
+    } else {
+        char *buf = malloc(LAYOUT_CHUNK);
+        uint64_t pos = p->o->offset, end = p->o->offset + p->filesize;
+        if (!buf) rc = iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+        while (rc == 0 && pos < end) {
+            ssize_t n = pread(f.fd, buf, end - pos < LAYOUT_CHUNK ? end - pos : LAYOUT_CHUNK, (off_t)pos);
+            if (n < 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "pre-read %s", path);
+            if (n <= 0) break;
+            pos += (uint64_t)n;
+        }
+        free(buf);
+    }
+    struct iol_err cerr = {0, ""};
+    iol_posix_close(NULL, &f, &cerr);
+    return rc;
+}
+
+int fio_prepare_files(const struct fio_plan *p, const char *const *paths, int lay, int cache, int *evicted,
+                      struct iol_err *err)
+{
+    if (!p->be->does_io) {
+        *evicted = 0;
+        return 0;
+    }
+    for (int k = 0; k < p->nfiles; k++) {
+        if (lay && lay_out(p, paths[k], err)) return -1;
+        if (cache && set_cache(p, paths[k], evicted, err)) return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,568 @@
+/* fio_io.c — one instance of a fio job: the I/O loop (offsets, sizes, directions as fio chooses them), its
+ * timing (slat/clat/lat per direction, a per-second record), fsync/fdatasync, and crc32c verification.
+ *
+ * The loop keeps iodepth requests in flight: it fills every free slot (submitting in batches of
+ * iodepth_batch_submit), then reaps between iodepth_batch_complete_min and _max completions. Timestamps
+ * come from the backend: one per submit call and one per reaped batch (asynchronous engines), or one per
+ * transfer on synchronous engines, whose next request is stamped with the previous completion's time. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "../common/clock.h"
+#include "../common/crc32c.h"
+#include "../common/interrupt.h"
+#include "../common/mix.h"
+#include "../common/permute.h"
+#include "fio_internal.h"
+
+#define VERIFY_MAGIC 0x696f6c76u   /* "iolv" */
+
+/* The header iolens writes at the start of every block when verify=crc32c. */
+struct verify_hdr {
+    uint32_t magic;
+    uint32_t len;
+    uint64_t offset;          /* in the file */
+    uint64_t file_key;        /* which file (a hash of its number and the job's seed) */
+    uint32_t crc;             /* crc32c of the whole block with this field zero */
+    uint32_t pad;
+};
+
+struct io_run {
+    struct fio_inst *in;
+    const struct fio_plan *p;
+    const struct fio_times *t;
+    struct iol_bctx *ctx;
+    struct iol_file *files;
+    const char *const *paths;
+    int nfiles_open;
+    uint64_t chain;           /* synchronous engines: the last completion's time, the next request's submit time */
+    FILE *iolog;              /* write_iolog */
+    int qd;
+    void **bufs;
+    struct iol_req *reqs;
+    struct iol_req **batch, **done;
+    int *free_slots;
+    uint64_t *t_after;        /* per slot: when the submit call that sent it returned (async engines) */
+    /* offsets */
+    struct iol_rng rng;
+    struct iol_dist dist;
+    int have_dist;
+    unsigned perm_bits;
+    uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit) in the whole region */
+    uint64_t loop, loop_ios, loop_bytes, seq_pos[FIO_NDIR];
+    int finished;             /* no more I/O to issue */
+    uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
+    uint64_t writes_since_sync;
+    /* per second */
+    uint64_t next_sec_ns;
+    struct iol_hist *snap[FIO_NDIR];
+    uint64_t snap_ios[FIO_NDIR], snap_bytes[FIO_NDIR];
+};
+
+/* ---- offsets ------------------------------------------------------------------------------------------ */
+
+static uint64_t choose_len(struct io_run *r)
+{
+    const struct fio_plan *p = r->p;
+    if (p->nbs == 1) return p->bs[0];
+    unsigned x = (unsigned)iol_rng_below(&r->rng, 100);
+    int i = 0;
+    while (i < p->nbs - 1 && x >= p->bs_cum[i]) i++;
+    return p->bs[i];
+}
+
+/* The next I/O as (region offset, length, direction); 0 when this loop is done. */
+static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op *op)
+{
+    const struct fio_plan *p = r->p;
+    const struct fio_job_opts *o = p->o;
+    if (p->nbs == 1 ? r->loop_ios >= r->nunits : r->loop_bytes >= p->size) return 0;
+    int dir = p->rwmixread == 100 ? FIO_DIR_READ
+            : p->rwmixread == 0   ? FIO_DIR_WRITE
+            : (iol_rng_below(&r->rng, 100) < (uint64_t)p->rwmixread ? FIO_DIR_READ : FIO_DIR_WRITE);
+    *op = dir == FIO_DIR_READ ? IOL_IO_READ : IOL_IO_WRITE;
+    uint64_t l = choose_len(r);
+    if (!p->random) {
+        uint64_t pos = r->seq_pos[dir];
+        uint64_t in_file = p->filesize - pos % p->filesize;
+        if (l > in_file) l = in_file;   /* bssplit: the last I/O of a file is cut to its end */
+        *g = pos;
+        r->seq_pos[dir] = pos + l >= p->size ? 0 : pos + l;
+    } else if (p->nbs == 1) {
+        uint64_t b;
+        if (r->have_dist) b = iol_dist_next(&r->dist);
+        else if (o->norandommap) b = iol_rng_below(&r->rng, r->nunits);
+        else b = iol_permute(r->loop_ios, r->nunits, r->perm_bits, iol_mix64(p->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7));
+        *g = b * l;
+        if (p->align != l) *g = b * p->align;   /* norandommap with its own alignment */
+        if (*g % p->filesize + l > p->filesize) *g -= *g % p->filesize + l - p->filesize;
+    } else {
+        uint64_t u = r->have_dist ? iol_dist_next(&r->dist) : iol_rng_below(&r->rng, r->nunits);
+        uint64_t pos = u * p->align, base = pos - pos % p->filesize;
+        if (pos - base + l > p->filesize) pos = base + ((p->filesize - l) / p->align) * p->align;
+        *g = pos;
+    }
+    *len = l;
+    r->loop_ios++;
+    r->loop_bytes += l;
+    return 1;
+}
+
+/* Moves to the next loop, or says the job is done. */
+static void next_loop(struct io_run *r)
+{
+    const struct fio_job_opts *o = r->p->o;
+    r->loop++;
+    r->loop_ios = 0;
+    r->loop_bytes = 0;
+    r->seq_pos[0] = r->seq_pos[1] = 0;
+    if (!o->time_based && r->loop >= (uint64_t)o->loops) r->finished = 1;
+}
+
+/* ---- verification -------------------------------------------------------------------------------------- */
+
+static uint64_t file_key(const struct fio_plan *p, int k)
+{
+    return iol_mix64(p->seed ^ ((uint64_t)k << 32 | 0x5157u));
+}
+
+static void verify_stamp(struct io_run *r, struct iol_req *q, int k, uint64_t file_off)
+{
+    struct verify_hdr h = {VERIFY_MAGIC, (uint32_t)q->len, file_off, file_key(r->p, k), 0, 0};
+    memcpy(q->buf, &h, sizeof h);
+    h.crc = iol_crc32c(0, q->buf, q->len);
+    memcpy(q->buf, &h, sizeof h);
+}
+
+/* Checks one block read back; counts it. */
+static void verify_check(struct io_run *r, const struct iol_req *d, int k)
+{
+    struct fio_inst *in = r->in;
+    struct verify_hdr h;
+    memcpy(&h, d->buf, sizeof h);
+    uint32_t want = h.crc;
+    struct verify_hdr z = h;
+    z.crc = 0;
+    int ok = h.magic == VERIFY_MAGIC && h.len == d->len && h.offset == d->offset && h.file_key == file_key(r->p, k);
+    if (ok) {
+        uint32_t c = iol_crc32c(0, &z, sizeof z);
+        c = iol_crc32c(c, (const char *)d->buf + sizeof z, d->len - sizeof z);
+        ok = c == want;
+    }
+    in->verify_blocks++;
+    if (!ok) {
+        if (!in->verify_errors) {
+            in->verify_first_bad = d->offset;
+            snprintf(in->verify_bad_file, sizeof in->verify_bad_file, "%s", r->paths[k]);
+        }
+        in->verify_errors++;
+    }
+}
+
+/* ---- per-second record --------------------------------------------------------------------------------- */
+
+static int roll_second(struct io_run *r)
+{
+    struct fio_inst *in = r->in;
+    if (in->nsecs == in->cap_secs) {
+        uint64_t cap = in->cap_secs ? in->cap_secs * 2 : 64;
+        struct fio_sec *s = realloc(in->secs, cap * FIO_NDIR * sizeof *s);
+        if (!s) return iol_err_set(&in->err, IOL_ERR_RUNTIME, "out of memory for the per-second record");
+        in->secs = s;
+        in->cap_secs = cap;
+    }
+    for (int d = 0; d < FIO_NDIR; d++) {
+        struct fio_sec *s = &in->secs[in->nsecs * FIO_NDIR + (uint64_t)d];
+        memset(s, 0, sizeof *s);
+        const struct iol_hist *h = &in->dir[d].lat;
+        struct iol_hist *old = r->snap[d];
+        s->ios = in->dir[d].ios - r->snap_ios[d];
+        s->bytes = in->dir[d].bytes - r->snap_bytes[d];
+        r->snap_ios[d] = in->dir[d].ios;
+        r->snap_bytes[d] = in->dir[d].bytes;
+        if (!s->ios) continue;
+        for (unsigned b = 0; b < IOL_HIST_NBUCKETS; b++) {
+            uint64_t delta = h->buckets[b] - old->buckets[b];
+            if (!delta) continue;
+            s->buckets[b >> FIO_SEC_SHIFT] += (uint32_t)delta;
+            s->max_ns = iol_hist_bucket_high(b);
+            old->buckets[b] = h->buckets[b];
+        }
+        if (s->max_ns > h->max) s->max_ns = h->max;
+    }
+    in->nsecs++;
+    r->next_sec_ns += 1000000000ull;
+    return 0;
+}
+
+/* ---- the loop ------------------------------------------------------------------------------------------ */
+
+static int sync_files(struct io_run *r, int data_only)
+{
+    struct fio_inst *in = r->in;
+    for (int k = 0; k < r->nfiles_open; k++) {
+        uint64_t t0 = iol_now_ns();
+        int rc;
+        if (data_only && r->files[k].fd >= 0) {
+            rc = fdatasync(r->files[k].fd);
+            if (rc) iol_err_errno(&in->err, IOL_ERR_RUNTIME, errno, "fdatasync");
+        } else {
+            rc = r->p->be->fsync(r->ctx, &r->files[k], &in->err);
+        }
+        if (rc) return -1;
+        uint64_t t1 = iol_now_ns();
+        if (t1 >= r->t->count_from_ns) {
+            iol_hist_record(&in->sync_lat, t1 - t0);
+            in->sync_ios++;
+        }
+    }
+    return 0;
+}
+
+static int transfer_failed(struct io_run *r, const struct iol_req *d)
+{
+    const char *what = d->op == IOL_IO_READ ? "read" : "write";
+    if (d->error)
+        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s of %zu bytes at offset %" PRIu64, what, d->len, d->offset);
+    return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "%s of %zu bytes at offset %" PRIu64 " moved %" PRId64 " bytes (end of file?)",
+                       what, d->len, d->offset, d->result);
+}
+
+/* Hands r->batch[0..n) to the backend and notes the times the next steps need. */
+static int submit_batch(struct io_run *r, int n)
+{
+    const struct fio_plan *p = r->p;
+    int got = p->be->submit(r->ctx, r->batch, n, &r->in->err);
+    if (got != n) {
+        if (got >= 0) iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "backend %s accepted %d of %d requests", p->be->name, got, n);
+        return -1;
+    }
+    if (p->async) {
+        uint64_t now = iol_now_ns();
+        for (int i = 0; i < n; i++) r->t_after[r->batch[i]->tag] = now;
+    } else {
+        r->chain = r->batch[n - 1]->t_done_ns;
+    }
+    return 0;
+}
+
+/* Fills free slots with new requests and submits them. Returns the number submitted, or -1. */
+static int issue(struct io_run *r, int *nfree, int fsync_every)
+{
+    const struct fio_plan *p = r->p;
+    int total = 0, nsub = 0;
+    while (*nfree > 0 && !r->finished) {
+        uint64_t g, len;
+        enum iol_io_op op;
+        if (fsync_every && r->writes_since_sync >= (uint64_t)fsync_every) break;   /* drain, then sync */
+        if (!next_io(r, &g, &len, &op)) {
+            next_loop(r);
+            continue;
+        }
+        int slot = r->free_slots[--*nfree];
+        struct iol_req *q = &r->reqs[slot];
+        int k = (int)(g / p->filesize);
+        q->op = op;
+        q->file = &r->files[k];
+        q->buf = r->bufs[slot];
+        q->len = len;
+        q->offset = p->o->offset + g % p->filesize;
+        q->tag = (uint64_t)slot;
+        if (!p->async) {   /* the previous completion's time: one clock reading per transfer */
+            q->flags = IOL_REQ_SUBMIT_STAMPED;
+            q->t_submit_ns = r->chain;
+        } else {
+            q->flags = 0;
+        }
+        if (r->iolog)
+            fprintf(r->iolog, "%s %s %" PRIu64 " %zu\n", r->paths[k], op == IOL_IO_READ ? "read" : "write", q->offset, q->len);
+        if (op == IOL_IO_WRITE) {
+            if (p->verify) verify_stamp(r, q, k, q->offset);
+            r->writes_since_sync++;
+        }
+        r->batch[nsub++] = q;
+        if (nsub == p->batch_submit || *nfree == 0) {
+            if (submit_batch(r, nsub)) return -1;
+            total += nsub;
+            nsub = 0;
+        }
+    }
+    if (nsub && submit_batch(r, nsub)) return -1;
+    return total + nsub;
+}
+
+static void mark_written(struct io_run *r, const struct iol_req *d)
+{
+    uint64_t k = (uint64_t)(d->file - r->files);
+    uint64_t b = (k * r->p->filesize + (d->offset - r->p->o->offset)) / r->p->bs[0];
+    r->written[b >> 3] |= (uint8_t)(1u << (b & 7));
+}
+
+/* One completed request: counted when it ended after the ramp. */
+static inline void account(struct io_run *r, const struct iol_req *d)
+{
+    struct fio_inst *in = r->in;
+    if (d->t_done_ns < r->t->count_from_ns) return;
+    struct fio_dir_stats *s = &in->dir[d->op == IOL_IO_READ ? FIO_DIR_READ : FIO_DIR_WRITE];
+    uint64_t lat = d->t_done_ns - d->t_submit_ns;
+    iol_hist_record(&s->lat, lat);
+    if (r->p->async) {
+        uint64_t after = r->t_after[d->tag];
+        iol_hist_record(&s->clat, d->t_done_ns > after ? d->t_done_ns - after : 0);
+        iol_hist_record(&s->slat, after - d->t_submit_ns);
+    } else {
+        iol_hist_record(&s->clat, lat);
+    }
+    s->ios++;
+    s->bytes += (uint64_t)d->result;
+}
+
+static int main_loop(struct io_run *r)
+{
+    const struct fio_plan *p = r->p;
+    struct fio_inst *in = r->in;
+    const int fsync_every = (int)(p->o->fsync ? p->o->fsync : p->o->fdatasync);
+    int nfree = r->qd, inflight = 0, stop = 0;
+    for (int i = 0; i < r->qd; i++) r->free_slots[i] = r->qd - 1 - i;
+    r->next_sec_ns = r->t->count_from_ns + 1000000000ull;
+    r->chain = iol_now_ns();
+    for (;;) {
+        if (!stop) {
+            int n = issue(r, &nfree, fsync_every);
+            if (n < 0) return -1;
+            inflight += n;
+        }
+        if (inflight == 0) {
+            if (!stop && fsync_every && r->writes_since_sync >= (uint64_t)fsync_every) {
+                if (sync_files(r, p->o->fdatasync != 0)) return -1;
+                r->writes_since_sync = 0;
+                r->chain = iol_now_ns();
+                continue;
+            }
+            break;
+        }
+        int can_issue = !stop && !r->finished && nfree > 0 &&
+                        !(fsync_every && r->writes_since_sync >= (uint64_t)fsync_every);
+        int min = can_issue ? p->complete_min : (p->complete_min > 1 ? p->complete_min : 1);
+        if (min > inflight) min = inflight;
+        int n = p->be->reap(r->ctx, r->done, min, p->complete_max, &in->err);
+        if (n < 0) return -1;
+        uint64_t last = 0;
+        for (int i = 0; i < n; i++) {
+            struct iol_req *d = r->done[i];
+            if (d->error || d->result != (int64_t)d->len) {
+                if (!stop) transfer_failed(r, d);
+                stop = 1;
+            } else {
+                account(r, d);
+                if (p->verify) {
+                    int k = (int)(d->file - r->files);
+                    if (d->op == IOL_IO_READ) verify_check(r, d, k);
+                    else mark_written(r, d);
+                }
+            }
+            if (d->t_done_ns > last) last = d->t_done_ns;
+            r->free_slots[nfree++] = (int)d->tag;
+            inflight--;
+        }
+        if (n > 0) {
+            if (last > in->t_end) in->t_end = last;
+            while (last >= r->next_sec_ns)
+                if (roll_second(r)) return -1;
+            if (last >= r->t->deadline_ns) stop = 1;
+        }
+        if (!stop && iol_interrupt_pending()) {
+            iol_err_set(&in->err, IOL_ERR_RUNTIME, "interrupted");
+            stop = 1;
+        }
+    }
+    return in->err.code ? -1 : 0;
+}
+
+/* do_verify: reads back every block the job wrote and checks it (not counted in the job's figures). */
+static int verify_pass(struct io_run *r)
+{
+    const struct fio_plan *p = r->p;
+    uint64_t nblocks = p->size / p->bs[0];
+    uint64_t b = 0;
+    int nfree = r->qd, inflight = 0;
+    for (int i = 0; i < r->qd; i++) r->free_slots[i] = r->qd - 1 - i;
+    for (;;) {
+        int nsub = 0;
+        while (nfree > 0 && b < nblocks) {
+            if (!(r->written[b >> 3] & (1u << (b & 7)))) {
+                b++;
+                continue;
+            }
+            int slot = r->free_slots[--nfree];
+            struct iol_req *q = &r->reqs[slot];
+            uint64_t g = b * p->bs[0];
+            q->op = IOL_IO_READ;
+            q->file = &r->files[g / p->filesize];
+            q->buf = r->bufs[slot];
+            q->len = p->bs[0];
+            q->offset = p->o->offset + g % p->filesize;
+            q->tag = (uint64_t)slot;
+            q->flags = IOL_REQ_UNTIMED;
+            r->batch[nsub++] = q;
+            b++;
+        }
+        if (nsub) {
+            int n = p->be->submit(r->ctx, r->batch, nsub, &r->in->err);
+            if (n != nsub) return n >= 0 ? iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "verify: submit failed") : -1;
+            inflight += nsub;
+        }
+        if (!inflight) break;
+        int n = p->be->reap(r->ctx, r->done, 1, r->qd, &r->in->err);
+        if (n < 0) return -1;
+        for (int i = 0; i < n; i++) {
+            struct iol_req *d = r->done[i];
+            if (d->error || d->result != (int64_t)d->len) transfer_failed(r, d);
+            else verify_check(r, d, (int)(d->file - r->files));
+            r->free_slots[nfree++] = (int)d->tag;
+            inflight--;
+        }
+        if (r->in->err.code) return -1;
+    }
+    return 0;
+}
+
+/* ---- setup and teardown -------------------------------------------------------------------------------- */
+
+static int open_all(struct io_run *r, const char *const *paths)
+{
+    const struct fio_plan *p = r->p;
+    struct fio_inst *in = r->in;
+    int flags = p->open_flags;
+    if (p->has_read || (p->verify && p->o->do_verify)) flags |= IOL_O_READ;
+    if (p->has_write) flags |= IOL_O_WRITE | IOL_O_CREATE;
+    if (iol_backend_ctx_open(p->be, &r->ctx, r->qd, &p->bopts, &in->err)) return -1;
+    if (p->be->register_buffers && p->be->register_buffers(r->ctx, r->bufs, r->qd, p->bs_max, &in->err) < 0) return -1;
+    for (int k = 0; k < p->nfiles; k++) {
+        if (p->be->open(r->ctx, &r->files[k], paths[k], flags, 0644, &in->err)) return -1;
+        r->nfiles_open++;
+    }
+    if (p->o->write_iolog[0]) {
+        char name[IOL_STR_MAX + 32];
+        if (in->instance) snprintf(name, sizeof name, "%s.%" PRIu64, p->o->write_iolog, in->instance);
+        else snprintf(name, sizeof name, "%s", p->o->write_iolog);
+        if (!(r->iolog = fopen(name, "w"))) return iol_err_errno(&in->err, IOL_ERR_RUNTIME, errno, "write_iolog: %s", name);
+        fprintf(r->iolog, "fio version 2 iolog\n");
+        for (int k = 0; k < p->nfiles; k++) fprintf(r->iolog, "%s add\n", paths[k]);
+        for (int k = 0; k < p->nfiles; k++) fprintf(r->iolog, "%s open\n", paths[k]);
+    }
+    return 0;
+}
+
+static void close_all(struct io_run *r)
+{
+    struct iol_err e = {0, ""};
+    if (r->iolog) {
+        for (int k = 0; k < r->nfiles_open; k++) fprintf(r->iolog, "%s close\n", r->paths[k]);
+        if (fclose(r->iolog) && !r->in->err.code) iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, errno, "write_iolog");
+    }
+    for (int k = 0; k < r->nfiles_open; k++)
+        if (r->p->be->close(r->ctx, &r->files[k], &e) && !r->in->err.code) r->in->err = e;
+    if (r->ctx) {
+        if (r->p->be->stats) r->p->be->stats(r->ctx, &r->in->bstats);
+        r->p->be->ctx_close(r->ctx);
+    }
+}
+
+static int alloc_run(struct io_run *r)
+{
+    const struct fio_plan *p = r->p;
+    int qd = r->qd;
+    r->files = calloc((size_t)p->nfiles, sizeof *r->files);
+    r->bufs = calloc((size_t)qd, sizeof *r->bufs);
+    r->reqs = calloc((size_t)qd, sizeof *r->reqs);
+    r->batch = calloc((size_t)qd, sizeof *r->batch);
+    r->done = calloc((size_t)qd, sizeof *r->done);
+    r->free_slots = calloc((size_t)qd, sizeof *r->free_slots);
+    r->t_after = calloc((size_t)qd, sizeof *r->t_after);
+    for (int d = 0; d < FIO_NDIR; d++) r->snap[d] = calloc(1, sizeof(struct iol_hist));
+    if (!r->files || !r->bufs || !r->reqs || !r->batch || !r->done || !r->free_slots || !r->t_after || !r->snap[0] || !r->snap[1])
+        return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
+    size_t blen = (p->bs_max + IOL_DIRECT_ALIGN - 1) / IOL_DIRECT_ALIGN * IOL_DIRECT_ALIGN;
+    for (int i = 0; i < qd; i++) {
+        if (posix_memalign(&r->bufs[i], IOL_DIRECT_ALIGN, blen)) return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
+        uint64_t *w = r->bufs[i];   /* data that does not compress: fio's default random buffer contents */
+        for (size_t k = 0; k < blen / 8; k++) w[k] = iol_mix64(p->seed + ((uint64_t)i << 40) + k + 1);
+    }
+    if (p->verify) {
+        uint64_t nblocks = p->size / p->bs[0];
+        r->written = calloc((size_t)(nblocks + 7) / 8, 1);
+        if (!r->written) return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
+    }
+    return 0;
+}
+
+static void free_run(struct io_run *r)
+{
+    for (int i = 0; r->bufs && i < r->qd; i++) free(r->bufs[i]);
+    free(r->files);
+    free(r->bufs);
+    free(r->reqs);
+    free(r->batch);
+    free(r->done);
+    free(r->free_slots);
+    free(r->t_after);
+    free(r->written);
+    for (int d = 0; d < FIO_NDIR; d++) free(r->snap[d]);
+    if (r->have_dist) iol_dist_free(&r->dist);
+}
+
+int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char *const *paths)
+{
+    const struct fio_plan *p = in->plan;
+    struct io_run r;
+    memset(&r, 0, sizeof r);
+    r.in = in;
+    r.p = p;
+    r.t = t;
+    r.paths = paths;
+    r.qd = (int)p->o->iodepth;
+    for (int d = 0; d < FIO_NDIR; d++) {
+        iol_hist_init(&in->dir[d].lat);
+        iol_hist_init(&in->dir[d].clat);
+        iol_hist_init(&in->dir[d].slat);
+    }
+    iol_hist_init(&in->sync_lat);
+    uint64_t seed = p->seed ? p->seed : iol_wall_ns();
+    iol_rng_seed(&r.rng, iol_mix64(seed + in->instance * 0x632be59bd9b4e019ull + (uint64_t)p->index));
+    r.nunits = p->nbs == 1 && !(p->random && p->o->norandommap && p->align != p->bs[0]) ? p->size / p->bs[0]
+                                                                                         : p->size / p->align;
+    r.perm_bits = iol_permute_bits(r.nunits);
+    int rc = alloc_run(&r);
+    if (rc == 0 && p->dist != IOL_DIST_RANDOM) {
+        rc = iol_dist_init(&r.dist, p->dist, p->dist_param, r.nunits, seed + in->instance + 1, &in->err);
+        r.have_dist = rc == 0;
+    }
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_THREAD, &ru0);
+    if (rc == 0) rc = open_all(&r, paths);
+    in->t_start = t->count_from_ns;
+    in->t_end = 0;
+    if (rc == 0) rc = main_loop(&r);
+    if (rc == 0 && p->o->end_fsync && p->has_write) rc = sync_files(&r, 0);
+    uint64_t end = iol_now_ns();
+    if (p->o->end_fsync && end > in->t_end) in->t_end = end;
+    if (in->t_end < in->t_start) in->t_end = in->t_start;
+    getrusage(RUSAGE_THREAD, &ru1);
+    in->ru.ru_utime.tv_sec = ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec;
+    in->ru.ru_utime.tv_usec = ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec;
+    in->ru.ru_stime.tv_sec = ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec;
+    in->ru.ru_stime.tv_usec = ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec;
+    in->ru.ru_nvcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
+    in->ru.ru_nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+    if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);
+    close_all(&r);
+    free_run(&r);
+    return in->err.code ? -1 : 0;
+}

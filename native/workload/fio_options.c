@@ -1,0 +1,61 @@
+/* fio_options.c — every option of a fio job, declared once with fio's name and meaning. The job-file reader,
+ * the command line and the JSON echo all use this table; a name not in it is an error (never ignored). */
+#include <stddef.h>
+#include "fio.h"
+
+#define F(field) offsetof(struct fio_job_opts, field)
+#define NOLIM 0, 0
+#define POS 1, 0   /* at least 1 */
+#define NONNEG 0, 1e18
+
+const struct iol_option fio_job_options[] = {
+    {0, "name", NULL, IOL_OPT_STRING, F(name), "", "job name (a job file's section name)", NOLIM},
+    {0, "description", NULL, IOL_OPT_STRING, F(description), "", "free text shown with the job", NOLIM},
+    {0, "rw", "readwrite", IOL_OPT_STRING, F(rw), "read", "read, write, randread, randwrite, rw (readwrite), randrw", NOLIM},
+    {0, "rwmixread", NULL, IOL_OPT_INT, F(rwmixread), "-1", "percent of a mixed workload that reads (default 50, or 100 - rwmixwrite)", 0, 100},
+    {0, "rwmixwrite", NULL, IOL_OPT_INT, F(rwmixwrite), "-1", "percent of a mixed workload that writes", 0, 100},
+    {0, "bs", "blocksize", IOL_OPT_SIZE, F(bs), "4k", "block size of each I/O", POS},
+    {0, "bssplit", NULL, IOL_OPT_STRING, F(bssplit), "", "mix of block sizes: SIZE/PERCENT:SIZE/PERCENT...", NOLIM},
+    {0, "blockalign", "ba", IOL_OPT_SIZE, F(blockalign), "0", "random offsets are multiples of this (default the smallest bs)", NOLIM},
+    {0, "size", NULL, IOL_OPT_SIZE, F(size), "0", "bytes of I/O per instance over all its files (per loop)", NOLIM},
+    {0, "filesize", NULL, IOL_OPT_SIZE, F(filesize), "0", "size of each file (default size / nrfiles)", NOLIM},
+    {0, "nrfiles", "nr_files", IOL_OPT_INT, F(nrfiles), "1", "files per instance", 1, 1e6},
+    {0, "filename", NULL, IOL_OPT_STRING, F(filename), "", "file(s) to use, ':'-separated, shared by every instance", NOLIM},
+    {0, "directory", NULL, IOL_OPT_STRING, F(directory), "", "directory of the files (default the current one)", NOLIM},
+    {0, "offset", NULL, IOL_OPT_SIZE, F(offset), "0", "start of the I/O region in each file", NOLIM},
+    {0, "ioengine", NULL, IOL_OPT_STRING, F(ioengine), "psync", "io_uring, libaio, psync, pvsync2 or null", NOLIM},
+    {0, "iodepth", NULL, IOL_OPT_INT, F(iodepth), "1", "I/Os in flight per instance", 1, 65536},
+    {0, "iodepth_batch_submit", "iodepth_batch", IOL_OPT_INT, F(iodepth_batch_submit), "0", "submit in batches of this many (0 = every free slot at once)", 0, 65536},
+    {0, "iodepth_batch_complete_min", "iodepth_batch_complete", IOL_OPT_INT, F(iodepth_batch_complete_min), "1", "completions to wait for at least (0 = do not wait while more can be issued)", 0, 65536},
+    {0, "iodepth_batch_complete_max", NULL, IOL_OPT_INT, F(iodepth_batch_complete_max), "0", "completions to reap at most (0 = iodepth)", 0, 65536},
+    {0, "numjobs", NULL, IOL_OPT_INT, F(numjobs), "1", "instances of the job on each rank (threads)", 1, 4096},
+    {0, "thread", NULL, IOL_OPT_FLAG, F(thread), "0", "instances are threads (iolens always runs them as threads)", NOLIM},
+    {0, "direct", NULL, IOL_OPT_FLAG, F(direct), "0", "O_DIRECT: bypass the page cache", NOLIM},
+    {0, "buffered", NULL, IOL_OPT_INT, F(buffered), "-1", "buffered I/O (default the opposite of direct)", 0, 1},
+    {0, "sync", NULL, IOL_OPT_STRING, F(sync), "0", "open with O_SYNC (1, sync) or O_DSYNC (dsync); 0/none = neither", NOLIM},
+    {0, "fsync", NULL, IOL_OPT_INT, F(fsync), "0", "fsync the files after every N writes", NONNEG},
+    {0, "fdatasync", NULL, IOL_OPT_INT, F(fdatasync), "0", "fdatasync the files after every N writes", NONNEG},
+    {0, "end_fsync", NULL, IOL_OPT_FLAG, F(end_fsync), "0", "fsync the files when the job ends (counted in its time)", NOLIM},
+    {0, "time_based", NULL, IOL_OPT_FLAG, F(time_based), "0", "run for runtime, repeating the I/O region", NOLIM},
+    {0, "runtime", "timeout", IOL_OPT_STRING, F(runtime), "0", "stop after this long (s, or with us/ms/s/m/h/d)", NOLIM},
+    {0, "ramp_time", NULL, IOL_OPT_STRING, F(ramp_time), "0", "run this long before counting anything", NOLIM},
+    {0, "loops", NULL, IOL_OPT_INT, F(loops), "1", "passes over the I/O region", 1, 1e12},
+    {0, "random_distribution", NULL, IOL_OPT_STRING, F(random_distribution), "random", "random, zipf:THETA, pareto:H, normal:DEV", NOLIM},
+    {0, "norandommap", NULL, IOL_OPT_FLAG, F(norandommap), "0", "random offsets may repeat (no block-once-per-loop map)", NOLIM},
+    {0, "randrepeat", NULL, IOL_OPT_FLAG, F(randrepeat), "1", "the same random sequence on every run", NOLIM},
+    {0, "randseed", NULL, IOL_OPT_INT, F(randseed), "-1", "seed of the random generators (default fio's fixed seed with randrepeat=1, else the clock)", NONNEG},
+    {0, "invalidate", NULL, IOL_OPT_INT, F(invalidate), "-1", "drop the files' pages before the job (default 1)", 0, 1},
+    {0, "verify", NULL, IOL_OPT_STRING, F(verify), "0", "write checksummed blocks and check them: crc32c (0/none = off)", NOLIM},
+    {0, "do_verify", NULL, IOL_OPT_FLAG, F(do_verify), "1", "read back and check what the job wrote, after it", NOLIM},
+    {0, "group_reporting", NULL, IOL_OPT_FLAG, F(group_reporting), "0", "report the group's instances as one", NOLIM},
+    {0, "stonewall", "wait_for_previous", IOL_OPT_FLAG, F(stonewall), "0", "start after the jobs before it have ended (a new group)", NOLIM},
+    {0, "fixedbufs", NULL, IOL_OPT_FLAG, F(fixedbufs), "1", "io_uring: registered buffers (iolens default on)", NOLIM},
+    {0, "registerfiles", NULL, IOL_OPT_FLAG, F(registerfiles), "1", "io_uring: registered files (iolens default on)", NOLIM},
+    {0, "sqthread_poll", NULL, IOL_OPT_FLAG, F(sqthread_poll), "0", "io_uring: a kernel thread polls the submission queue", NOLIM},
+    {0, "hipri", NULL, IOL_OPT_FLAG, F(hipri), "0", "polled completions (io_uring IOPOLL, pvsync2 RWF_HIPRI)", NOLIM},
+    {0, "cache", NULL, IOL_OPT_STRING, F(cache), "", "iolens: cold (drop pages before the job), hot (pre-read), asis (default from invalidate)", NOLIM},
+    {0, "null_delay", NULL, IOL_OPT_STRING, F(null_delay), "", "iolens, null engine: completion delays LO-HI ns, evenly spread", NOLIM},
+    {0, "write_iolog", NULL, IOL_OPT_STRING, F(write_iolog), "", "log every I/O issued to this file (fio's iolog v2; FILE.N for instance N > 0)", NOLIM},
+    {0, "allow_overwrite", NULL, IOL_OPT_FLAG, F(allow_overwrite), "0", "iolens: may write into existing files it did not create", NOLIM},
+    {0},
+};

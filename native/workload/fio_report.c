@@ -1,0 +1,356 @@
+/* fio_report.c — rank 0 writes a fio run: the "fio" part of the JSON document (docs/schema.md) and a text
+ * summary laid out like fio's, for people running iolens-bench directly. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "fio_report.h"
+#include "run_doc.h"
+
+#define LAT_ALL (IOL_DOC_LAT_BUCKETS | IOL_DOC_LAT_STDDEV)
+
+static const char *const dir_names[FIO_NDIR] = {"read", "write"};
+
+static const char *cache_name(enum fio_cache c)
+{
+    return c == FIO_CACHE_COLD ? "cold" : c == FIO_CACHE_HOT ? "hot" : "asis";
+}
+
+/* A buffered job that reads gets its data from memory when the cache was kept or filled, when cold mode
+ * could not drop anything (tmpfs), or when it reads its region more than once. */
+static int cache_figure(const struct fio_plan *p, const struct fio_job_result *jr, const char **note)
+{
+    *note = NULL;
+    if ((p->open_flags & IOL_O_DIRECT) || !p->has_read || !p->be->does_io) return 0;
+    if (p->cache == FIO_CACHE_HOT) *note = "cache=hot: the files were read into memory before the job";
+    else if (p->cache == FIO_CACHE_ASIS) *note = "cache=asis (invalidate=0): pages the files had in memory stayed there";
+    else if (!jr->evicted) *note = "the file system keeps files in memory (tmpfs): nothing could be dropped";
+    else if (p->o->time_based || p->o->loops > 1) *note = "the job reads its region more than once: later passes come from the page cache";
+    else if (p->has_write) *note = "the job reads blocks it wrote moments earlier";
+    return *note != NULL;
+}
+
+static double job_elapsed_s(const struct fio_job_result *jr)
+{
+    return jr->t_end > jr->t_start ? (double)(jr->t_end - jr->t_start) / 1e9 : 0.0;
+}
+
+static uint64_t total_ios(const struct fio_job_result *jr)
+{
+    return jr->dir[0].ios + jr->dir[1].ios;
+}
+
+/* Percentile of one second's coarse buckets: the upper bound of the fine bucket range, clamped to max. */
+static uint64_t sec_percentile(const uint64_t *w, double pct)
+{
+    uint64_t count = w[0], max = w[2];
+    if (!count) return 0;
+    uint64_t want = (uint64_t)ceil(pct / 100.0 * (double)count), seen = 0;
+    if (want < 1) want = 1;
+    for (unsigned b = 0; b < FIO_SEC_NBUCKETS; b++) {
+        seen += w[3 + b];
+        if (seen >= want) {
+            unsigned fine = (b << FIO_SEC_SHIFT) + (1u << FIO_SEC_SHIFT) - 1;
+            if (fine >= IOL_HIST_NBUCKETS) fine = IOL_HIST_NBUCKETS - 1;
+            uint64_t v = iol_hist_bucket_high(fine);
+            return v < max ? v : max;
+        }
+    }
+    return max;
+}
+
+static void json_cpu(struct iol_json *j, double usr, double sys, uint64_t ctx, double elapsed, double instances, uint64_t ios)
+{
+    double wall = elapsed * instances;
+    iol_json_kv_double(j, "usr_s", usr);
+    iol_json_kv_double(j, "sys_s", sys);
+    iol_json_kv_double(j, "usr_pct", wall > 0 ? 100.0 * usr / wall : 0.0);
+    iol_json_kv_double(j, "sys_pct", wall > 0 ? 100.0 * sys / wall : 0.0);
+    iol_json_kv_uint(j, "ctx", ctx);
+    iol_json_kv_double(j, "per_io_ns", ios ? (usr + sys) * 1e9 / (double)ios : 0.0);
+}
+
+static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
+{
+    const struct fio_plan *p = &r->plans[idx];
+    const struct fio_job_result *jr = &r->jobs[idx];
+    double elapsed = job_elapsed_s(jr);
+    int instances = (int)p->o->numjobs * r->comm->size;
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "name", p->o->name);
+    iol_json_kv_int(j, "group", p->group);
+    iol_json_kv_int(j, "instances", instances);
+    iol_json_kv_string(j, "ioengine", p->o->ioengine);
+    iol_json_key(j, "files");
+    iol_json_begin_array(j);
+    for (int k = 0; k < p->nfiles && k < 16; k++) {
+        char path[IOL_STR_MAX + 512];
+        fio_file_path(p, 0, k, path, sizeof path);
+        iol_json_string(j, path);
+    }
+    iol_json_end_array(j);
+    iol_json_kv_string(j, "file_system", jr->fs_type);
+    const char *note;
+    int figure = cache_figure(p, jr, &note);
+    iol_json_key(j, "cache");
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "mode", cache_name(p->cache));
+    iol_json_kv_bool(j, "direct", (p->open_flags & IOL_O_DIRECT) != 0);
+    iol_json_kv_bool(j, "evicted", p->cache == FIO_CACHE_COLD && jr->evicted);
+    iol_json_kv_bool(j, "cache_figure", figure);
+    iol_json_kv_string(j, "note", note);
+    iol_json_end_object(j);
+    iol_json_kv_double(j, "elapsed_s", elapsed);
+    iol_json_kv_double(j, "ramp_s", (double)p->ramp_ns / 1e9);
+    for (int d = 0; d < FIO_NDIR; d++) {
+        const struct fio_dir_stats *s = &jr->dir[d];
+        double rt = s->ios ? elapsed : 0.0;
+        iol_json_key(j, dir_names[d]);
+        iol_json_begin_object(j);
+        iol_json_kv_uint(j, "ios", s->ios);
+        iol_json_kv_uint(j, "bytes", s->bytes);
+        iol_json_kv_double(j, "runtime_s", rt);
+        iol_json_kv_double(j, "iops", rt > 0 ? (double)s->ios / rt : 0.0);
+        iol_json_kv_double(j, "bw_bytes_per_s", rt > 0 ? (double)s->bytes / rt : 0.0);
+        iol_doc_latency_as(j, "lat_ns", &s->lat, LAT_ALL);
+        iol_doc_latency_as(j, "clat_ns", &s->clat, LAT_ALL);
+        iol_doc_latency_as(j, "slat_ns", &s->slat, LAT_ALL);
+        iol_json_end_object(j);
+    }
+    iol_json_key(j, "sync");
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "ios", jr->sync_ios);
+    iol_doc_latency_as(j, "lat_ns", &jr->sync_lat, LAT_ALL);
+    iol_json_end_object(j);
+    iol_json_key(j, "verify");
+    if (p->verify) {
+        iol_json_begin_object(j);
+        iol_json_kv_string(j, "mode", p->o->verify);
+        iol_json_kv_uint(j, "blocks_checked", jr->verify_blocks);
+        iol_json_kv_uint(j, "errors", jr->verify_errors);
+        iol_json_key(j, "first_bad_offset");
+        if (jr->verify_errors) iol_json_uint(j, jr->verify_first_bad);
+        else iol_json_null(j);
+        iol_json_kv_string(j, "first_bad_file", jr->verify_errors ? jr->verify_bad_file : NULL);
+        iol_json_end_object(j);
+    } else {
+        iol_json_null(j);
+    }
+    iol_json_key(j, "cpu");
+    iol_json_begin_object(j);
+    json_cpu(j, jr->usr_s, jr->sys_s, jr->ctx, elapsed, instances, total_ios(jr));
+    iol_json_end_object(j);
+    iol_json_key(j, "per_second");
+    iol_json_begin_array(j);
+    for (uint64_t s = 0; jr->secs && s < jr->nsecs; s++) {
+        iol_json_begin_object(j);
+        iol_json_kv_uint(j, "t_s", s + 1);
+        for (int d = 0; d < FIO_NDIR; d++) {
+            const uint64_t *w = &jr->secs[(s * FIO_NDIR + (uint64_t)d) * FIO_SEC_WORDS];
+            iol_json_key(j, dir_names[d]);
+            iol_json_begin_object(j);
+            iol_json_kv_uint(j, "ios", w[0]);
+            iol_json_kv_uint(j, "bytes", w[1]);
+            iol_json_kv_uint(j, "p50_ns", sec_percentile(w, 50));
+            iol_json_kv_uint(j, "p90_ns", sec_percentile(w, 90));
+            iol_json_kv_uint(j, "p99_ns", sec_percentile(w, 99));
+            iol_json_kv_uint(j, "p99_9_ns", sec_percentile(w, 99.9));
+            iol_json_kv_uint(j, "max_ns", w[0] ? w[2] : 0);
+            iol_json_end_object(j);
+        }
+        iol_json_end_object(j);
+    }
+    iol_json_end_array(j);
+    iol_json_key(j, "per_instance");
+    iol_json_begin_array(j);
+    for (int i = 0; i < jr->nsumm; i++) {
+        const struct fio_inst_summary *s = &jr->summ[i];
+        iol_json_begin_object(j);
+        iol_json_kv_int(j, "rank", s->rank);
+        iol_json_kv_uint(j, "instance", s->instance);
+        for (int d = 0; d < FIO_NDIR; d++) {
+            iol_json_key(j, dir_names[d]);
+            iol_json_begin_object(j);
+            iol_json_kv_uint(j, "ios", s->ios[d]);
+            iol_json_kv_uint(j, "bytes", s->bytes[d]);
+            iol_json_kv_double(j, "runtime_s", s->ios[d] ? s->runtime_s : 0.0);
+            iol_json_key(j, "lat_ns");
+            iol_json_begin_object(j);
+            iol_json_kv_uint(j, "count", s->ios[d]);
+            iol_json_kv_uint(j, "min", s->lat_min[d]);
+            iol_json_kv_double(j, "mean", s->lat_mean[d]);
+            iol_json_kv_double(j, "stddev", s->lat_stddev[d]);
+            iol_json_kv_uint(j, "p50", s->lat_p50[d]);
+            iol_json_kv_uint(j, "p90", s->lat_p90[d]);
+            iol_json_kv_uint(j, "p99", s->lat_p99[d]);
+            iol_json_kv_uint(j, "p99_9", s->lat_p99_9[d]);
+            iol_json_kv_uint(j, "max", s->lat_max[d]);
+            iol_json_end_object(j);
+            iol_json_end_object(j);
+        }
+        iol_json_kv_double(j, "usr_s", s->usr_s);
+        iol_json_kv_double(j, "sys_s", s->sys_s);
+        iol_json_kv_double(j, "elapsed_s", s->runtime_s);
+        iol_json_end_object(j);
+    }
+    iol_json_end_array(j);
+    iol_json_key(j, "backend");
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "requests", jr->bstats.requests);
+    iol_json_kv_uint(j, "fixed_bufs", jr->bstats.fixed_bufs);
+    iol_json_kv_uint(j, "fixed_files", jr->bstats.fixed_files);
+    iol_json_kv_uint(j, "resubmits", jr->bstats.resubmits);
+    iol_json_kv_uint(j, "submit_calls", jr->bstats.submit_calls);
+    iol_json_kv_uint(j, "waits", jr->bstats.waits);
+    iol_json_end_object(j);
+    iol_json_end_object(j);
+}
+
+static void json_group(struct iol_json *j, const struct fio_run *r, int gid)
+{
+    const struct fio_group_result *g = &r->groups[gid];
+    iol_json_begin_object(j);
+    iol_json_kv_int(j, "id", gid);
+    iol_json_key(j, "jobs");
+    iol_json_begin_array(j);
+    double usr = 0, sys = 0, instances = 0;
+    uint64_t ctx = 0, ios = 0;
+    for (int k = 0; k < r->cfg->njobs; k++) {
+        if (r->plans[k].group != gid) continue;
+        iol_json_int(j, k);
+        usr += r->jobs[k].usr_s;
+        sys += r->jobs[k].sys_s;
+        ctx += r->jobs[k].ctx;
+        ios += total_ios(&r->jobs[k]);
+        instances += (double)r->plans[k].o->numjobs * r->comm->size;
+    }
+    iol_json_end_array(j);
+    iol_json_kv_double(j, "elapsed_s", g->elapsed_s);
+    iol_json_key(j, "cpu");
+    iol_json_begin_object(j);
+    json_cpu(j, usr, sys, ctx, g->elapsed_s, instances, ios);
+    iol_json_kv_double(j, "kernel_workers_s", g->kernel_workers_s);
+    iol_json_kv_double(j, "total_s", g->process_cpu_s);
+    iol_json_end_object(j);
+    iol_json_key(j, "machine");
+    iol_json_begin_object(j);
+    /* /proc/stat counts in clock ticks (10 ms): over less than a second the share is too coarse to judge. */
+    double cap = g->host_window_s * g->host_cpus;
+    double others_pct = cap > 0 ? 100.0 * g->host_others_s / cap : 0.0;
+    if (others_pct > 100.0) others_pct = 100.0;
+    iol_json_kv_int(j, "cpus", g->host_cpus);
+    iol_json_kv_double(j, "busy_s", g->host_busy_s);
+    iol_json_kv_double(j, "others_busy_s", g->host_others_s);
+    iol_json_kv_double(j, "others_busy_pct", others_pct);
+    iol_json_kv_double(j, "steal_s", g->host_steal_s);
+    char note[160];
+    snprintf(note, sizeof note, "other processes kept %.0f%% of this host's CPUs busy during the run", others_pct);
+    iol_json_kv_double(j, "window_s", g->host_window_s);
+    iol_json_kv_string(j, "note", others_pct >= 10.0 && g->host_window_s >= 1.0 ? note : NULL);
+    iol_json_end_object(j);
+    iol_json_end_object(j);
+}
+
+void fio_report_json(struct iol_json *j, const struct fio_run *r)
+{
+    iol_json_key(j, "config");
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "jobfiles", r->cfg->jobfiles);
+    iol_json_key(j, "jobs");
+    iol_json_begin_array(j);
+    for (int k = 0; k < r->cfg->njobs; k++) {
+        struct iol_optset set = {fio_job_options, (void *)&r->cfg->jobs[k]};
+        iol_json_begin_object(j);
+        iol_json_kv_string(j, "name", r->cfg->jobs[k].name);
+        iol_json_kv_int(j, "group", r->plans[k].o ? r->plans[k].group : 0);
+        iol_json_key(j, "options");
+        iol_json_begin_object(j);
+        iol_opts_json(&set, 1, j);
+        iol_json_end_object(j);
+        iol_json_end_object(j);
+    }
+    iol_json_end_array(j);
+    iol_json_end_object(j);
+    if (!r->groups) return;
+    iol_json_key(j, "fio");
+    iol_json_begin_object(j);
+    iol_json_key(j, "groups");
+    iol_json_begin_array(j);
+    for (int g = 0; g < r->ngroups; g++)
+        if (r->groups[g].done) json_group(j, r, g);
+    iol_json_end_array(j);
+    iol_json_key(j, "jobs");
+    iol_json_begin_array(j);
+    for (int k = 0; k < r->cfg->njobs; k++)
+        if (r->jobs[k].done) json_job(j, r, k);
+    iol_json_end_array(j);
+    iol_json_end_object(j);
+}
+
+/* ---- text ---------------------------------------------------------------------------------------------- */
+
+static void text_lat(FILE *fp, const char *what, const struct iol_hist *h)
+{
+    if (!h->count) return;
+    fprintf(fp, "    %5s (usec): min=%.2f, max=%.2f, avg=%.2f, stdev=%.2f\n", what, (double)h->min / 1e3,
+            (double)h->max / 1e3, iol_hist_mean(h) / 1e3, iol_hist_stddev(h) / 1e3);
+}
+
+static void text_job(FILE *fp, const struct fio_run *r, int idx)
+{
+    const struct fio_plan *p = &r->plans[idx];
+    const struct fio_job_result *jr = &r->jobs[idx];
+    double el = job_elapsed_s(jr);
+    int instances = (int)p->o->numjobs * r->comm->size;
+    fprintf(fp, "%s: (groupid=%d, jobs=%d): err=%2d: %s, iodepth=%" PRId64 ", %s\n", p->o->name, p->group, instances, 0,
+            p->o->rw, p->o->iodepth, p->o->ioengine);
+    for (int d = 0; d < FIO_NDIR; d++) {
+        const struct fio_dir_stats *s = &jr->dir[d];
+        if (!s->ios) continue;
+        double bw = el > 0 ? (double)s->bytes / el : 0.0;
+        fprintf(fp, "  %s: IOPS=%.0f, BW=%.1fMiB/s (%.1fMB/s)(%.1fMiB/%.0fmsec)\n", dir_names[d],
+                el > 0 ? (double)s->ios / el : 0.0, bw / 1048576.0, bw / 1e6, (double)s->bytes / 1048576.0, el * 1e3);
+        if (p->async) text_lat(fp, "slat", &s->slat);
+        text_lat(fp, "clat", &s->clat);
+        text_lat(fp, "lat", &s->lat);
+        fprintf(fp, "    clat percentiles (usec): 50th=%.2f, 90th=%.2f, 99th=%.2f, 99.9th=%.2f\n",
+                (double)iol_hist_percentile(&s->clat, 50) / 1e3, (double)iol_hist_percentile(&s->clat, 90) / 1e3,
+                (double)iol_hist_percentile(&s->clat, 99) / 1e3, (double)iol_hist_percentile(&s->clat, 99.9) / 1e3);
+    }
+    if (jr->sync_ios) text_lat(fp, "sync", &jr->sync_lat);
+    double wall = el * instances;
+    uint64_t ios = total_ios(jr);
+    fprintf(fp, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%" PRIu64 ", %.0f ns CPU per I/O\n",
+            wall > 0 ? 100 * jr->usr_s / wall : 0.0, wall > 0 ? 100 * jr->sys_s / wall : 0.0, jr->ctx,
+            ios ? (jr->usr_s + jr->sys_s) * 1e9 / (double)ios : 0.0);
+    if (p->verify)
+        fprintf(fp, "  verify       : %" PRIu64 " blocks checked, %" PRIu64 " bad%s\n", jr->verify_blocks, jr->verify_errors,
+                jr->verify_errors ? " (VERIFY FAILED)" : "");
+    const char *note;
+    if (cache_figure(p, jr, &note)) fprintf(fp, "  warning      : buffered read figures are cache figures: %s\n", note);
+}
+
+void fio_report_text(FILE *fp, const struct fio_run *r)
+{
+    for (int g = 0; g < r->ngroups; g++) {
+        if (!r->groups[g].done) continue;
+        for (int k = 0; k < r->cfg->njobs; k++)
+            if (r->plans[k].group == g && r->jobs[k].done) text_job(fp, r, k);
+        const struct fio_group_result *gr = &r->groups[g];
+        fprintf(fp, "\nRun status group %d (all jobs):\n", g);
+        for (int d = 0; d < FIO_NDIR; d++) {
+            uint64_t bytes = 0;
+            for (int k = 0; k < r->cfg->njobs; k++)
+                if (r->plans[k].group == g) bytes += r->jobs[k].dir[d].bytes;
+            if (!bytes) continue;
+            double bw = gr->elapsed_s > 0 ? (double)bytes / gr->elapsed_s : 0.0;
+            fprintf(fp, "  %5s: bw=%.1fMiB/s (%.1fMB/s), io=%.1fMiB, run=%.0fmsec\n", d ? "WRITE" : "READ", bw / 1048576.0,
+                    bw / 1e6, (double)bytes / 1048576.0, gr->elapsed_s * 1e3);
+        }
+        double cap = gr->host_window_s * gr->host_cpus;
+        if (gr->host_window_s >= 1.0 && gr->host_others_s / cap >= 0.10)
+            fprintf(fp, "  note: other processes kept %.0f%% of this host's CPUs busy during the run\n",
+                    100 * gr->host_others_s / cap);
+        fprintf(fp, "\n");
+    }
+}

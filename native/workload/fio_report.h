@@ -1,0 +1,82 @@
+/* fio_report.h — a fio run's state and results: what each rank keeps, how the ranks' figures are combined
+ * (fio_reduce.c), and how rank 0 writes them (fio_report.c: the JSON document and the fio-like text). */
+#ifndef IOL_FIO_REPORT_H
+#define IOL_FIO_REPORT_H
+#include <stdio.h>
+
+#include "../common/json.h"
+#include "fio_internal.h"
+#include "run_info.h"
+
+/* One instance's figures, fixed-size so that ranks can gather them. */
+struct fio_inst_summary {
+    int64_t rank;
+    uint64_t instance;
+    uint64_t ios[FIO_NDIR], bytes[FIO_NDIR];
+    uint64_t lat_min[FIO_NDIR], lat_max[FIO_NDIR], lat_p50[FIO_NDIR], lat_p90[FIO_NDIR], lat_p99[FIO_NDIR],
+        lat_p99_9[FIO_NDIR];
+    double lat_mean[FIO_NDIR], lat_stddev[FIO_NDIR];
+    double runtime_s, usr_s, sys_s;
+};
+
+/* Per second and direction in the combined record: ios, bytes, max, then the coarse buckets. */
+#define FIO_SEC_WORDS (3 + FIO_SEC_NBUCKETS)
+
+struct fio_job_result {
+    struct fio_inst *inst;              /* this rank's numjobs instances */
+    int evicted_local;                  /* shared files: this rank's cold cache really dropped pages */
+    char first_file[IOL_STR_MAX + 512];
+    char fs_type[64];
+    /* combined over every rank (valid on rank 0 after fio_reduce_group) */
+    int done;
+    struct fio_dir_stats dir[FIO_NDIR];
+    struct iol_hist sync_lat;
+    uint64_t sync_ios;
+    uint64_t t_start, t_end;            /* aligned clock */
+    double usr_s, sys_s;
+    uint64_t ctx;
+    uint64_t verify_blocks, verify_errors, verify_first_bad;
+    char verify_bad_file[IOL_STR_MAX];
+    int evicted;
+    struct iol_backend_stats bstats;
+    uint64_t nsecs;
+    uint64_t *secs;                     /* [nsecs][FIO_NDIR][FIO_SEC_WORDS] */
+    struct fio_inst_summary *summ;      /* numjobs × ranks, rank 0 only */
+    int nsumm;
+};
+
+struct fio_group_result {
+    struct {                            /* this rank */
+        double self_cpu_s, busy_s, steal_s;
+        double window_s;                /* between the two /proc/stat readings */
+        uint64_t t_start, t_end;
+    } local;
+    int done;
+    double elapsed_s;
+    double threads_cpu_s, process_cpu_s, kernel_workers_s;
+    int host_cpus;
+    double host_busy_s, host_steal_s, host_others_s;
+    double host_window_s;               /* how long the host's CPU time was counted (rank 0) */
+};
+
+struct fio_run {
+    const struct fio_cfg *cfg;
+    struct iol_comm *comm;
+    const struct iol_run_info *info;
+    struct fio_plan plans[FIO_MAX_JOBS];
+    struct fio_job_result jobs[FIO_MAX_JOBS];
+    struct fio_group_result *groups;
+    int ngroups, groups_run;
+    struct iol_err err;
+    int err_rank;
+    const char *err_phase;
+};
+
+/* Collective: combines the figures of every instance of group gid's jobs on every rank (rank 0 keeps them). */
+int fio_reduce_group(struct fio_run *r, int gid);
+void fio_run_free(struct fio_run *r);
+
+void fio_report_json(struct iol_json *j, const struct fio_run *r);
+void fio_report_text(FILE *fp, const struct fio_run *r);
+
+#endif

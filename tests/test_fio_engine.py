@@ -1,0 +1,412 @@
+"""The engine's fio workload: what each rw mode moves, the random map, verification, time limits, the
+statistics, every backend on tmpfs and disk, and the safety and bad-input rules. Real files, real runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .fio_helpers import iolog_ios, job, offsets_count, run_fio
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+def base(d: Path, *more: str) -> list[str]:
+    return ["--name=t", f"--directory={d}", "--bs=4k", "--size=4m", *more]
+
+
+@pytest.mark.parametrize(
+    ("rw", "reads", "writes"),
+    [("read", 1024, 0), ("write", 0, 1024), ("randread", 1024, 0), ("randwrite", 0, 1024)],
+)
+def test_each_rw_mode_moves_exactly_its_bytes(
+    engine: Path, tmpfs_dir: Path, rw: str, reads: int, writes: int
+) -> None:
+    res = run_fio(engine, base(tmpfs_dir, f"--rw={rw}"))
+    j = job(res)
+    assert (j["read"]["ios"], j["write"]["ios"]) == (reads, writes)
+    assert j["read"]["bytes"] == reads * 4 * KIB and j["write"]["bytes"] == writes * 4 * KIB
+    assert (tmpfs_dir / "t.0.0").stat().st_size == 4 * MIB
+
+
+@pytest.mark.parametrize("rw", ["rw", "readwrite", "randrw"])
+def test_mixed_modes_split_the_region_by_rwmixread(engine: Path, tmpfs_dir: Path, rw: str) -> None:
+    j = job(run_fio(engine, base(tmpfs_dir, f"--rw={rw}", "--rwmixread=70", "--size=16m")))
+    total = j["read"]["ios"] + j["write"]["ios"]
+    assert total == 4096
+    assert abs(j["read"]["ios"] / total - 0.70) < 0.04
+    j = job(run_fio(engine, base(tmpfs_dir, f"--rw={rw}", "--rwmixwrite=10", "--size=16m")))
+    assert abs(j["read"]["ios"] / 4096 - 0.90) < 0.03
+
+
+def test_randread_touches_every_block_once_per_loop(engine: Path, tmpfs_dir: Path) -> None:
+    log = tmpfs_dir / "io.log"
+    j = job(run_fio(engine, base(tmpfs_dir, "--rw=randread", "--loops=3", f"--write_iolog={log}")))
+    assert j["read"]["ios"] == 3 * 1024
+    ios = iolog_ios(log)
+    assert len(ios) == 3 * 1024
+    for loop in range(3):
+        part = ios[loop * 1024 : (loop + 1) * 1024]
+        assert sorted(off for _, _, off, _ in part) == [b * 4096 for b in range(1024)]
+    orders = [[off for _, _, off, _ in ios[k * 1024 : (k + 1) * 1024]] for k in range(3)]
+    assert orders[0] != sorted(orders[0]) and orders[0] != orders[1], "random, and a new order each loop"
+
+
+def test_norandommap_lets_blocks_repeat(engine: Path, tmpfs_dir: Path) -> None:
+    log = tmpfs_dir / "io.log"
+    job(run_fio(engine, base(tmpfs_dir, "--rw=randread", "--norandommap", f"--write_iolog={log}")))
+    counts = offsets_count(iolog_ios(log))
+    assert sum(counts.values()) == 1024
+    assert len(counts) < 900, "1024 uniform draws from 1024 blocks leave about 37% untouched"
+
+
+def test_randrepeat_gives_the_same_sequence_and_randseed_another(engine: Path, tmpfs_dir: Path) -> None:
+    logs = []
+    for i, extra in enumerate([[], [], ["--randseed=1234"]]):
+        log = tmpfs_dir / f"io{i}.log"
+        job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--write_iolog={log}", *extra)))
+        logs.append([off for _, _, off, _ in iolog_ios(log)])
+    assert logs[0] == logs[1]
+    assert logs[0] != logs[2]
+
+
+def test_bssplit_sizes_and_total(engine: Path, tmpfs_dir: Path) -> None:
+    log = tmpfs_dir / "io.log"
+    j = job(
+        run_fio(
+            engine,
+            base(
+                tmpfs_dir, "--rw=randread", "--bssplit=4k/50:16k/30:64k", "--size=64m", f"--write_iolog={log}"
+            ),
+        )
+    )
+    ios = iolog_ios(log)
+    sizes = {ln for _, _, _, ln in ios}
+    assert sizes == {4096, 16384, 65536}
+    assert j["read"]["bytes"] == sum(ln for _, _, _, ln in ios) >= 64 * MIB
+    share = sum(1 for _, _, _, ln in ios if ln == 4096) / len(ios)
+    assert abs(share - 0.5) < 0.05
+    assert all(off % 4096 == 0 and off + ln <= 64 * MIB for _, _, off, ln in ios)
+
+
+def test_zipf_concentrates_on_few_blocks(engine: Path, tmpfs_dir: Path) -> None:
+    log = tmpfs_dir / "io.log"
+    job(
+        run_fio(
+            engine, base(tmpfs_dir, "--rw=randread", "--random_distribution=zipf:1.2", f"--write_iolog={log}")
+        )
+    )
+    counts = offsets_count(iolog_ios(log))
+    top = counts.most_common(10)
+    assert sum(c for _, c in top) > 0.3 * 1024, "zipf(1.2): the ten hottest blocks take a large share"
+
+
+def test_verify_crc32c_write_then_read_back_and_catch_a_corrupted_block(
+    engine: Path, tmpfs_dir: Path
+) -> None:
+    args = base(tmpfs_dir, "--verify=crc32c", "--size=1m")
+    j = job(run_fio(engine, [*args, "--rw=randwrite"]))
+    assert j["verify"] == {**j["verify"], "blocks_checked": 256, "errors": 0}
+    j = job(run_fio(engine, [*args, "--rw=read"]))
+    assert j["verify"]["blocks_checked"] == 256 and j["verify"]["errors"] == 0
+    with open(tmpfs_dir / "t.0.0", "r+b") as f:
+        f.seek(5 * 4096 + 1000)
+        byte = f.read(1)
+        f.seek(5 * 4096 + 1000)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    res = run_fio(engine, [*args, "--rw=randread"])
+    assert res.returncode == 1
+    assert res.doc is not None and res.doc["status"] == "failed"
+    v = res.doc["fio"]["jobs"][0]["verify"]
+    assert v["errors"] == 1 and v["first_bad_offset"] == 5 * 4096
+    assert v["first_bad_file"].endswith("t.0.0")
+    assert "verify" in res.doc["error"]["message"]
+
+
+def test_time_based_stops_within_two_percent_of_runtime(engine: Path, tmpfs_dir: Path) -> None:
+    j = job(run_fio(engine, base(tmpfs_dir, "--rw=randread", "--time_based", "--runtime=2")))
+    assert abs(j["elapsed_s"] - 2.0) < 0.04
+    assert j["read"]["ios"] > 1024, "time_based repeats the region until the runtime is over"
+    assert 1 <= len(j["per_second"]) <= 2
+
+
+def test_runtime_without_time_based_caps_the_job(engine: Path) -> None:
+    args = ["--name=t", "--ioengine=null", "--rw=read", "--bs=4k", "--size=1t", "--runtime=500ms"]
+    j = job(run_fio(engine, args))
+    assert abs(j["elapsed_s"] - 0.5) < 0.02
+    assert j["read"]["ios"] < (1 << 40) // 4096
+
+
+def test_ramp_time_is_excluded(engine: Path) -> None:
+    # 100 us per I/O, one at a time: 10,000 I/Os per counted second, none of the ramp's 5,000.
+    args = [
+        "--name=t",
+        "--ioengine=null",
+        "--null_delay=100000-100000",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1g",
+        "--time_based",
+        "--runtime=1",
+        "--ramp_time=500ms",
+    ]
+    j = job(run_fio(engine, args))
+    assert j["ramp_s"] == 0.5
+    assert abs(j["elapsed_s"] - 1.0) < 0.02
+    assert 9500 <= j["read"]["ios"] <= 10050
+    assert j["read"]["lat_ns"]["min"] >= 100000
+
+
+def test_percentiles_of_a_known_latency_distribution(engine: Path) -> None:
+    # The null engine's delays: 1000 values evenly spread over [2 us, 200 us], each used 10 times.
+    lo, hi, n = 2000, 200000, 10000
+    values = sorted(lo + k * (hi - lo) / 999 for k in range(1000) for _ in range(10))
+    args = [
+        "--name=t",
+        "--ioengine=null",
+        f"--null_delay={lo}-{hi}",
+        "--rw=randread",
+        "--bs=4k",
+        f"--size={n * 4096}",
+    ]
+    lat = job(run_fio(engine, args))["read"]["lat_ns"]
+    assert lat["count"] == n
+    for key, p in (("p50", 50), ("p90", 90), ("p99", 99), ("p99_9", 99.9)):
+        exact = values[max(0, int(-(-p * n // 100)) - 1)]
+        assert abs(lat[key] - exact) / exact < 0.01, (key, lat[key], exact)
+    assert abs(lat["mean"] - (lo + hi) / 2) / ((lo + hi) / 2) < 0.01
+
+
+ENGINES = ["psync", "pvsync2", "io_uring", "libaio"]
+
+
+@pytest.mark.parametrize("fs", ["tmpfs", "disk"])
+@pytest.mark.parametrize("direct", [0, 1])
+@pytest.mark.parametrize("ioengine", ENGINES)
+def test_every_backend_on_tmpfs_and_disk(
+    engine: Path, tmpfs_dir: Path, disk_dir: Path, fs: str, direct: int, ioengine: str
+) -> None:
+    d = tmpfs_dir if fs == "tmpfs" else disk_dir
+    depths = [1, 32] if ioengine in ("io_uring", "libaio") else [1]
+    for depth in depths:
+        common = [
+            "--name=t",
+            f"--directory={d}",
+            "--bs=4k",
+            "--size=2m",
+            f"--ioengine={ioengine}",
+            f"--iodepth={depth}",
+            f"--direct={direct}",
+            "--verify=crc32c",
+        ]
+        w = job(run_fio(engine, [*common, "--rw=randwrite"]))
+        assert (
+            w["write"]["ios"] == 512 and w["verify"]["errors"] == 0 and w["verify"]["blocks_checked"] == 512
+        )
+        r = job(run_fio(engine, [*common, "--rw=randread"]))
+        assert r["read"]["ios"] == 512 and r["verify"]["errors"] == 0
+        assert r["cache"]["direct"] == bool(direct)
+        assert r["file_system"] == ("tmpfs" if fs == "tmpfs" else r["file_system"])
+        if ioengine == "io_uring":
+            assert r["backend"]["fixed_bufs"] == 512, "fixed buffers are iolens's default"
+        if ioengine in ("io_uring", "libaio"):
+            assert r["read"]["slat_ns"]["count"] == 512
+
+
+def test_numjobs_instances_and_group_cpu(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_fio(engine, base(tmpfs_dir, "--rw=randread", "--numjobs=3", "--group_reporting"))
+    j = job(res)
+    assert j["instances"] == 3 and len(j["per_instance"]) == 3
+    assert j["read"]["ios"] == 3 * 1024
+    assert sorted(i["instance"] for i in j["per_instance"]) == [0, 1, 2]
+    assert all(i["read"]["ios"] == 1024 for i in j["per_instance"])
+    assert sorted(p.name for p in tmpfs_dir.iterdir() if p.name.startswith("t.")) == [
+        "t.0.0",
+        "t.1.0",
+        "t.2.0",
+    ]
+    g = res.doc["fio"]["groups"][0] if res.doc else {}
+    assert g["cpu"]["total_s"] >= g["cpu"]["usr_s"] + g["cpu"]["sys_s"] - 0.01
+    assert g["machine"]["cpus"] == os.cpu_count()
+
+
+def test_local_ranks_add_up(engine: Path, tmpfs_dir: Path) -> None:
+    j = job(run_fio(engine, base(tmpfs_dir, "--rw=write", "--numjobs=2"), np=2))
+    assert j["instances"] == 4 and j["write"]["ios"] == 4 * 1024
+    assert len(list(tmpfs_dir.glob("t.*.0"))) == 4
+
+
+def test_shared_filename_is_laid_out_once_and_used_by_every_instance(engine: Path, tmpfs_dir: Path) -> None:
+    f = tmpfs_dir / "shared.dat"
+    j = job(
+        run_fio(
+            engine, ["--name=s", f"--filename={f}", "--rw=randread", "--bs=4k", "--size=8m", "--numjobs=2"]
+        )
+    )
+    assert j["read"]["ios"] == 2 * 2048
+    assert f.stat().st_size == 8 * MIB
+    assert [p.name for p in tmpfs_dir.iterdir() if p.name != ".iolens-owned"] == ["shared.dat"]
+
+
+def test_fsync_every_n_writes_and_end_fsync(engine: Path, disk_dir: Path) -> None:
+    j = job(run_fio(engine, base(disk_dir, "--rw=write", "--fsync=64")))
+    assert j["sync"]["ios"] == 1024 // 64
+    j = job(run_fio(engine, base(disk_dir, "--rw=write", "--fdatasync=256", "--end_fsync=1")))
+    assert j["sync"]["ios"] == 1024 // 256 + 1
+
+
+def test_cache_modes_are_recorded_and_cache_figures_flagged(
+    engine: Path, tmpfs_dir: Path, disk_dir: Path
+) -> None:
+    cold = job(run_fio(engine, base(disk_dir, "--rw=read")))
+    assert cold["cache"] == {
+        "mode": "cold",
+        "direct": False,
+        "evicted": True,
+        "cache_figure": False,
+        "note": None,
+    }
+    hot = job(run_fio(engine, base(disk_dir, "--rw=read", "--cache=hot")))
+    assert hot["cache"]["mode"] == "hot" and hot["cache"]["cache_figure"]
+    asis = job(run_fio(engine, base(disk_dir, "--rw=read", "--invalidate=0")))
+    assert asis["cache"]["mode"] == "asis" and asis["cache"]["cache_figure"]
+    shm = job(run_fio(engine, base(tmpfs_dir, "--rw=read")))
+    assert shm["cache"]["evicted"] is False and shm["cache"]["cache_figure"]
+    direct = job(run_fio(engine, base(disk_dir, "--rw=read", "--direct=1")))
+    assert direct["cache"]["cache_figure"] is False
+
+
+JOBFILE = """\
+; a comment
+# another
+[global]
+ioengine=psync
+directory=${FIO_TEST_DIR}
+bs=8k
+size=1m
+
+[writer]
+rw=write
+
+[reader]
+stonewall
+rw=read
+
+[random]
+rw=randread
+bs=4k
+include extra.fio
+"""
+
+
+def test_job_file_global_inheritance_groups_include_and_env(engine: Path, tmpfs_dir: Path) -> None:
+    jf = tmpfs_dir / "jobs.fio"
+    jf.write_text(JOBFILE)
+    (tmpfs_dir / "extra.fio").write_text("numjobs=2\n")
+    env = {**os.environ, "FIO_TEST_DIR": str(tmpfs_dir)}
+    res = run_fio(engine, [str(jf)], env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.doc is not None
+    jobs = {j["name"]: j for j in res.doc["fio"]["jobs"]}
+    assert [g["jobs"] for g in res.doc["fio"]["groups"]] == [[0], [1, 2]]
+    assert jobs["writer"]["write"]["ios"] == 128 and jobs["writer"]["group"] == 0
+    assert jobs["reader"]["read"]["ios"] == 128 and jobs["reader"]["group"] == 1
+    assert jobs["random"]["read"]["ios"] == 2 * 256 and jobs["random"]["instances"] == 2
+    opts = {j["name"]: j["options"] for j in res.doc["config"]["jobs"]}
+    assert (
+        opts["random"]["bs"] == 4096
+        and opts["reader"]["bs"] == 8192
+        and opts["writer"]["directory"] == str(tmpfs_dir)
+    )
+
+
+def test_command_line_globals_apply_to_job_files_and_own_jobs(engine: Path, tmpfs_dir: Path) -> None:
+    jf = tmpfs_dir / "one.fio"
+    jf.write_text("[a]\nrw=write\n")
+    res = run_fio(
+        engine, [f"--directory={tmpfs_dir}", "--size=64k", str(jf), "--name=b", "--rw=read", "--bs=16k"]
+    )
+    assert res.doc is not None and res.doc["status"] == "ok", res.stderr
+    a, b = res.doc["fio"]["jobs"]
+    assert a["write"]["ios"] == 16 and b["read"]["ios"] == 4
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[a]\nrw=read\nsize=1m\nfrobnicate=3\n", "jobs.fio:4: 'frobnicate' is not a fio option"),
+        ("[a]\nrw=read\nsize=1m\ndirectory=${NO_SUCH_VARIABLE_X}\n", "NO_SUCH_VARIABLE_X is not set"),
+        ("rw=read\n", "jobs.fio:1: option outside a section"),
+        ("[a]\nrw=read\ninclude missing.fio\n", "missing.fio"),
+        ("[a\nrw=read\n", "jobs.fio:1: a section header"),
+        ("", "defines no job"),
+    ],
+)
+def test_bad_job_files_are_refused_with_the_line(
+    engine: Path, tmpfs_dir: Path, text: str, message: str
+) -> None:
+    jf = tmpfs_dir / "jobs.fio"
+    jf.write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "NO_SUCH_VARIABLE_X"}
+    res = run_fio(engine, [str(jf)], env=env)
+    assert res.returncode == 2
+    assert message in res.stderr
+    assert sorted(p.name for p in tmpfs_dir.iterdir()) == ["jobs.fio"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rw=read", "--bs=1000", "--direct=1"], "bs: 1000 is not a multiple of 512"),
+        (["--rw=read", "--ioengine=frob"], "ioengine: 'frob'"),
+        (["--rw=read", "--iodepth=0"], "iodepth"),
+        (["--rw=read", "--directory=/nonexistent/dir"], "directory: /nonexistent/dir"),
+        (["--rw=trim"], "rw: 'trim'"),
+        (["--rw=read", "--verify=md5"], "verify: 'md5'"),
+        (["--rw=read", "--runtime=5x"], "runtime"),
+        (["--rw=read", "--bogus=1"], "'bogus' is not a fio option"),
+        (["--rw=read", "--cache=warm"], "cache: 'warm'"),
+        (["--rw=read", "--size=0"], "size"),
+        (["--rw=read", "--random_distribution=zipf:1.2"], "random_distribution"),
+    ],
+)
+def test_bad_options_exit_2_and_do_no_io(
+    engine: Path, tmpfs_dir: Path, args: list[str], message: str
+) -> None:
+    full = ["--name=t", f"--directory={tmpfs_dir}", "--size=1m", *args]
+    if "--directory=/nonexistent/dir" in args:
+        full.remove(f"--directory={tmpfs_dir}")
+    res = run_fio(engine, full)
+    assert res.returncode == 2, res.stderr
+    assert message in res.stderr
+    assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_a_file_iolens_did_not_create_is_not_written(engine: Path, tmpfs_dir: Path) -> None:
+    f = tmpfs_dir / "precious.dat"
+    f.write_bytes(b"x" * MIB)
+    args = ["--name=t", f"--filename={f}", "--rw=write", "--bs=4k", "--size=1m"]
+    res = run_fio(engine, args)
+    assert res.returncode == 2 and "allow_overwrite" in res.stderr
+    assert f.read_bytes() == b"x" * MIB
+    j = job(run_fio(engine, [*args[:2], "--rw=read", "--bs=4k"]))  # reading it is fine, size from the file
+    assert j["read"]["bytes"] == MIB
+    assert f.read_bytes() == b"x" * MIB
+    job(run_fio(engine, [*args, "--allow_overwrite=1"]))
+    assert f.read_bytes() != b"x" * MIB
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI is not installed")
+def test_mpirun_gives_the_same_totals_as_local_ranks(
+    engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
+) -> None:
+    args = base(tmpfs_dir, "--rw=randwrite", "--numjobs=2")
+    local = job(run_fio(engine, args, np=2))
+    mpi = job(run_fio(engine, args, launcher=["mpirun", "-np", "2", "--oversubscribe"], env=mpi_env))
+    for j in (local, mpi):
+        assert j["instances"] == 4 and j["write"]["ios"] == 4 * 1024 and len(j["per_instance"]) == 4
+    assert sorted(i["rank"] for i in mpi["per_instance"]) == [0, 0, 1, 1]
