@@ -3,8 +3,10 @@ statistics, every backend on tmpfs and disk, and the safety and bad-input rules.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -410,3 +412,47 @@ def test_mpirun_gives_the_same_totals_as_local_ranks(
     for j in (local, mpi):
         assert j["instances"] == 4 and j["write"]["ios"] == 4 * 1024 and len(j["per_instance"]) == 4
     assert sorted(i["rank"] for i in mpi["per_instance"]) == [0, 0, 1, 1]
+
+
+# --- the `iolens fio` command with the real engine ---------------------------------------------------------
+
+
+def test_iolens_fio_prints_fios_json_shape_from_a_real_run(iolens_bin: list[str], tmpfs_dir: Path) -> None:
+    csv = tmpfs_dir / "secs.csv"
+    args = [
+        "--name=rr",
+        f"--directory={tmpfs_dir}",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        "--numjobs=2",
+        "--time_based",
+        "--runtime=2",
+        "--output-format=json",
+        f"--per-second-log={csv}",
+        "--no-live",
+    ]
+    proc = subprocess.run([*iolens_bin, "fio", *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    jobs = doc["jobs"]
+    assert [j["jobname"] for j in jobs] == ["rr", "rr"], "one entry per instance without group_reporting"
+    for j in jobs:
+        assert j["read"]["iops"] > 0 and j["read"]["total_ios"] > 2048
+        assert (
+            j["read"]["clat_ns"]["percentile"]["99.000000"] >= j["read"]["clat_ns"]["percentile"]["50.000000"]
+        )
+        assert abs(j["read"]["runtime"] - 2000) < 40
+    rows = csv.read_text().splitlines()
+    assert len(rows) >= 2 and "rr" in rows[1]
+
+
+def test_iolens_fio_job_file_report(iolens_bin: list[str], tmpfs_dir: Path) -> None:
+    jf = tmpfs_dir / "j.fio"
+    jf.write_text(f"[global]\ndirectory={tmpfs_dir}\nsize=2m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\n")
+    proc = subprocess.run(
+        [*iolens_bin, "fio", str(jf), "--no-live"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "w: (groupid=0" in proc.stdout and "r: (groupid=1" in proc.stdout
+    assert "Run status group 1 (all jobs):" in proc.stdout
