@@ -27,9 +27,10 @@ $(VENV)/.installed: $(VENV)/.created pyproject.toml README.md $(NATIVE_SRC) $(PY
 
 install: $(VENV)/.installed
 
-# The C engine and its unit tests, warnings as errors, in a build tree of its own.
+# The C engine and its unit tests, warnings as errors, in a build tree of its own; with the profiler runtime's
+# test programs (tests/test_profile_runtime.py runs them from here) and its ThreadSanitizer thread test.
 native:
-	cmake -S native -B $(NATIVE_BUILD) -DIOLENS_WERROR=ON -DIOLENS_TESTS=ON
+	cmake -S native -B $(NATIVE_BUILD) -DIOLENS_WERROR=ON -DIOLENS_TESTS=ON -DIOLENS_PROFILE_TSAN=ON
 	cmake --build $(NATIVE_BUILD) -j $(JOBS)
 
 test-native: native

@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ except ImportError:
 from iolens.engine import EngineNotFound, find_engine  # noqa: E402
 
 MEMORY_FS = {"tmpfs", "ramfs"}
+
+# The statistics-database fixtures (a private PostgreSQL server, a database per backend).
+pytest_plugins = ["tests.db_helpers"]
 
 
 def fs_type(path: str | Path) -> str:
@@ -220,3 +224,32 @@ def sample_document() -> dict[str, Any]:
 def sample_doc() -> dict[str, Any]:
     """A fresh deep copy of sample_document(), free for a test to break."""
     return copy.deepcopy(sample_document())
+
+
+@dataclass(frozen=True)
+class ProfileBuild:
+    """The profiler runtime and the programs its tests run under it (native/profiler/tests)."""
+
+    lib: Path
+    bin_dir: Path
+
+    def program(self, name: str) -> Path:
+        path = self.bin_dir / name
+        if not path.is_file():
+            pytest.skip(f"{path} was not built")
+        return path
+
+
+@pytest.fixture(scope="session")
+def profile_build() -> ProfileBuild:
+    """libiolens-profile.so and the test programs from a CMake build of native/ with IOLENS_TESTS=ON:
+    IOLENS_PROFILE_BUILD names the build directory (default build/native, which `make test` builds);
+    IOLENS_PROFILE_LIB may name the library on its own. Fails rather than skips when they are missing."""
+    build = Path(os.environ.get("IOLENS_PROFILE_BUILD", REPO / "build" / "native"))
+    lib = Path(os.environ.get("IOLENS_PROFILE_LIB", build / "libiolens-profile.so"))
+    bin_dir = build / "profiler-tests"
+    if not lib.is_file():
+        pytest.fail(f"profiler runtime not built: {lib} (run `make native`, or set IOLENS_PROFILE_BUILD)")
+    if not (bin_dir / "profile_calls").is_file():
+        pytest.fail(f"profiler test programs not built in {bin_dir} (configure native/ with IOLENS_TESTS=ON)")
+    return ProfileBuild(lib.resolve(), bin_dir.resolve())

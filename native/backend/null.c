@@ -42,16 +42,17 @@ static inline uint64_t null_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Spins until the request's delay has passed: a sleep would overshoot by the timer slack (~50 us). */
+/* Spins until the request's delay has passed (a sleep would overshoot by the timer slack, ~50 us) and
+ * returns the delay. The request's latency is the injected delay itself, not the spin's observed length: a
+ * preemption during the spin (a busy machine) would otherwise add milliseconds to a "known" distribution.
+ * The time it took still passes on the clock, between this request's completion and the next one's start. */
 static uint64_t null_delay(struct iol_bctx *ctx, uint64_t start)
 {
     uint64_t k = (ctx->delay_seq++ * 359u) % NULL_DELAY_STEPS;
     uint64_t d = ctx->delay_lo_ns + k * (ctx->delay_hi_ns - ctx->delay_lo_ns) / (NULL_DELAY_STEPS - 1);
-    uint64_t now;
-    do
-        now = null_now();
-    while (now - start < d);
-    return now;
+    while (null_now() - start < d)
+        ;
+    return d;
 }
 
 static int null_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
@@ -89,9 +90,12 @@ static int null_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struc
         r->result = (int64_t)r->len;
         r->error = 0;
         r->t_submit_ns = now;
-        if (delayed)
-            now = null_delay(ctx, now);
-        r->t_done_ns = now;
+        if (delayed) {
+            r->t_done_ns = now + null_delay(ctx, now);
+            now = null_now();
+        } else {
+            r->t_done_ns = now;
+        }
     }
     iol_sync_push(ctx, reqs, take);
     return take;

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from iolens import __version__, fio_json, fio_log, launch, render, results
 from iolens.engine import EngineNotFound, engine_version, find_engine
+from iolens.store.settings import SettingsError, StoreOptions, take_options
 
 WORKLOADS = ("ior", "mdtest", "find", "fio")
 PROG = "iolens"
@@ -35,6 +36,16 @@ commands:
   find   parallel namespace walk: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB]
   fio    fio-class I/O: iolens fio JOBFILE... | --name=NAME --rw=randread --bs=4k ... (fio's options)
   io500  the IO500 suite from an IO500 config: iolens io500 CONFIG.ini [--quick] [--dry-run] [--np N]
+  monitor  this node's I/O statistics (Linux, NFS, Lustre) live, as JSON lines, for Prometheus:
+           iolens monitor [--interval 1s] [--out FILE] [--prometheus PORT] | iolens monitor parse FILE
+  profile  run a program under the I/O profiler and report: iolens profile [options] -- CMD ARGS...
+           iolens profile report PATH [--json]   (a log, or a directory of logs)
+  db       the statistics database: iolens db import|runs|show|trend|regressions|jobs|systems|info
+  compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
+  report   a self-contained HTML report: iolens report ID --html FILE
+
+Every command takes --db PATH_OR_URL (or $IOLENS_DB); with a database configured, benchmark results are
+stored (tagged --system NAME; --no-store skips it). See docs/db.md.
 """
 
 IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--quick] [--dry-run] [--np N]
@@ -52,7 +63,31 @@ the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ..
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the run's iolens document to FILE
   --no-live              no live display while the run goes on
+  --monitor[=T]          sample this node's I/O statistics during the run, into the document (docs/monitor.md)
   --verify               check the config hash and score hash of RESULT.txt against CONFIG.ini
+"""
+
+PROFILE_HELP = f"""usage: {PROG} profile [--trace] [--out DIR] [--launcher local|mpirun|srun] [--np N]
+                      [--launcher-args "STR"] [--no-report] -- CMD [ARGS...]
+       {PROG} profile report PATH [--json]
+
+Runs CMD with the profiler runtime (libiolens-profile.so) preloaded: every process of the run writes a log
+of its I/O into the profile directory; then prints the job's report. The exit status is CMD's.
+The guide: docs/profile.md; the log format: docs/profile-log.md.
+
+  --trace                also record every call, in order (IOLENS_TRACE=1)
+  --out DIR              where the logs go (default: a new directory iolens-profile-DATE-TIME here)
+  --launcher L           local (run CMD here, the default), mpirun or srun
+  --np N                 ranks, with mpirun or srun
+  --launcher-args "STR"  extra launcher arguments, split like a shell does
+  --no-report            write the logs, print no report
+  --                     everything after it is the command (needed when CMD starts with '-')
+
+  report PATH            the report of one log or of a directory of logs
+  report PATH --json     the same as JSON (its structure: docs/profile.md)
+
+environment: IOLENS_PROFILE_LIB (the runtime to preload instead of the installed one),
+  IOLENS_PROFILE_EXCLUDE (comma-separated path prefixes not recorded; default /proc,/sys,/dev)
 """
 
 RUN_HELP = """usage: {prog} {workload} [iolens options] [{workload} options]
@@ -64,6 +99,8 @@ iolens options (everything else goes to the engine unchanged):
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the result document (JSON) to FILE
   --no-live              no live progress line while the run goes on
+  --monitor[=T]          sample this node's I/O statistics every T (default 0.1 s, then 1 s after 10 s)
+                         during the run, kept in the document with each phase's window (docs/monitor.md)
   --                     pass every later argument to the engine
   -h, --help             this help, then the engine's
 """
@@ -274,11 +311,14 @@ def _write_atomic(dst: Path, text: str) -> None:
     os.replace(tmp, dst)
 
 
-def _run_workload(workload: str, argv: Sequence[str]) -> int:
+def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None = None) -> int:
+    from iolens.monitor import attach as monitor_attach
+
     try:
+        monitor_req, argv = monitor_attach.take_option(argv)
         opts = split_args(argv, FIO_VALUED if workload == "fio" else ())
         output = fio_output(opts) if workload == "fio" else None
-    except UsageError as exc:
+    except (UsageError, monitor_attach.MonitorOptionError) as exc:
         return _error(str(exc))
     if opts.help:
         return _show_help(workload)
@@ -322,7 +362,14 @@ def _run_workload(workload: str, argv: Sequence[str]) -> int:
         except launch.LaunchError as exc:
             return _error(str(exc))
         try:
-            outcome = _launch(req, engine, opts.live)
+            with monitor_attach.attached(monitor_req, workload) as mon:
+                outcome = _launch(
+                    req,
+                    engine,
+                    opts.live,
+                    mon.on_progress if mon is not None else None,
+                    mon.on_engine_exit if mon is not None else None,
+                )
         except launch.LaunchError as exc:
             return _error(str(exc))
         except KeyboardInterrupt:
@@ -339,11 +386,17 @@ def _run_workload(workload: str, argv: Sequence[str]) -> int:
 
         if not doc_path.exists():
             return _no_document(outcome, req)
-        return _finish(doc_path, opts, outcome, output)
+        if mon is not None:
+            mon.add_to_file(doc_path)
+        return _finish(doc_path, opts, outcome, output, store)
 
 
 def _finish(
-    doc_path: Path, opts: RunOptions, outcome: launch.RunOutcome, output: FioOutput | None = None
+    doc_path: Path,
+    opts: RunOptions,
+    outcome: launch.RunOutcome,
+    output: FioOutput | None = None,
+    store: StoreOptions | None = None,
 ) -> int:
     """Read the run's document, keep a copy (--json), show it with its workload's view (or, for fio, write
     the output asked for); the exit status."""
@@ -366,8 +419,20 @@ def _finish(
         if doc.error is None or msg.strip() != doc.error.message.strip():
             _error(msg, 1)
     if not doc.ok or outcome.returncode != 0:
-        return outcome.returncode if outcome.returncode > 0 else 1
-    return 1 if doc.verify_errors or not written else 0
+        status = outcome.returncode if outcome.returncode > 0 else 1
+    else:
+        status = 1 if doc.verify_errors or not written else 0
+    if store is not None and not _store(store, doc.raw) and status == 0:
+        status = 1
+    return status
+
+
+def _store(store: StoreOptions, raw: dict[str, Any]) -> bool:
+    """Store a result document when a database is configured (docs/db.md); False when that failed (the
+    reason is said on standard error)."""
+    from iolens import db_cli
+
+    return db_cli.store_document(store, results.parse(raw)) == 0
 
 
 def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
@@ -403,21 +468,29 @@ def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
     return ok
 
 
-def _launch(req: launch.RunRequest, engine: Path, live: bool) -> launch.RunOutcome:
+def _launch(
+    req: launch.RunRequest,
+    engine: Path,
+    live: bool,
+    watch: launch.ProgressCallback | None = None,
+    on_exit: launch.ExitCallback | None = None,
+) -> launch.RunOutcome:
     err = Console(stderr=True, highlight=False)
     if not (live and err.is_terminal):
-        return launch.run(req, engine)
+        return launch.run(req, engine, on_progress=watch, on_exit=on_exit)
     status = _LiveStatus(req.workload, f"starting {req.workload} with {req.np} rank(s) ({req.launcher})")
     with Live(status, console=err, transient=True, refresh_per_second=8) as display:
 
         def on_progress(progress: dict[str, Any]) -> None:
             status.progress = progress
+            if watch is not None:
+                watch(progress)
 
         def on_line(line: str) -> None:
             # Printed through the Live console so the line lands above the status, not through it.
             display.console.print(Text(line), soft_wrap=True)
 
-        return launch.run(req, engine, on_progress=on_progress, on_line=on_line)
+        return launch.run(req, engine, on_progress=on_progress, on_line=on_line, on_exit=on_exit)
 
 
 def _no_document(outcome: launch.RunOutcome, req: launch.RunRequest) -> int:
@@ -469,11 +542,13 @@ def _io500_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
     return opts, positional
 
 
-def _io500(argv: Sequence[str]) -> int:
+def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
     from iolens.io500 import driver
+    from iolens.monitor import attach as monitor_attach
 
     try:
-        opts, pos = _io500_args(argv)
+        monitor_req, io500_argv = monitor_attach.take_option(argv)
+        opts, pos = _io500_args(io500_argv)
         if opts.get("-h") or opts.get("--help"):
             sys.stdout.write(IO500_HELP)
             return 0
@@ -508,14 +583,131 @@ def _io500(argv: Sequence[str]) -> int:
             argv=[PROG, "io500", *argv],
         )
         err = Console(stderr=True, highlight=False)
-        return driver.main_run(run_opts, _out_console(), err)
-    except UsageError as exc:
+        docs: list[dict[str, Any]] = []
+        with monitor_attach.attached(None if run_opts.dry_run else monitor_req, "io500") as mon:
+            status = driver.main_run(run_opts, _out_console(), err, on_document=docs.append)
+        if mon is not None and docs:
+            mon.add_to_io500(docs[0], json_path, _out_console())
+        if docs and store is not None and not _store(store, docs[0]) and status == 0:
+            status = 1
+        return status
+    except (UsageError, monitor_attach.MonitorOptionError) as exc:
         return _error(str(exc))
     except driver.DriverError as exc:
         return _error(driver.config_error_line(str(exc)), exc.status)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 128 + signal.SIGINT
+
+
+_PROFILE_VALUED = ("--out", "--launcher", "--np", "--launcher-args")
+
+
+def profile_args(argv: Sequence[str]) -> tuple[str, Any]:
+    """`iolens profile`'s arguments: ("help", None), ("report", (PATH, as_json)) or ("run", ProfileRequest).
+
+    iolens's options come first; the command starts after `--` or at the first argument that is not an
+    option, and everything from there on is the program's, untouched.
+    """
+    from iolens.profile.run import ProfileRequest
+
+    args = list(argv)
+    if args and args[0] == "report":
+        as_json = False
+        paths: list[str] = []
+        for a in args[1:]:
+            if a == "--json":
+                as_json = True
+            elif a in ("-h", "--help"):
+                return "help", None
+            elif a.startswith("-") and a != "-":
+                raise UsageError(f"profile report: unknown option {a!r} (profile report PATH [--json])")
+            else:
+                paths.append(a)
+        if len(paths) != 1:
+            raise UsageError("profile report: expects one PATH (a log, or a directory of logs)")
+        return "report", (paths[0], as_json)
+    req = ProfileRequest(command=[])
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            req.command = args[i + 1 :]
+            break
+        name, eq, inline = arg.partition("=")
+        if name in _PROFILE_VALUED:
+            if eq:
+                value = inline
+            elif i + 1 < len(args):
+                i += 1
+                value = args[i]
+            else:
+                raise UsageError(f"{name}: expects a value")
+            if name == "--out":
+                if not value:
+                    raise UsageError("--out: expects a directory")
+                req.out = Path(value)
+            elif name == "--np":
+                req.np = _positive(name, value)
+            elif name == "--launcher":
+                if value not in launch.LAUNCHERS:
+                    known = ", ".join(launch.LAUNCHERS)
+                    raise UsageError(f"--launcher: expected one of {known}, got {value!r}")
+                req.launcher = value
+            else:
+                try:
+                    req.launcher_args = shlex.split(value)
+                except ValueError as exc:
+                    raise UsageError(f"--launcher-args: {exc}") from None
+        elif arg == "--trace":
+            req.trace = True
+        elif arg == "--no-report":
+            req.report = False
+        elif arg in ("-h", "--help"):
+            return "help", None
+        elif arg.startswith("-"):
+            raise UsageError(f"profile: unknown option {arg!r} (put the command after --)")
+        else:
+            req.command = args[i:]
+            break
+        i += 1
+    if not req.command:
+        raise UsageError("profile: no command to run (iolens profile [options] -- CMD ARGS...)")
+    if req.launcher == "local" and req.np != 1:
+        raise UsageError("--np: the local launcher runs the command once; use --launcher mpirun or srun")
+    return "run", req
+
+
+def _profile(argv: Sequence[str], store: StoreOptions | None = None) -> int:
+    from iolens.profile import report as profile_report
+    from iolens.profile import run as profile_run
+
+    try:
+        kind, value = profile_args(argv)
+    except UsageError as exc:
+        return _error(str(exc))
+    if kind == "help":
+        sys.stdout.write(PROFILE_HELP)
+        return 0
+    if kind == "report":
+        path, as_json = value
+        if not os.path.exists(path):
+            return _error(f"profile report: {path}: no such file or directory")
+        return profile_report.report_command(path, as_json, _out_console(), _error)
+
+    def on_logs(logs: list[Path]) -> None:
+        # Stored when a database is configured (docs/db.md); the exit status stays the program's.
+        from iolens import db_cli
+
+        if store is not None:
+            db_cli.store_profile_logs(store, logs)
+
+    try:
+        return profile_run.run_profile(value, _out_console(), Console(stderr=True, highlight=False), on_logs)
+    except profile_run.ProfileLibNotFound as exc:
+        return _error(str(exc), 1)
+    except profile_run.ProfileRunError as exc:
+        return _error(str(exc))
 
 
 def _print_version() -> int:
@@ -538,10 +730,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if command in ("--version", "-V", "version"):
         return _print_version()
-    if command in WORKLOADS:
-        return _run_workload(command, rest)
-    if command == "io500":
-        return _io500(rest)
+    if command in ("db", "compare", "report"):
+        from iolens import db_cli
+
+        commands = {"db": db_cli.db_main, "compare": db_cli.compare_main, "report": db_cli.report_main}
+        return commands[command](rest)
+    if command in WORKLOADS or command == "io500":
+        try:
+            store, rest = take_options(rest)
+        except SettingsError as exc:
+            return _error(str(exc))
+        return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
+    if command == "profile":
+        try:
+            store, rest = take_options(rest, leading_valued=_PROFILE_VALUED)
+        except SettingsError as exc:
+            return _error(str(exc))
+        return _profile(rest, store)
+    if command == "monitor":
+        from iolens import db_cli
+        from iolens.monitor import command as monitor_command
+
+        try:
+            store, rest = take_options(rest)
+        except SettingsError as exc:
+            return _error(str(exc))
+        if rest[:1] == ["parse"]:
+            return monitor_command.main(rest)
+        with db_cli.monitor_sink(store) as sink:
+            return monitor_command.main(rest, sink)
     sys.stderr.write(USAGE)
     return _error(f"unknown command {command!r}")
 

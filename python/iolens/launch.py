@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import json
 import math
+import os
 import shutil
 import signal
 import subprocess
@@ -26,6 +27,10 @@ EXIT_BAD_INPUT = 2
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 LineCallback = Callable[[str], None]
+# Called with the engine's pid once it has exited and before it is reaped: its /proc/PID/io then holds the
+# I/O of every rank it forked and reaped, which a monitor sampling at intervals would otherwise never see
+# for a run shorter than one interval.
+ExitCallback = Callable[[int], None]
 
 
 class LaunchError(Exception):
@@ -150,6 +155,7 @@ def _stream(
     on_progress: ProgressCallback | None,
     on_line: LineCallback,
     stdout: IO[str] | None = None,
+    on_exit: ExitCallback | None = None,
 ) -> RunOutcome:
     outcome = RunOutcome(returncode=-1, command=cmd)
     tail: collections.deque[str] = collections.deque(maxlen=40)
@@ -178,12 +184,23 @@ def _stream(
                 continue
             tail.append(line)
             on_line(line)
+        if on_exit is not None:
+            _before_reaping(proc.pid, on_exit)
         outcome.returncode = proc.wait()
     except KeyboardInterrupt:
         _stop(proc)
         raise
     outcome.stderr_tail = list(tail)
     return outcome
+
+
+def _before_reaping(pid: int, on_exit: ExitCallback) -> None:
+    """Wait for the child to exit, leaving it a zombie (WNOWAIT), and call on_exit(pid) while it is one."""
+    try:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        return  # already reaped (nothing of it is left to read)
+    on_exit(pid)
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
@@ -229,13 +246,15 @@ def run(
     on_progress: ProgressCallback | None = None,
     on_line: LineCallback = _passthrough,
     stdout: IO[str] | None = None,
+    on_exit: ExitCallback | None = None,
 ) -> RunOutcome:
     """Run the request to completion, streaming the engine's standard error.
 
     The engine's standard output goes to `stdout` (a file open for writing), or to ours when None.
 
     Progress lines go to on_progress, the engine's error lines are collected in the outcome, other lines
-    go to on_line (the user's standard error by default). Under MPI the flags are first checked by one
+    go to on_line (the user's standard error by default); on_exit(pid) is called once the launched process
+    has exited, before it is reaped. Under MPI the flags are first checked by one
     local engine process, so a typo gives one clean message and no launcher starts.
     """
     req.validate()
@@ -250,4 +269,4 @@ def run(
             return checked
         if launcher == "mpirun" and req.nodes is not None:
             flavor = detect_mpi_flavor()
-    return _stream(build_command(req, engine, flavor), on_progress, on_line, stdout)
+    return _stream(build_command(req, engine, flavor), on_progress, on_line, stdout, on_exit)

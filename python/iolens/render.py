@@ -758,7 +758,12 @@ VIEWS: dict[type[Document], Callable[[Any, int], Group]] = {
 
 
 def document(doc: Document, width: int = FULL_WIDTH) -> Group:
-    return VIEWS[type(doc)](doc, width)
+    view = VIEWS[type(doc)](doc, width)
+    if doc.monitor is None:
+        return view
+    from iolens.monitor.report import monitor_section
+
+    return Group(view, Text(""), monitor_section(doc.monitor))
 
 
 def print_document(doc: Document, console: Console | None = None) -> None:

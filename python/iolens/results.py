@@ -267,6 +267,8 @@ class Document:
     config: dict[str, Any] = field(default_factory=dict)
     # The parsed JSON as read, for storing the source document beside the model.
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Added by `--monitor` (docs/schema.md "monitor"): this node's samples during the run.
+    monitor: RunMonitor | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -1087,6 +1089,8 @@ class Io500Phase:
     invalid_reasons: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
     figures: dict[str, Any] = field(default_factory=dict)
+    started_at: str | None = None  # ISO-8601 UTC; null for a phase that did not run
+    ended_at: str | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> Io500Phase:
@@ -1145,6 +1149,74 @@ class Io500Document(Document):
     @classmethod
     def read_members(cls, r: _Reader) -> dict[str, Any]:
         return {"io500": r.section("io500", Io500Section.parse)}
+
+
+# --- the "monitor" object (docs/schema.md "monitor"), on any workload's document ---------------------------
+# Written by the Python side after the run (iolens.monitor.attach); the samples are kept as read.
+
+
+@dataclass(frozen=True)
+class MonitorWindow:
+    """A phase's time window on the samples' clock (Unix seconds), the samples covering it, its figures."""
+
+    name: str
+    iteration: int | None
+    start: float
+    end: float
+    placed: str  # "progress", "estimate", "document"
+    samples: tuple[int, int] | None
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, r: _Reader) -> MonitorWindow:
+        span = r.obj.get("samples")
+        samples = None
+        if isinstance(span, list) and len(span) == 2 and all(isinstance(x, int) for x in span):
+            samples = (span[0], span[1])
+        elif span is not None:
+            raise ResultError(f"{r._key('samples')}: expected [first, last] or null")
+        figures = r.object("figures", None, nullable=True)
+        return cls(
+            name=r.string("name"),
+            iteration=r.integer("iteration", None, nullable=True),
+            start=r.number("start"),
+            end=r.number("end"),
+            placed=r.string("placed", ""),
+            samples=samples,
+            figures=dict(figures.obj) if figures is not None else {},
+        )
+
+
+@dataclass(frozen=True)
+class RunMonitor:
+    host: str
+    interval: str
+    started: float
+    ended: float
+    note: str | None
+    sources: dict[str, Any]
+    windows: tuple[MonitorWindow, ...]
+    samples: tuple[dict[str, Any], ...]
+    events: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, r: _Reader) -> RunMonitor:
+        samples = r.array("samples")
+        for i, x in enumerate(samples):
+            if not isinstance(x, dict) or not isinstance(x.get("time"), int | float):
+                raise ResultError(f"{r._key('samples')}[{i}]: expected a sample record with a time")
+        sources = r.object("sources", None, nullable=True)
+        return cls(
+            host=r.string("host"),
+            interval=r.string("interval", ""),
+            started=r.number("started"),
+            ended=r.number("ended"),
+            note=r.string("note", None, nullable=True),
+            sources=dict(sources.obj) if sources is not None else {},
+            windows=r.each("windows", MonitorWindow.parse),
+            samples=tuple(samples),
+            events=tuple(e for e in r.array("events", []) if isinstance(e, dict)),
+        )
 
 
 # --- reading a document -------------------------------------------------------------------------------------
@@ -1208,6 +1280,7 @@ def parse(obj: Any) -> Document:
         build=r.section("build", Build.parse, Build()),
         config=r.section("config", lambda c: dict(c.obj), {}),
         raw=obj,
+        monitor=r.optional("monitor", RunMonitor.parse),
         **kind.read_members(r),
     )
 

@@ -1013,8 +1013,14 @@ def config_error_line(message: str) -> str:
     return re.sub(r"\s*\n\s*", " ", message).strip()
 
 
-def main_run(opts: DriverOptions, console: Console, err: Console) -> int:
-    """Prepare (exit 2 on a bad config, no I/O), then dry-run or execute."""
+def main_run(
+    opts: DriverOptions,
+    console: Console,
+    err: Console,
+    on_document: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """Prepare (exit 2 on a bad config, no I/O), then dry-run or execute; `on_document` is given the run's
+    document (the statistics database stores it)."""
     from iolens.engine import EngineNotFound, find_engine
 
     plan_ = prepare(opts)
@@ -1028,4 +1034,6 @@ def main_run(opts: DriverOptions, console: Console, err: Console) -> int:
     if opts.launcher != "local" and shutil.which(opts.launcher) is None:
         raise DriverError(f"--launcher {opts.launcher}: {opts.launcher} not found on PATH")
     result = execute(plan_, opts, engine, console, err)
+    if on_document is not None and result.document is not None:
+        on_document(result.document)
     return result.exit_code

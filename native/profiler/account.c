@@ -1,0 +1,353 @@
+/* account.c — turning a call into counter updates (the meanings are docs/profile-log.md's).
+ *
+ * The per-call work for a read or write on a tracked file is a handful of loads and stores in the thread's
+ * own record: no lock, no syscall. A failed call counts in ERRORS (and its time in its kind's time), never
+ * as a read or write. Calls on untracked descriptors or excluded paths count in the process totals and
+ * UNTRACKED_OPS, untimed (unless the trace is on). */
+#include "wrap.h"
+
+#include <fcntl.h>
+#include <string.h>
+
+#define V(c) v[IOL_F_##c]
+#define P(c) p[IOL_P_##c]
+
+static inline void after_call(uint64_t t1)
+{
+    if (IOL_UNLIKELY(t1 >= __atomic_load_n(&iol_g.clk.next_refine, __ATOMIC_RELAXED)))
+        iol_clock_refine(t1);
+}
+
+static inline unsigned size_bucket(uint64_t n)
+{
+    static const uint64_t limit[9] = { 100, 1024, 10240, 102400, 1048576, 4194304, 10485760, 104857600,
+                                       1073741824 };
+    unsigned b = 0;
+    while (b < 9 && n > limit[b])
+        b++;
+    return b;
+}
+
+/* Values beyond the four slots of a most-common set: kept privately so that the slots hold the four most
+ * common exactly while a file sees at most 20 distinct values, and closely beyond (the least counted
+ * candidate is replaced, keeping its count, as the Space-Saving algorithm does). */
+struct iol_topover {
+    uint32_t n;
+    struct {
+        uint64_t v, c;
+    } e[16];
+};
+
+static void top_add_slow(struct iol_thread *t, uint64_t *val, uint64_t *cnt, struct iol_topover **over, uint64_t x)
+{
+    for (int i = 1; i < 4; i++)
+        if (cnt[i] != 0 && val[i] == x) {
+            cnt[i]++;
+            if (cnt[i] > cnt[0]) { /* the most common value moves to the first slot, where top_add looks */
+                uint64_t v0 = val[0], c0 = cnt[0];
+                val[0] = val[i];
+                cnt[0] = cnt[i];
+                val[i] = v0;
+                cnt[i] = c0;
+            }
+            return;
+        }
+    for (int i = 0; i < 4; i++)
+        if (cnt[i] == 0) {
+            val[i] = x;
+            cnt[i] = 1;
+            return;
+        }
+    struct iol_topover *o = *over;
+    if (o == NULL && (o = *over = iol_thread_alloc(t, sizeof *o)) == NULL)
+        return;
+    uint32_t k = o->n;
+    for (uint32_t i = 0; i < o->n; i++)
+        if (o->e[i].v == x) {
+            k = i;
+            break;
+        }
+    if (k == o->n) {
+        if (o->n < 16) {
+            o->n++;
+            o->e[k].v = x;
+            o->e[k].c = 0;
+        } else {
+            k = 0;
+            for (uint32_t i = 1; i < 16; i++)
+                if (o->e[i].c < o->e[k].c)
+                    k = i;
+            o->e[k].v = x;
+        }
+    }
+    o->e[k].c++;
+    int m = 0;
+    for (int i = 1; i < 4; i++)
+        if (cnt[i] < cnt[m])
+            m = i;
+    if (o->e[k].c > cnt[m]) {
+        uint64_t sv = val[m], sc = cnt[m];
+        val[m] = o->e[k].v;
+        cnt[m] = o->e[k].c;
+        o->e[k].v = sv;
+        o->e[k].c = sc;
+    }
+}
+
+/* The common case, a value already in the first slot, without a call. */
+static inline void top_add(struct iol_thread *t, uint64_t *val, uint64_t *cnt, struct iol_topover **over, uint64_t x)
+{
+    if (IOL_LIKELY(cnt[0] != 0 && val[0] == x))
+        cnt[0]++;
+    else
+        top_add_slow(t, val, cnt, over, x);
+}
+
+void iol_acct_xfer(struct iol_thread *t, struct iol_desc *d, const struct iol_xfer *x, int64_t ret, int err,
+                   uint64_t t0)
+{
+    uint64_t t1 = 0, dur = 0;
+    if (t0 != 0) {
+        t1 = iol_ticks();
+        dur = iol_ns(t0, t1);
+        after_call(t1);
+    }
+    uint64_t *p = iol_proc(t);
+    int w = x->write;
+    if (x->half)
+        dur = 0;
+    if (ret < 0) {
+        P(ERRORS)++;
+    } else if (w) {
+        P(WRITES)++;
+        P(BYTES_WRITTEN) += (uint64_t)ret;
+    } else {
+        P(READS)++;
+        P(BYTES_READ) += (uint64_t)ret;
+    }
+    struct iol_tfile *tf;
+    if (d == NULL || (tf = iol_tfile(t, d->file)) == NULL) {
+        P(UNTRACKED_OPS)++;
+        if (!x->half)
+            iol_trace(t, x->op, 0, t0, t1, x->pos < 0 ? 0 : (uint64_t)x->pos, x->req, iol_result(ret, err));
+        return;
+    }
+    if (w)
+        P(WRITE_TIME) += dur;
+    else
+        P(READ_TIME) += dur;
+    uint64_t *v = tf->v;
+    int64_t pos = x->pos;
+    if (pos < 0) {
+        pos = __atomic_load_n(&d->offset, __ATOMIC_RELAXED);
+        if (ret > 0)
+            __atomic_store_n(&d->offset, pos + ret, __ATOMIC_RELAXED);
+    }
+    if (ret < 0) {
+        V(ERRORS)++;
+        if (w)
+            V(POSIX_F_WRITE_TIME) += dur;
+        else
+            V(POSIX_F_READ_TIME) += dur;
+        if (!x->half)
+            iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, -(int64_t)err);
+        return;
+    }
+    uint64_t n = (uint64_t)ret, end = (uint64_t)pos + n;
+    int64_t *kind_end = w ? &tf->write_end : &tf->read_end;
+    if (w) {
+        V(POSIX_WRITES)++;
+        V(STDIO_WRITES) += x->stdio;
+        V(POSIX_BYTES_WRITTEN) += n;
+        if (n > 0 && end > V(POSIX_MAX_BYTE_WRITTEN))
+            V(POSIX_MAX_BYTE_WRITTEN) = end;
+        if (*kind_end >= 0) {
+            V(POSIX_CONSEC_WRITES) += pos == *kind_end;
+            V(POSIX_SEQ_WRITES) += pos >= *kind_end;
+        }
+        V(POSIX_RW_SWITCHES) += tf->last == 1;
+        v[IOL_F_POSIX_SIZE_WRITE_0_100 + size_bucket(n)]++;
+        if (V(POSIX_F_WRITE_START_TIMESTAMP) == 0)
+            V(POSIX_F_WRITE_START_TIMESTAMP) = iol_stamp(t0);
+        V(POSIX_F_WRITE_END_TIMESTAMP) = iol_stamp(t1);
+        V(POSIX_F_WRITE_TIME) += dur;
+        if (dur > V(POSIX_F_MAX_WRITE_TIME))
+            V(POSIX_F_MAX_WRITE_TIME) = dur;
+    } else {
+        V(POSIX_READS)++;
+        V(STDIO_READS) += x->stdio;
+        V(POSIX_BYTES_READ) += n;
+        if (n > 0 && end > V(POSIX_MAX_BYTE_READ))
+            V(POSIX_MAX_BYTE_READ) = end;
+        if (*kind_end >= 0) {
+            V(POSIX_CONSEC_READS) += pos == *kind_end;
+            V(POSIX_SEQ_READS) += pos >= *kind_end;
+        }
+        V(POSIX_RW_SWITCHES) += tf->last == 2;
+        v[IOL_F_POSIX_SIZE_READ_0_100 + size_bucket(n)]++;
+        if (V(POSIX_F_READ_START_TIMESTAMP) == 0)
+            V(POSIX_F_READ_START_TIMESTAMP) = iol_stamp(t0);
+        V(POSIX_F_READ_END_TIMESTAMP) = iol_stamp(t1);
+        V(POSIX_F_READ_TIME) += dur;
+        if (dur > V(POSIX_F_MAX_READ_TIME))
+            V(POSIX_F_MAX_READ_TIME) = dur;
+    }
+    *kind_end = (int64_t)end;
+    tf->last = w ? 2 : 1;
+    V(POSIX_MEM_NOT_ALIGNED) += ((uintptr_t)x->buf & 7) != 0;
+    uint32_t blk = d->file->blksize;
+    if (blk != 0)
+        V(POSIX_FILE_NOT_ALIGNED) += ((blk & (blk - 1)) == 0 ? ((uint64_t)pos & (blk - 1)) : (uint64_t)pos % blk) != 0;
+    top_add(t, &V(POSIX_ACCESS1_ACCESS), &V(POSIX_ACCESS1_COUNT), &tf->over[0], n);
+    if (tf->any_end >= 0) /* strides are signed: a backward step is stored as its two's complement */
+        top_add(t, &V(POSIX_STRIDE1_STRIDE), &V(POSIX_STRIDE1_COUNT), &tf->over[1], (uint64_t)(pos - tf->any_end));
+    tf->any_end = (int64_t)end;
+    if (!x->half)
+        iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, ret);
+}
+
+void iol_acct_meta(struct iol_thread *t, const struct iol_meta *m, int failed, int64_t result, uint64_t t0)
+{
+    uint64_t t1 = 0, dur = 0;
+    if (t0 != 0) {
+        t1 = iol_ticks();
+        dur = iol_ns(t0, t1);
+        after_call(t1);
+    }
+    uint64_t *p = iol_proc(t);
+    if (failed)
+        P(ERRORS)++;
+    else if (m->pcount >= 0)
+        p[m->pcount]++;
+    uint32_t id = 0;
+    if (m->untracked) {
+        P(UNTRACKED_OPS)++;
+    } else {
+        P(META_TIME) += dur;
+        struct iol_file *f = m->f;
+        struct iol_tfile *tf;
+        if (f != NULL && __atomic_load_n(&f->kind, __ATOMIC_RELAXED) != IOL_KIND_OTHER &&
+            (tf = iol_tfile(t, f)) != NULL) {
+            uint64_t *v = tf->v;
+            if (failed)
+                V(ERRORS)++;
+            else if (m->fcount >= 0)
+                v[m->fcount]++;
+            V(POSIX_F_META_TIME) += dur;
+            id = f->id;
+        } else if (f != NULL) {
+            P(UNTRACKED_OPS)++; /* a directory, a device */
+        }
+    }
+    if (m->op != 0)
+        iol_trace(t, m->op, id, t0, t1, m->offset, m->size, result);
+}
+
+void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *abs, long len, int oflags,
+                   int stdio, uint64_t t0)
+{
+    uint64_t t1 = 0, dur = 0;
+    if (t0 != 0) {
+        t1 = iol_ticks();
+        dur = iol_ns(t0, t1);
+        after_call(t1);
+    }
+    uint64_t *p = iol_proc(t);
+    if (abs == NULL) {
+        P(UNTRACKED_OPS)++;
+        if (fd < 0) {
+            P(ERRORS)++;
+        } else {
+            P(OPENS)++;
+            iol_fd_install(fd, IOL_UNTRACKED);
+        }
+        iol_trace(t, op, 0, t0, t1, 0, 0, iol_result(fd, err));
+        return;
+    }
+    P(META_TIME) += dur;
+    struct iol_file *f;
+    struct iol_tfile *tf;
+    if (fd < 0) {
+        P(ERRORS)++;
+        f = iol_file_find(abs, (size_t)len); /* a failure on a path never seen makes no record */
+        uint32_t id = 0;
+        if (f != NULL && __atomic_load_n(&f->kind, __ATOMIC_RELAXED) != IOL_KIND_OTHER &&
+            (tf = iol_tfile(t, f)) != NULL) {
+            tf->v[IOL_F_ERRORS]++;
+            tf->v[IOL_F_POSIX_F_META_TIME] += dur;
+            id = f->id;
+        }
+        iol_trace(t, op, id, t0, t1, 0, 0, -(int64_t)err);
+        return;
+    }
+    P(OPENS)++;
+    if (oflags & O_PATH) { /* a handle for *at() calls and fstat, not an open of the data */
+        f = iol_file_get(t, abs, (size_t)len, IOL_KIND_UNKNOWN);
+        struct iol_desc *d = f != NULL ? iol_desc_new(t, f, IOL_D_CHECKED, 0) : NULL;
+        iol_fd_install(fd, d != NULL ? d : IOL_UNTRACKED);
+        P(UNTRACKED_OPS)++;
+        iol_trace(t, op, 0, t0, t1, 0, 0, fd);
+        return;
+    }
+    enum iol_kind kind = IOL_KIND_UNKNOWN;
+    if (oflags & O_DIRECTORY)
+        kind = IOL_KIND_OTHER;
+    else if ((oflags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        kind = IOL_KIND_REGULAR;
+    f = iol_file_get(t, abs, (size_t)len, kind);
+    uint32_t fk = f != NULL ? __atomic_load_n(&f->kind, __ATOMIC_RELAXED) : IOL_KIND_OTHER;
+    uint32_t state = fk == IOL_KIND_REGULAR ? IOL_D_READY : fk == IOL_KIND_OTHER ? IOL_D_CHECKED : 0;
+    if (oflags & O_APPEND) /* the offset of an append is the file's size: learnt on the first write */
+        state = (state & ~IOL_D_CHECKED) | IOL_D_APPEND;
+    struct iol_desc *d = f != NULL ? iol_desc_new(t, f, state, 0) : NULL;
+    iol_fd_install(fd, d != NULL ? d : IOL_UNTRACKED);
+    if (d == NULL || fk == IOL_KIND_OTHER || (tf = iol_tfile(t, f)) == NULL) {
+        P(UNTRACKED_OPS)++;
+        iol_trace(t, op, 0, t0, t1, 0, 0, fd);
+        return;
+    }
+    uint64_t *v = tf->v;
+    V(POSIX_OPENS)++;
+    V(STDIO_OPENS) += stdio != 0;
+#ifdef O_DIRECT
+    V(POSIX_O_DIRECT_OPENS) += (oflags & O_DIRECT) != 0;
+#endif
+    V(POSIX_O_SYNC_OPENS) += (oflags & (O_SYNC | O_DSYNC)) != 0;
+    V(POSIX_O_APPEND_OPENS) += (oflags & O_APPEND) != 0;
+    if (V(POSIX_F_OPEN_START_TIMESTAMP) == 0)
+        V(POSIX_F_OPEN_START_TIMESTAMP) = iol_stamp(t0);
+    V(POSIX_F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
+    V(POSIX_F_META_TIME) += dur;
+    iol_trace(t, op, f->id, t0, t1, 0, 0, fd);
+}
+
+void iol_acct_close(struct iol_thread *t, int op, struct iol_desc *d, int r, int err, uint64_t t0)
+{
+    uint64_t t1 = 0, dur = 0;
+    if (t0 != 0) {
+        t1 = iol_ticks();
+        dur = iol_ns(t0, t1);
+        after_call(t1);
+    }
+    uint64_t *p = iol_proc(t);
+    if (r < 0)
+        P(ERRORS)++;
+    struct iol_file *f = iol_desc_file(d);
+    struct iol_tfile *tf;
+    uint32_t id = 0;
+    if (f == NULL || (tf = iol_tfile(t, f)) == NULL) {
+        if (d != NULL || r == 0)
+            P(UNTRACKED_OPS)++;
+    } else {
+        uint64_t *v = tf->v;
+        P(META_TIME) += dur;
+        V(ERRORS) += r < 0;
+        if (V(POSIX_F_CLOSE_START_TIMESTAMP) == 0)
+            V(POSIX_F_CLOSE_START_TIMESTAMP) = iol_stamp(t0);
+        V(POSIX_F_CLOSE_END_TIMESTAMP) = iol_stamp(t1);
+        V(POSIX_F_META_TIME) += dur;
+        id = f->id;
+    }
+    iol_desc_release(t, d);
+    iol_trace(t, op, id, t0, t1, 0, 0, iol_result(r, err));
+}

@@ -1,0 +1,101 @@
+/* format.h — the on-disk layout of a profile log, format version 1 (docs/profile-log.md is the contract with
+ * the Python reader). Static assertions pin every offset to the document, so a drift fails the build. */
+#ifndef IOL_PROF_FORMAT_H
+#define IOL_PROF_FORMAT_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define IOLP_MAGIC "IOLENSP1"
+#define IOLPZ_MAGIC "IOLPZ001"
+#define IOLP_VERSION 1u
+#define IOLP_HEADER_SIZE 4096u
+/* 64 KiB: a short-lived process (every command of a shell script) leaves a log of a few hundred KiB, while a
+ * log of 10k files still needs only ~120 chunks. The reader takes the size from the header. */
+#define IOLP_CHUNK_SIZE (64u * 1024u)
+#define IOLP_CHUNK_HEAD 64u
+#define IOLP_CHUNK_ROOM (IOLP_CHUNK_SIZE - IOLP_CHUNK_HEAD)
+#define IOLP_PROCESS_THREAD 0xFFFFFFFFu
+
+enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_ON = 8, IOLP_TRACE_CUT = 16 };
+enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6 };
+enum iolp_file_flag { IOLP_FILE_EXCLUDED = 1, IOLP_FILE_NOT_REGULAR = 2 };
+
+struct iolp_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_size;
+    uint32_t flags;
+    uint32_t chunk_size;
+    uint64_t chunk_count;
+    int64_t pid;
+    int64_t ppid;
+    uint64_t start_wall_ns;
+    uint64_t start_mono_ns;
+    uint64_t end_ns;
+    int32_t exit_status;
+    int32_t exit_signal;
+    int64_t rank;
+    uint32_t n_file_counters;
+    uint32_t n_proc_counters;
+    uint64_t trace_dropped;
+    uint8_t unused0[24];
+    char job_id[64];
+    char hostname[64];
+    char exe[512];
+    char parent_log[256];
+    char cmdline[2048];
+    uint8_t reserved[1024];
+};
+
+struct iolp_chunk {
+    char magic[4];
+    uint32_t kind;
+    uint32_t thread;
+    uint32_t record_size;
+    uint64_t used;
+    uint8_t reserved[40];
+};
+
+/* Head of a variable-size record. FILES: file_id, mount_id, path_len, flags. MOUNTS: mount_id, dir_len,
+ * type_len, 0. */
+struct iolp_var {
+    uint32_t a, b, c, d;
+};
+
+/* Head of a fixed-size counter record. FILE_REC: file_id, thread. PROC_REC: thread, 0. */
+struct iolp_rec {
+    uint32_t id;
+    uint32_t thread;
+};
+
+struct iolp_trace {
+    uint64_t start_ns;
+    uint64_t dur_ns;
+    uint64_t offset;
+    uint64_t size;
+    uint32_t file_id;
+    uint16_t op;
+    uint16_t thread;
+    int64_t result;
+};
+
+_Static_assert(sizeof(struct iolp_header) == IOLP_HEADER_SIZE, "header is 4096 bytes");
+_Static_assert(offsetof(struct iolp_header, flags) == 16, "flags at 16");
+_Static_assert(offsetof(struct iolp_header, chunk_count) == 24, "chunk_count at 24");
+_Static_assert(offsetof(struct iolp_header, start_wall_ns) == 48, "start_wall_ns at 48");
+_Static_assert(offsetof(struct iolp_header, end_ns) == 64, "end_ns at 64");
+_Static_assert(offsetof(struct iolp_header, exit_status) == 72, "exit_status at 72");
+_Static_assert(offsetof(struct iolp_header, rank) == 80, "rank at 80");
+_Static_assert(offsetof(struct iolp_header, n_file_counters) == 88, "n_file_counters at 88");
+_Static_assert(offsetof(struct iolp_header, trace_dropped) == 96, "trace_dropped at 96");
+_Static_assert(offsetof(struct iolp_header, job_id) == 128, "job_id at 128");
+_Static_assert(offsetof(struct iolp_header, hostname) == 192, "hostname at 192");
+_Static_assert(offsetof(struct iolp_header, exe) == 256, "exe at 256");
+_Static_assert(offsetof(struct iolp_header, parent_log) == 768, "parent_log at 768");
+_Static_assert(offsetof(struct iolp_header, cmdline) == 1024, "cmdline at 1024");
+_Static_assert(offsetof(struct iolp_header, reserved) == 3072, "reserved at 3072");
+_Static_assert(sizeof(struct iolp_chunk) == IOLP_CHUNK_HEAD, "chunk header is 64 bytes");
+_Static_assert(sizeof(struct iolp_trace) == 48, "trace record is 48 bytes");
+_Static_assert(IOLP_CHUNK_SIZE % 4096 == 0, "chunks are whole pages");
+
+#endif

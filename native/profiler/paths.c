@@ -1,0 +1,275 @@
+/* paths.c — absolute paths, the working directory and the exclusion list.
+ *
+ * Paths are made absolute against the working directory (tracked through chdir/fchdir, read once at start)
+ * or the directory a dirfd names, and normalised lexically ("." and ".." components, repeated slashes).
+ * Symbolic links are not resolved: realpath() costs one lstat per component, several microseconds per open,
+ * and the path the program used is usually the one its user wants to see. */
+#include "rt.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <string.h>
+
+uint64_t iol_hash(const char *s, size_t len)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        s += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+/* The length of path if it is absolute and already normal (no "//", "/./", "/../", trailing "/", "/." or
+ * "/.."), else -1: most paths programs use are, and need no work. */
+static long normal_len(const char *p)
+{
+    if (p[0] != '/')
+        return -1;
+    size_t i = 0;
+    for (;;) {
+        /* p[i] == '/' here */
+        char c1 = p[i + 1];
+        if (c1 == '\0')
+            return i == 0 ? 1 : -1;
+        if (c1 == '/')
+            return -1;
+        if (c1 == '.') {
+            char c2 = p[i + 2];
+            if (c2 == '\0' || c2 == '/')
+                return -1;
+            if (c2 == '.' && (p[i + 3] == '\0' || p[i + 3] == '/'))
+                return -1;
+        }
+        i++;
+        while (p[i] != '\0' && p[i] != '/')
+            i++;
+        if (p[i] == '\0')
+            return (long)i;
+    }
+}
+
+/* Appends the components of src to out (which holds an absolute normal path of length *len), resolving "."
+ * and ".." lexically. */
+static int append_components(char *out, size_t *len, const char *src)
+{
+    size_t n = *len;
+    while (*src != '\0') {
+        while (*src == '/')
+            src++;
+        if (*src == '\0')
+            break;
+        const char *e = src;
+        while (*e != '\0' && *e != '/')
+            e++;
+        size_t clen = (size_t)(e - src);
+        if (clen == 1 && src[0] == '.') {
+            /* nothing */
+        } else if (clen == 2 && src[0] == '.' && src[1] == '.') {
+            while (n > 1 && out[n - 1] != '/')
+                n--;
+            if (n > 1)
+                n--; /* the slash, unless it is the root */
+        } else {
+            if (n + 1 + clen >= PATH_MAX)
+                return -1;
+            if (n > 1)
+                out[n++] = '/';
+            memcpy(out + n, src, clen);
+            n += clen;
+        }
+        src = e;
+    }
+    out[n] = '\0';
+    *len = n;
+    return 0;
+}
+
+static long start_from(const char *base, size_t blen, char *out)
+{
+    if (blen == 0 || blen >= PATH_MAX || base[0] != '/')
+        return -1;
+    memcpy(out, base, blen);
+    out[blen] = '\0';
+    return (long)blen;
+}
+
+long iol_path_resolve(int dirfd, const char *path, char *buf, const char **abs)
+{
+    long n = path != NULL ? normal_len(path) : -1;
+    if (n > 0) { /* already absolute and normal: the program's own string */
+        *abs = path;
+        return n < PATH_MAX ? n : -1;
+    }
+    *abs = buf;
+    return iol_path_abs(dirfd, path, buf);
+}
+
+long iol_path_abs(int dirfd, const char *path, char *out)
+{
+    if (path == NULL)
+        return -1;
+    long n = normal_len(path);
+    if (n > 0) {
+        if (n >= PATH_MAX)
+            return -1;
+        memcpy(out, path, (size_t)n + 1);
+        return n;
+    }
+    if (path[0] == '/') {
+        out[0] = '/';
+        out[1] = '\0';
+        n = 1;
+    } else if (dirfd == AT_FDCWD) {
+        struct iol_cwd *cwd = __atomic_load_n(&iol_g.cwd, __ATOMIC_ACQUIRE);
+        if (cwd == NULL || (n = start_from(cwd->path, cwd->len, out)) < 0)
+            return -1;
+    } else {
+        struct iol_desc *d = iol_fd_known(&iol_tls, dirfd);
+        if (d != NULL) {
+            n = start_from(d->file->path, d->file->len, out);
+        } else {
+            char link[32];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+            int saved = errno; /* the program's: a wrapper's path work must leave it alone */
+            ssize_t k = iol_sys_readlinkat(AT_FDCWD, link, out, PATH_MAX - 1);
+            errno = saved;
+            n = k > 0 && out[0] == '/' ? k : -1;
+            if (n > 0)
+                out[n] = '\0';
+        }
+        if (n < 0)
+            return -1;
+    }
+    size_t len = (size_t)n;
+    if (append_components(out, &len, path) != 0)
+        return -1;
+    return (long)len;
+}
+
+/* Called on every path a program names: plain loops, no calls (most prefixes differ from the path within a
+ * byte or two). */
+int iol_path_excluded(const char *abs, size_t len)
+{
+    int n = iol_g.n_excl;
+    char a1 = abs[1];
+    for (int i = 0; i < n; i++) {
+        size_t plen = iol_g.excl_len[i];
+        const char *p = iol_g.excl[i];
+        if (len < plen || (plen > 1 && p[1] != a1))
+            continue;
+        /* short prefixes byte by byte, long ones (the profile directory) with the vectorised memcmp */
+        size_t k = 2;
+        if (plen > 16)
+            k = memcmp(abs, p, plen) == 0 ? plen : 0;
+        else
+            while (k < plen && abs[k] == p[k])
+                k++;
+        if (k < plen || (len != plen && abs[plen] != '/' && plen != 1))
+            continue;
+        /* the default list's /dev, but not the tmpfs /dev/shm */
+        if (plen == 4 && iol_g.keep_dev_shm && p[1] == 'd' && len >= 8 && abs[5] == 's' && abs[6] == 'h' &&
+            abs[7] == 'm' && (len == 8 || abs[8] == '/'))
+            continue;
+        return 1;
+    }
+    return 0;
+}
+
+/* The excluded prefixes of at most 8 bytes as words, for iol_path_quick_excluded. */
+#define QUICK_MAX 8
+static uint64_t quick_word[QUICK_MAX], quick_mask[QUICK_MAX];
+static uint8_t quick_len[QUICK_MAX];
+static int n_quick;
+
+/* 1 when path, as the program gave it, is surely excluded: it starts with a short excluded prefix (one
+ * 8-byte compare each) and has no "." after it (so no ".." can lead out of it). 0: not known (the caller
+ * makes the path absolute and normal, then asks iol_path_excluded). This is nearly all a call on /dev/null or
+ * /proc/self/... costs. */
+int iol_path_quick_excluded(const char *path)
+{
+    /* 8 bytes may be read at once only within one page (the string may end just before an unmapped one) */
+    if (path == NULL || path[0] != '/' || ((uintptr_t)path & 4095) > 4096 - 8)
+        return 0;
+    uint64_t w;
+    memcpy(&w, path, 8);
+    for (int i = 0; i < n_quick; i++) {
+        if (((w ^ quick_word[i]) & quick_mask[i]) != 0)
+            continue;
+        size_t plen = quick_len[i];
+        char end = path[plen]; /* within the string: its first plen bytes are not NUL */
+        if (end != '/' && end != '\0')
+            continue;
+        if (plen == 4 && iol_g.keep_dev_shm && path[1] == 'd' && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
+            (path[8] == '/' || path[8] == '\0'))
+            return 0;
+        return strchr(path + plen, '.') == NULL;
+    }
+    return 0;
+}
+
+void iol_cwd_refresh(void)
+{
+    char buf[PATH_MAX];
+    long n = iol_sys_getcwd(buf, sizeof buf);
+    struct iol_cwd *c = NULL;
+    if (n > 0 && buf[0] == '/') {
+        size_t len = strlen(buf);
+        c = iol_alloc(sizeof *c + len + 1);
+        if (c != NULL) {
+            c->len = len;
+            memcpy(c->path, buf, len + 1);
+        }
+    }
+    __atomic_store_n(&iol_g.cwd, c, __ATOMIC_RELEASE);
+}
+
+static void add_exclude(const char *p, size_t len)
+{
+    while (len > 1 && p[len - 1] == '/')
+        len--;
+    if (len == 0 || p[0] != '/' || iol_g.n_excl >= IOL_MAX_EXCLUDE || len > 0xFFFF)
+        return;
+    char *copy = iol_alloc(len + 1);
+    if (copy == NULL)
+        return;
+    memcpy(copy, p, len);
+    copy[len] = '\0';
+    if (len <= 8 && len > 1 && n_quick < QUICK_MAX) {
+        uint64_t w = 0, m = 0;
+        memcpy(&w, copy, len);
+        memset(&m, 0xff, len);
+        quick_word[n_quick] = w;
+        quick_mask[n_quick] = m;
+        quick_len[n_quick] = (uint8_t)len;
+        n_quick++;
+    }
+    iol_g.excl[iol_g.n_excl] = copy;
+    iol_g.excl_len[iol_g.n_excl] = (uint16_t)len;
+    iol_g.n_excl++;
+}
+
+/* spec: IOLENS_PROFILE_EXCLUDE, or NULL for the default list. The profile directory is always excluded. */
+void iol_exclude_init(const char *spec)
+{
+    if (spec == NULL) {
+        spec = "/proc,/sys,/dev";
+        iol_g.keep_dev_shm = 1;
+    }
+    while (*spec != '\0') {
+        const char *e = strchr(spec, ',');
+        size_t len = e != NULL ? (size_t)(e - spec) : strlen(spec);
+        add_exclude(spec, len);
+        spec += len;
+        if (*spec == ',')
+            spec++;
+    }
+    add_exclude(iol_g.dir, iol_g.dir_len);
+}

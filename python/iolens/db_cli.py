@@ -1,0 +1,503 @@
+"""`iolens db …`, `iolens compare` and `iolens report`: options only; the work is in store/ and report/.
+
+Also `autostore()`, which the benchmark, profile and monitor commands call to store what they produced
+when a database is configured (store.settings says when).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn
+
+from rich.console import Console
+from rich.text import Text
+
+from iolens.store import queries
+from iolens.store.db import StoreError, describe
+from iolens.store.settings import (
+    Resolved,
+    SettingsError,
+    StoreOptions,
+    autostore_target,
+    resolve,
+    take_options,
+)
+from iolens.store.store import Store, Stored
+
+PROG = "iolens"
+
+DB_USAGE = f"""usage: {PROG} db <command> [options]          (every command takes --db PATH_OR_URL)
+
+commands:
+  import PATH...     store result documents, IO500 result directories, profile logs, Darshan logs and
+                     monitoring sample files (--system NAME tags them)
+  runs               list runs: [--system S] [--tool T] [--since 7d|2026-05-01] [--limit N] [--json]
+  show ID            a run (ID) or a profile (profile:ID) [--json]
+  trend              --phase P [--system S] [--tool T] [--config-hash H] [--html FILE]
+  regressions        latest run against the median and MAD of earlier like-for-like runs; exit status 1
+                     when one dropped: [--system S] [--threshold 0.10] [--mad 3] [--min-history 3] [--all]
+  jobs               profiles ranked: [--by bytes|meta|small] [--limit N] [--system S] [--since W]
+  systems            list systems
+  system NAME        create or update a system: [--site S] [--fs-type T] [--fs-version V] [--servers N]
+                     [--clients N] [--description D]
+  info               where the database is, its schema version and what it holds
+
+The database: --db PATH_OR_URL (a SQLite file, or postgresql://user@host/dbname), else $IOLENS_DB, else the
+config file's [store] db, else {{default}}. See docs/db.md.
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _err(message: str, status: int = 1) -> int:
+    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {message}"), soft_wrap=True)
+    return status
+
+
+def _console() -> Console:
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = 200
+    return console
+
+
+def _open(opts: StoreOptions, create: bool = False) -> tuple[Store, Resolved]:
+    resolved = resolve(opts, fallback_to_default=True)
+    assert resolved.url is not None
+    if create and resolved.origin == "default":
+        Path(resolved.url).parent.mkdir(parents=True, exist_ok=True)
+    return Store.open(resolved.url, create=create), resolved
+
+
+def _since(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return queries.parse_since(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _ref(text: str) -> tuple[str, int]:
+    """A run id (`12`, `run:12`) or a profile id (`profile:12`, `p:12`)."""
+    kind, _, num = text.rpartition(":")
+    kind = {"": "run", "run": "run", "profile": "profile", "p": "profile"}.get(kind, "?")
+    if kind == "?" or not num.isdigit():
+        raise UsageError(f"{text!r}: expected a run id (12) or a profile id (profile:12)")
+    return kind, int(num)
+
+
+# --- iolens db ------------------------------------------------------------------------------------------
+
+
+def _cmd_import(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.store.importer import import_paths
+
+    store, resolved = _open(opts, create=True)
+    with store:
+        outcomes = import_paths(store, args.paths, system=resolved.system)
+    console = _console()
+    failed = 0
+    for o in outcomes:
+        if not o.ok:
+            failed += 1
+            _err(f"{o.error} (nothing stored)")
+            continue
+        assert o.stored is not None
+        s = o.stored
+        what = {"run": f"run {s.id}", "profile": f"profile:{s.id}", "samples": f"sample import {s.id}"}[
+            s.kind
+        ]
+        detail = f" ({s.detail})" if s.detail else ""
+        msg = f"{o.path}: stored as {what}{detail}" if s.new else f"{o.path}: already stored as {what}"
+        console.print(Text(msg), soft_wrap=True)
+    if not outcomes:
+        return _err("nothing to import")
+    return 1 if failed else 0
+
+
+def _cmd_runs(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.report import text
+
+    store, _ = _open(opts)
+    with store:
+        runs = queries.list_runs(store.db, opts.system, args.tool, _since(args.since), args.limit)
+        if args.json:
+            print(json.dumps(runs, indent=1))
+            return 0
+        phases: dict[int, list[dict[str, Any]]] = {}
+        for p in queries.phases_of(store.db, [r["id"] for r in runs]):
+            phases.setdefault(p["run_id"], []).append(p)
+    console = _console()
+    if not runs:
+        console.print("no runs" + (" matching" if opts.system or args.tool or args.since else ""))
+        return 0
+    console.print(text.runs_table(runs, phases))
+    return 0
+
+
+def _cmd_show(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.report import text
+
+    kind, num = _ref(args.id)
+    store, _ = _open(opts)
+    with store:
+        if kind == "run":
+            run = queries.get_run(store.db, num, document=args.json)
+            if args.json:
+                run["document"] = json.loads(run["document"])
+                print(json.dumps(run, indent=1))
+                return 0
+            _console().print(text.run_view(run))
+            return 0
+        prof = queries.get_profile(store.db, num)
+        if args.json:
+            print(json.dumps(prof, indent=1))
+            return 0
+        top = queries.profile_files(store.db, num, "bytes", limit=10)
+    _console().print(text.profile_view(prof, top))
+    return 0
+
+
+def _cmd_trend(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.report import text
+
+    store, _ = _open(opts)
+    with store:
+        rows = queries.trend(store.db, args.phase, opts.system, args.tool, args.config_hash)
+        if not rows:
+            known = queries.phase_names(store.db, opts.system)
+            hint = f" (phases stored: {', '.join(known[:30])})" if known else ""
+            return _err(
+                f"no values of phase {args.phase!r}" + (f" on {opts.system}" if opts.system else "") + hint
+            )
+        if args.html:
+            from iolens.report import html
+
+            html.write_trend_report(store, Path(args.html), args.phase, opts.system, rows)
+    _console().print(text.trend_view(rows, args.phase, opts.system))
+    if args.html:
+        print(f"report: {args.html}")
+    return 0
+
+
+def _cmd_regressions(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.report import text
+
+    store, _ = _open(opts)
+    with store:
+        checks = queries.regressions(
+            store.db, args.threshold, args.mad, args.min_history, args.window, opts.system
+        )
+    if args.json:
+        print(json.dumps([dict(c.__dict__, ratio=c.ratio) for c in checks], indent=1))
+    else:
+        _console().print(text.regressions_view(checks, args.all, args.min_history))
+    return 1 if any(c.regression for c in checks) else 0
+
+
+def _cmd_jobs(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.report import text
+
+    store, _ = _open(opts)
+    with store:
+        try:
+            rows = queries.jobs(store.db, args.by, args.limit, opts.system, _since(args.since))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    if not rows:
+        _console().print("no profiles")
+        return 0
+    _console().print(text.jobs_table(rows, args.by))
+    return 0
+
+
+def _cmd_systems(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.report import text
+
+    store, _ = _open(opts)
+    with store:
+        rows = queries.list_systems(store.db)
+    _console().print(text.systems_table(rows) if rows else "no systems")
+    return 0
+
+
+def _cmd_system(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.store.records import SystemInfo
+
+    store, _ = _open(opts, create=True)
+    with store:
+        sid = store.set_system(
+            SystemInfo(
+                args.name,
+                args.site,
+                args.fs_type,
+                args.fs_version,
+                args.servers,
+                args.clients,
+                args.description,
+            )
+        )
+    print(f"system {args.name} (id {sid})")
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.store import schema
+
+    store, resolved = _open(opts)
+    with store:
+        version = schema.current_version(store.db)
+        counts = queries.counts(store.db)
+    where = describe(resolved.url or "")
+    print(f"database: {where} ({store.db.dialect}; from {resolved.origin})")
+    print(f"schema version: {version}")
+    for k, v in counts.items():
+        print(f"{k:>14}: {v:,}")
+    return 0
+
+
+def _db_parser() -> _Parser:
+    p = _Parser(prog=f"{PROG} db", add_help=False)
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    s = sub.add_parser("import")
+    s.add_argument("paths", nargs="+")
+    s.set_defaults(func=_cmd_import)
+    s = sub.add_parser("runs")
+    s.add_argument("--tool")
+    s.add_argument("--since")
+    s.add_argument("--limit", type=int)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=_cmd_runs)
+    s = sub.add_parser("show")
+    s.add_argument("id")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=_cmd_show)
+    s = sub.add_parser("trend")
+    s.add_argument("--phase", required=True)
+    s.add_argument("--tool")
+    s.add_argument("--config-hash")
+    s.add_argument("--html")
+    s.set_defaults(func=_cmd_trend)
+    s = sub.add_parser("regressions")
+    s.add_argument("--threshold", type=float, default=0.10)
+    s.add_argument("--mad", type=float, default=3.0)
+    s.add_argument("--min-history", type=int, default=3)
+    s.add_argument("--window", type=int, default=20)
+    s.add_argument("--all", action="store_true")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=_cmd_regressions)
+    s = sub.add_parser("jobs")
+    s.add_argument("--by", default="bytes")
+    s.add_argument("--limit", type=int, default=20)
+    s.add_argument("--since")
+    s.set_defaults(func=_cmd_jobs)
+    s = sub.add_parser("systems")
+    s.set_defaults(func=_cmd_systems)
+    s = sub.add_parser("system")
+    s.add_argument("name")
+    s.add_argument("--site")
+    s.add_argument("--fs-type")
+    s.add_argument("--fs-version")
+    s.add_argument("--servers", type=int)
+    s.add_argument("--clients", type=int)
+    s.add_argument("--description")
+    s.set_defaults(func=_cmd_system)
+    s = sub.add_parser("info")
+    s.set_defaults(func=_cmd_info)
+    return p
+
+
+def _guarded(run: Callable[[], int]) -> int:
+    try:
+        return run()
+    except (UsageError, SettingsError) as exc:
+        return _err(str(exc), 2)
+    except StoreError as exc:
+        return _err(str(exc), 1)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted (nothing half-stored)", file=sys.stderr)
+        return 130
+
+
+def db_main(argv: Sequence[str]) -> int:
+    from iolens.store.db import default_location
+
+    def run() -> int:
+        opts, rest = take_options(argv)
+        if not rest or rest[0] in ("-h", "--help", "help"):
+            (sys.stdout if rest else sys.stderr).write(DB_USAGE.replace("{default}", str(default_location())))
+            return 0 if rest else 2
+        args = _db_parser().parse_args(rest)
+        return int(args.func(args, opts))
+
+    return _guarded(run)
+
+
+# --- iolens compare, iolens report ------------------------------------------------------------------------
+
+COMPARE_USAGE = f"usage: {PROG} compare RUN_A RUN_B [RUN_C ...] [--db PATH_OR_URL] [--json]\n"
+REPORT_USAGE = f"usage: {PROG} report ID --html FILE [--db PATH_OR_URL]   (ID: a run id, or profile:ID)\n"
+
+
+def compare_main(argv: Sequence[str]) -> int:
+    from iolens.report import text
+
+    def run() -> int:
+        opts, rest = take_options(argv)
+        if not rest or rest[0] in ("-h", "--help"):
+            (sys.stdout if rest else sys.stderr).write(COMPARE_USAGE)
+            return 0 if rest else 2
+        p = _Parser(prog=f"{PROG} compare", add_help=False)
+        p.add_argument("ids", nargs="+")
+        p.add_argument("--json", action="store_true")
+        args = p.parse_args(rest)
+        ids = []
+        for i in args.ids:
+            kind, num = _ref(i)
+            if kind != "run":
+                raise UsageError(f"compare: {i} is not a run")
+            ids.append(num)
+        if len(ids) < 2:
+            raise UsageError("compare: expects at least two runs")
+        store, _ = _open(opts)
+        with store:
+            c = queries.compare(store.db, ids)
+        if args.json:
+            from dataclasses import asdict
+
+            out = {
+                "runs": [{k: r[k] for k in ("id", "tool", "system", "started_at", "valid")} for r in c.runs],
+                "phases": {n: [asdict(f) if f else None for f in figs] for n, figs in c.phases.items()},
+                "run_differences": c.run_differences,
+                "config_differences": c.config_differences,
+            }
+            print(json.dumps(out, indent=1, default=str))
+            return 0
+        _console().print(text.comparison_view(c))
+        return 0
+
+    return _guarded(run)
+
+
+def report_main(argv: Sequence[str]) -> int:
+    def run() -> int:
+        opts, rest = take_options(argv)
+        if not rest or rest[0] in ("-h", "--help"):
+            (sys.stdout if rest else sys.stderr).write(REPORT_USAGE)
+            return 0 if rest else 2
+        p = _Parser(prog=f"{PROG} report", add_help=False)
+        p.add_argument("id")
+        p.add_argument("--html", required=True)
+        args = p.parse_args(rest)
+        kind, num = _ref(args.id)
+        out = Path(args.html)
+        if not (out.parent if str(out.parent) else Path(".")).is_dir():
+            raise UsageError(f"--html: directory {out.parent} does not exist")
+        from iolens.report import html
+
+        store, _ = _open(opts)
+        with store:
+            if kind == "run":
+                html.write_run_report(store, num, out)
+            else:
+                html.write_profile_report(store, num, out)
+        print(f"report: {out}")
+        return 0
+
+    return _guarded(run)
+
+
+# --- storing what a command produced ------------------------------------------------------------------
+
+
+def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Stored]) -> int:
+    """Store a command's result when a database is configured: `put(store, system)` writes it. Says on
+    standard error where it went; returns 0, or 1 when it could not be stored (said why)."""
+    try:
+        target = autostore_target(store_opts)
+        if target is None:
+            return 0
+        assert target.url is not None
+        with Store.open(target.url, create=True) as store:
+            stored = put(store, target.system)
+    except (SettingsError, StoreError, ValueError) as exc:
+        return _err(f"the result was not stored: {exc}")
+    what = {"run": f"run {stored.id}", "profile": f"profile:{stored.id}", "samples": f"{stored.detail}"}[
+        stored.kind
+    ]
+    verb = "stored as" if stored.new else "already stored as"
+    if stored.kind == "samples":
+        verb = "stored" if stored.new else "already stored:"
+    Console(stderr=True, highlight=False).print(
+        Text(f"{verb} {what} in {describe(target.url)}", style="dim"), soft_wrap=True
+    )
+    return 0
+
+
+def store_profile_logs(store_opts: StoreOptions, logs: list[Path]) -> int:
+    """autostore() for the logs an `iolens profile` run wrote (one profile per job)."""
+    from iolens.store import profiles
+
+    def put(store: Store, system: str | None) -> Stored:
+        stored = [store.put_profile(r, system) for r in profiles.iolens_jobs(logs)]
+        return stored[-1]
+
+    return autostore(store_opts, put)
+
+
+@contextmanager
+def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]], None] | None]:
+    """For `iolens monitor`: a callable that stores every sample record (in batches) when a database is
+    configured, else None."""
+    import socket
+
+    from iolens.store.store import SampleSink
+
+    try:
+        target = autostore_target(store_opts)
+        if target is None:
+            yield None
+            return
+        assert target.url is not None
+        store = Store.open(target.url, create=True)
+    except (SettingsError, StoreError) as exc:
+        _err(f"samples will not be stored: {exc}")
+        yield None
+        return
+    sink = SampleSink(store, socket.gethostname())
+    try:
+        yield sink
+    finally:
+        try:
+            sink.close()
+            if sink.stored:
+                Console(stderr=True, highlight=False).print(
+                    Text(f"stored {sink.stored} samples in {describe(target.url)}", style="dim"),
+                    soft_wrap=True,
+                )
+        except StoreError as exc:
+            _err(f"the last samples were not stored: {exc}")
+        finally:
+            store.close()
+
+
+def store_document(store_opts: StoreOptions, doc: Any, source_path: str | None = None) -> int:
+    """autostore() for a result document (results.Document)."""
+    from iolens.store import documents
+
+    return autostore(
+        store_opts, lambda store, system: store.put_run(documents.run_record(doc, source_path), system)
+    )

@@ -1,0 +1,116 @@
+"""Lustre histogram tables: osc/mdc `rpc_stats` and obdfilter/osd `brw_stats`.
+
+    snapshot_time:         1567452327.426346009 (secs.nsecs)
+    read RPCs in flight:  0
+    pending write pages:  0
+
+                            read                    write
+    pages per rpc         rpcs   % cum % |       rpcs   % cum %
+    1:                       0   0   0   |          0   0   0
+    256:                    12 100 100   |        137  99 100
+
+A header (times, then `name: value` lines), then tables separated by blank lines; each table starts with a
+line of tabs or spaces around `read` and `write`, then a title row (`pages per rpc`, `rpcs in flight`,
+`offset`, `RPC latency (us)`; brw_stats: `pages per bulk r/w`, `discontiguous pages`, `disk I/Os in flight`,
+`I/O time (1/1000s)`, `disk I/O size` ...), then rows `BUCKET: count pct cumpct | count pct cumpct` with tabs
+and spaces in any mix. Buckets may carry a unit suffix (`4K:`, `1M:`). The counts are kept; the percentages
+are derived figures and are not. A line that fits none of this is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import re
+
+from iolens.monitor.common import Tree, size_value
+from iolens.monitor.lustre.stats import parse_header_time
+
+# `pages per rpc         rpcs   % cum % |       rpcs   % cum %` → title, column unit.
+_TITLE = re.compile(r"^\s*(.*?)\s+(\w+)\s+%\s+cum\s*%\s*(?:\|.*)?$")
+_ROW = re.compile(r"^\s*([^\s:][^:]*?):\s*(-?\d[\d\s]*(?:\|[\d\s]*)?)$")
+
+
+def is_table_start(line: str) -> bool:
+    """The line that opens a table: only `read` and `write` (and a `|`) between tabs and spaces."""
+    return line.replace("|", " ").split() == ["read", "write"]
+
+
+def _row(line: str) -> tuple[str, Tree] | None:
+    m = _ROW.match(line)
+    if m is None:
+        return None
+    left, _, right = m.group(2).partition("|")
+    lnums, rnums = left.split(), right.split()
+    if not lnums:
+        return None
+    row: Tree = {"read": int(lnums[0])}
+    if rnums:
+        row["write"] = int(rnums[0])
+    return m.group(1).strip(), row
+
+
+def parse(text: str) -> tuple[Tree, int]:
+    """{snapshot_time?, start_time?, elapsed_time?, values: {name: number}, tables: {title: {unit, buckets:
+    {bucket: {read, write}}}}} and the count of skipped lines. A bucket with a size suffix also gets `bytes`
+    (its value in bytes)."""
+    out: Tree = {}
+    values: Tree = {}
+    tables: Tree = {}
+    skipped = 0
+    table: Tree | None = None
+    want_title = False
+    for line in text.splitlines():
+        if not line.strip():
+            table = None
+            want_title = False
+            continue
+        if is_table_start(line):
+            table = None
+            want_title = True
+            continue
+        if want_title:
+            want_title = False
+            if _row(line) is None:
+                m = _TITLE.match(line)
+                title, unit = (m.group(1).strip(), m.group(2)) if m else (line.strip(), "")
+                base, n = title, 2
+                while title in tables:
+                    title = f"{base} ({n})"
+                    n += 1
+                table = {"unit": unit, "buckets": {}}
+                tables[title] = table
+                continue
+            # Rows with no title row: a table all the same, named by its position.
+            table = {"unit": "", "buckets": {}}
+            tables[f"table {len(tables) + 1}"] = table
+        if table is not None:
+            r = _row(line)
+            if r is None:
+                skipped += 1
+                continue
+            bucket, row = r
+            if not bucket.isdigit():
+                size = size_value(bucket)
+                if size is not None:
+                    row["bytes"] = size
+            table["buckets"][bucket] = row
+            continue
+        t = parse_header_time(line.split())
+        if t is not None:
+            out[t[0]] = t[1]
+            continue
+        key, sep, value = line.partition(":")
+        parts = value.split()
+        if sep and key.strip() and parts:
+            try:
+                values[key.strip()] = int(parts[0])
+                continue
+            except ValueError:
+                try:
+                    values[key.strip()] = float(parts[0])
+                    continue
+                except ValueError:
+                    pass
+        skipped += 1
+    out["values"] = values
+    out["tables"] = tables
+    return out, skipped

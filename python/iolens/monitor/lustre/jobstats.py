@@ -1,0 +1,242 @@
+"""Lustre job_stats (obdfilter.*.job_stats, mdt.*.job_stats): per-job server statistics.
+
+    job_stats:
+    - job_id:          cluster-testjob1
+      snapshot_time:   1461772761
+      read_bytes:      { samples:           1, unit: bytes, min:    4096, max:    4096, sum:            4096 }
+      write_bytes:     { samples:          25, unit: bytes, min: 1048576, max:16777216, sum:        26214400 }
+      getattr:         { samples:           0, unit:  reqs }
+
+YAML-like but not YAML: before 2.15 `max:16777216` may lack its space; 2.15 adds `start_time` and
+`elapsed_time` (with a `secs.nsecs` unit) and `sumsq`; 2.16 quotes job ids with unusual characters, escaping
+bytes as `\\xHH`, and adds `hist: { 4K: n, 1M: n }` to read_bytes/write_bytes. Counters with no samples are
+printed. A line that fits none of this is skipped and counted.
+
+Written for speed (a server may hold tens of thousands of jobs): one compiled expression matches the common
+operation line; anything else goes through a slower, tolerant reader.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+
+from iolens.monitor.common import Tree, parse_time
+
+_OP = re.compile(
+    r"\s*([A-Za-z_][\w]*):\s*\{\s*samples:\s*(\d+)\s*,\s*unit:\s*([\w.]+)"
+    r"(?:\s*,\s*min:\s*(-?\d+)\s*,\s*max:\s*(-?\d+)\s*,\s*sum:\s*(-?\d+)(?:\s*,\s*sumsq:\s*(\d+))?)?"
+    r"(?:\s*,\s*hist:\s*\{([^{}]*)\})?\s*,?\s*\}\s*$"
+)
+_HEADER_KEYS = ("snapshot_time", "start_time", "elapsed_time")
+
+
+def unquote_job_id(text: str) -> str:
+    """A job id as printed: bare, or quoted ("..." or '...') with `\\xHH`, `\\\\` and `\\"` escapes, the
+    bytes decoded as UTF-8 (undecodable bytes stay as `\\xHH`)."""
+    t = text.strip()
+    if len(t) < 2 or t[0] not in "\"'" or t[-1] != t[0]:
+        return t
+    body = t[1:-1]
+    if "\\" not in body:
+        return body
+    raw = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "xX" and i + 4 <= len(body) and _is_hex(body[i + 2 : i + 4]):
+                raw.append(int(body[i + 2 : i + 4], 16))
+                i += 4
+                continue
+            simple = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}.get(nxt)
+            if simple is not None:
+                raw.extend(simple.encode())
+                i += 2
+                continue
+        raw.extend(ch.encode("utf-8", "surrogateescape"))
+        i += 1
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _is_hex(s: str) -> bool:
+    return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
+
+
+_HIST_ITEM = re.compile(r"\s*([^\s:,{}]+)\s*:\s*(\d+)\s*(?:,|$)")
+
+
+def parse_hist(text: str) -> dict[str, int]:
+    """`4K: 1, 1M: 3` → {"4K": 1, "1M": 3}; ValueError on anything else."""
+    items = _HIST_ITEM.findall(text)
+    if len(items) != text.count(":"):
+        raise ValueError(text)
+    return {k: int(v) for k, v in items}
+
+
+def _split_top(text: str) -> list[str]:
+    """Split `a: 1, hist: { 4K: 1, 1M: 2 }, b: 2` on the commas outside braces."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
+
+
+def parse_op_slow(line: str) -> tuple[str, Tree] | None:
+    """The tolerant reader of an operation line: any key order, unknown keys kept when numeric."""
+    name, sep, rest = line.strip().partition(":")
+    rest = rest.strip()
+    if not sep or not name or not rest.startswith("{") or not rest.endswith("}"):
+        return None
+    counter: Tree = {}
+    try:
+        for item in _split_top(rest[1:-1]):
+            if not item.strip():
+                continue
+            key, sep, value = item.partition(":")
+            key, value = key.strip(), value.strip()
+            if not sep:
+                return None
+            if key == "hist":
+                if not (value.startswith("{") and value.endswith("}")):
+                    return None
+                counter["hist"] = parse_hist(value[1:-1])
+            elif key == "unit":
+                counter["unit"] = value
+            else:
+                counter[key] = int(value)
+    except ValueError:
+        return None
+    if "samples" not in counter:
+        return None
+    return name.strip(), counter
+
+
+# The fast path: each job's lines matched by two expressions over the whole job (each starting at a newline,
+# which the regular expression engine finds quickly), checked against the job's line count; a job with any
+# line they do not match (other spacing, key order, a malformed line) goes through the line reader instead.
+_JOB = re.compile(r"\n[ \t]*-[ \t]*job_id:")
+_OPS = re.compile(
+    r"\n +(\w+): *\{ samples: *(\d+), unit: *(\w+)(?:, min: *(-?\d+), max: *(-?\d+), sum: *(-?\d+)"
+    r"(?:, sumsq: *(\d+))?)?(?:, hist: (\{[^{}\n]*\}))? \}[ \t]*(?=\n|\Z)"
+)
+_HDR = re.compile(
+    r"\n[ \t]*(snapshot_time|start_time|elapsed_time):[ \t]*(\S+)(?:[ \t]+(\S+))?[ \t]*(?=\n|\Z)"
+)
+
+
+def _fast_job(text: str, start: int, end: int) -> Tree | None:
+    """The job whose lines are text[start:end] (from the newline ending its job_id line), or None when a
+    line is not of the common shape."""
+    ops = _OPS.findall(text, start, end)
+    headers = _HDR.findall(text, start, end)
+    lines = text.count("\n", start, end) - (1 if end > start and text[end - 1] == "\n" else 0)
+    if len(ops) + len(headers) != lines:
+        return None
+    job: Tree = {}
+    for key, value, unit in headers:
+        seconds = parse_time(value, unit or None)
+        if seconds is None:
+            return None
+        job[key] = seconds
+    counters: Tree = {}
+    for name, samples, unit, mn, mx, sm, sq, hist in ops:
+        if sq:
+            c: Tree = {"samples": int(samples), "unit": unit, "min": int(mn), "max": int(mx), "sum": int(sm),
+                       "sumsq": int(sq)}  # fmt: skip
+        elif mn:
+            c = {"samples": int(samples), "unit": unit, "min": int(mn), "max": int(mx), "sum": int(sm)}
+        else:
+            c = {"samples": int(samples), "unit": unit}
+        if hist:
+            try:
+                c["hist"] = parse_hist(hist[1:-1])
+            except ValueError:
+                return None
+        counters[name] = c
+    job["counters"] = counters
+    return job
+
+
+def _slow_job(body: str) -> tuple[Tree, int]:
+    """The job from its lines, one at a time, any layout; malformed lines skipped and counted."""
+    job: Tree = {}
+    counters: Tree = {}
+    skipped = 0
+    for line in body.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        m = _OP.match(line)
+        if m is not None:
+            name, samples, unit, mn, mx, sm, sq, hist = m.groups()
+            c: Tree = {"samples": int(samples), "unit": unit}
+            if mn is not None:
+                c["min"], c["max"], c["sum"] = int(mn), int(mx), int(sm)
+                if sq is not None:
+                    c["sumsq"] = int(sq)
+            if hist is not None:
+                try:
+                    c["hist"] = parse_hist(hist)
+                except ValueError:
+                    skipped += 1
+                    continue
+            counters[name] = c
+            continue
+        key, _, value = stripped.partition(":")
+        if key in _HEADER_KEYS:
+            parts = value.split()
+            seconds = parse_time(parts[0], parts[1] if len(parts) > 1 else None) if parts else None
+            if seconds is None:
+                skipped += 1
+            else:
+                job[key] = seconds
+            continue
+        op = parse_op_slow(stripped)
+        if op is None:
+            skipped += 1
+        else:
+            counters[op[0]] = op[1]
+    job["counters"] = counters
+    return job, skipped
+
+
+def parse(text: str) -> tuple[Tree, int]:
+    """{"jobs": {job_id: {snapshot_time, start_time?, elapsed_time?, counters: {op: counter}}}} and the
+    count of skipped lines."""
+    # Tens of thousands of small dicts: the cyclic collector would scan them again and again, for nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse(text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse(text: str) -> tuple[Tree, int]:
+    jobs: Tree = {}
+    text = "\n" + text
+    heads = [(m.start(), m.end()) for m in _JOB.finditer(text)]
+    # Before the first job: the `job_stats:` line; anything else is skipped.
+    prefix = text[: heads[0][0]] if heads else text
+    skipped = sum(1 for ln in prefix.splitlines() if ln.strip() and ln.strip() != "job_stats:")
+    for i, (_, id_at) in enumerate(heads):
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+        nl = text.find("\n", id_at, end)
+        if nl < 0:
+            nl = end
+        job = _fast_job(text, nl, end)
+        if job is None:
+            job, n = _slow_job(text[nl:end])
+            skipped += n
+        jobs[unquote_job_id(text[id_at:nl])] = job
+    return {"jobs": jobs}, skipped

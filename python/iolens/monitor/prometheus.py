@@ -1,0 +1,517 @@
+"""The current values in the Prometheus text exposition format (0.0.4), and the small HTTP server that serves
+them (GET /metrics; stdlib http.server in a thread).
+
+Linux sources use node_exporter's metric names and units (node_disk_read_bytes_total{device}, …,
+node_pressure_io_waiting_seconds_total, node_load1, node_memory_Dirty_bytes, node_procs_blocked,
+node_mountstats_nfs_*); Lustre follows lustre_exporter's style (lustre_read_bytes_total{component,target},
+lustre_stats_total{component,target,operation}, per-job lustre_job_*{jobid} only when asked for, because a
+server may hold tens of thousands of jobs). /proc/<pid>/io and cgroup io.stat have no node_exporter metric:
+they are iolens_process_* and iolens_cgroup_io_*. The full list is in docs/monitor.md.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from iolens.monitor.common import TIME_UNITS, Tree
+from iolens.monitor.mountstats import EVENTS
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+Labels = tuple[tuple[str, str], ...]
+
+
+@dataclass
+class Family:
+    name: str
+    kind: str  # "counter" or "gauge"
+    help: str
+    samples: list[tuple[Labels, float]] = field(default_factory=list)
+    seen: set[Labels] = field(default_factory=set)
+
+
+class Exposition:
+    """Metric families in the order first seen; a label set given twice keeps its first value."""
+
+    def __init__(self) -> None:
+        self.families: dict[str, Family] = {}
+
+    def add(self, name: str, kind: str, help_: str, labels: dict[str, str], value: float | None) -> None:
+        if value is None:
+            return
+        fam = self.families.get(name)
+        if fam is None:
+            fam = self.families[name] = Family(name, kind, help_)
+        key = tuple(labels.items())
+        if key in fam.seen:
+            return
+        fam.seen.add(key)
+        fam.samples.append((key, value))
+
+    def text(self) -> str:
+        out: list[str] = []
+        for fam in self.families.values():
+            out.append(f"# HELP {fam.name} {_help(fam.help)}")
+            out.append(f"# TYPE {fam.name} {fam.kind}")
+            for labels, value in fam.samples:
+                if labels:
+                    inner = ",".join(f'{k}="{_label(v)}"' for k, v in labels)
+                    out.append(f"{fam.name}{{{inner}}} {_number(value)}")
+                else:
+                    out.append(f"{fam.name} {_number(value)}")
+        return "\n".join(out) + "\n"
+
+
+def _help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _label(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))
+
+
+# --- Linux -------------------------------------------------------------------------------------------------
+
+# diskstats field → (node_exporter name, kind, scale, help)
+DISK = (
+    ("reads_completed", "node_disk_reads_completed_total", "counter", 1, "Reads completed."),
+    ("reads_merged", "node_disk_reads_merged_total", "counter", 1, "Adjacent reads merged."),
+    ("read_bytes", "node_disk_read_bytes_total", "counter", 1, "Bytes read."),
+    ("read_time_ms", "node_disk_read_time_seconds_total", "counter", 1e-3, "Seconds spent by all reads."),
+    ("writes_completed", "node_disk_writes_completed_total", "counter", 1, "Writes completed."),
+    ("writes_merged", "node_disk_writes_merged_total", "counter", 1, "Adjacent writes merged."),
+    ("written_bytes", "node_disk_written_bytes_total", "counter", 1, "Bytes written."),
+    ("write_time_ms", "node_disk_write_time_seconds_total", "counter", 1e-3, "Seconds spent by all writes."),
+    ("ios_in_progress", "node_disk_io_now", "gauge", 1, "I/Os in progress now."),
+    ("io_time_ms", "node_disk_io_time_seconds_total", "counter", 1e-3, "Seconds the device was busy."),
+    ("weighted_io_time_ms", "node_disk_io_time_weighted_seconds_total", "counter", 1e-3,
+     "Seconds spent doing I/Os, weighted by the I/Os in progress."),
+    ("discards_completed", "node_disk_discards_completed_total", "counter", 1, "Discards completed."),
+    ("discards_merged", "node_disk_discards_merged_total", "counter", 1, "Adjacent discards merged."),
+    ("sectors_discarded", "node_disk_discarded_sectors_total", "counter", 1, "512-byte sectors discarded."),
+    ("discard_time_ms", "node_disk_discard_time_seconds_total", "counter", 1e-3, "Seconds of all discards."),
+    ("flushes_completed", "node_disk_flush_requests_total", "counter", 1, "Flush requests completed."),
+    ("flush_time_ms", "node_disk_flush_requests_time_seconds_total", "counter", 1e-3,
+     "Seconds spent by all flush requests."),
+)  # fmt: skip
+
+MEMINFO = {
+    "dirty_bytes": "node_memory_Dirty_bytes",
+    "writeback_bytes": "node_memory_Writeback_bytes",
+    "nfs_unstable_bytes": "node_memory_NFS_Unstable_bytes",
+    "writeback_tmp_bytes": "node_memory_WritebackTmp_bytes",
+}
+PROC_IO = (
+    ("rchar", "iolens_process_read_chars_total", "Characters read through read() and similar calls."),
+    ("wchar", "iolens_process_written_chars_total", "Characters written through write() and similar calls."),
+    ("syscr", "iolens_process_read_syscalls_total", "Read system calls."),
+    ("syscw", "iolens_process_write_syscalls_total", "Write system calls."),
+    ("read_bytes", "iolens_process_read_bytes_total", "Bytes the process had fetched from storage."),
+    ("write_bytes", "iolens_process_written_bytes_total", "Bytes the process had sent to storage."),
+    ("cancelled_write_bytes", "iolens_process_cancelled_write_bytes_total",
+     "Written bytes that never went to storage (truncated before writeback)."),
+)  # fmt: skip
+CGROUP_IO = (
+    ("rbytes", "iolens_cgroup_io_read_bytes_total", "Bytes the cgroup read from the device."),
+    ("wbytes", "iolens_cgroup_io_written_bytes_total", "Bytes the cgroup wrote to the device."),
+    ("rios", "iolens_cgroup_io_reads_total", "Read I/Os of the cgroup on the device."),
+    ("wios", "iolens_cgroup_io_writes_total", "Write I/Os of the cgroup on the device."),
+    ("dbytes", "iolens_cgroup_io_discarded_bytes_total", "Bytes the cgroup discarded on the device."),
+    ("dios", "iolens_cgroup_io_discards_total", "Discard I/Os of the cgroup on the device."),
+)  # fmt: skip
+NFS_BYTES = (
+    ("normal_read_bytes", "read_bytes_total", "Bytes read by applications through read()."),
+    ("normal_write_bytes", "write_bytes_total", "Bytes written by applications through write()."),
+    ("direct_read_bytes", "direct_read_bytes_total", "Bytes read with O_DIRECT."),
+    ("direct_write_bytes", "direct_write_bytes_total", "Bytes written with O_DIRECT."),
+    ("server_read_bytes", "total_read_bytes_total", "Bytes read from the server."),
+    ("server_write_bytes", "total_write_bytes_total", "Bytes written to the server."),
+    ("read_pages", "read_pages_total", "Pages read through mmap."),
+    ("write_pages", "write_pages_total", "Pages written through mmap."),
+)  # fmt: skip
+# Our event names → node_exporter's (congestion_wait has none).
+NFS_EVENTS = {
+    "inode_revalidate": "inode_revalidate", "dentry_revalidate": "dnode_revalidate",
+    "data_invalidate": "data_invalidate", "attr_invalidate": "attribute_invalidate",
+    "vfs_open": "vfs_open", "vfs_lookup": "vfs_lookup", "vfs_access": "vfs_access",
+    "vfs_update_page": "vfs_update_page", "vfs_read_page": "vfs_read_page",
+    "vfs_read_pages": "vfs_read_pages", "vfs_write_page": "vfs_write_page",
+    "vfs_write_pages": "vfs_write_pages", "vfs_getdents": "vfs_getdents", "vfs_setattr": "vfs_setattr",
+    "vfs_flush": "vfs_flush", "vfs_fsync": "vfs_fsync", "vfs_lock": "vfs_lock",
+    "vfs_release": "vfs_file_release", "setattr_trunc": "truncation", "extend_write": "write_extension",
+    "silly_rename": "silly_rename", "short_read": "short_read", "short_write": "short_write",
+    "delay": "jukebox_delay", "pnfs_read": "pnfs_read", "pnfs_write": "pnfs_write",
+}  # fmt: skip
+assert set(NFS_EVENTS) <= set(EVENTS)
+NFS_OPS = (
+    ("ops", "requests_total", 1, "Requests of the operation."),
+    ("transmissions", "transmissions_total", 1, "RPC transmissions of the operation (retries included)."),
+    ("major_timeouts", "major_timeouts_total", 1, "Major timeouts of the operation."),
+    ("bytes_sent", "sent_bytes_total", 1, "Bytes sent for the operation, RPC headers included."),
+    ("bytes_received", "received_bytes_total", 1, "Bytes received for the operation, RPC headers included."),
+    ("queue_ms", "queue_time_seconds_total", 1e-3, "Seconds requests waited in the queue before being sent."),
+    ("rtt_ms", "response_time_seconds_total", 1e-3, "Seconds from sending a request to its reply."),
+    ("execute_ms", "request_time_seconds_total", 1e-3, "Seconds from queueing a request to its completion."),
+)  # fmt: skip
+NFS_XPRT = (
+    ("bind_count", "bind_total", "counter", "Times the transport was bound anew."),
+    ("connect_count", "connect_total", "counter", "Connections made to the server."),
+    ("idle_time", "idle_time_seconds", "gauge", "Seconds since the mount last had RPC traffic."),
+    ("sends", "sends_total", "counter", "RPC requests sent."),
+    ("recvs", "receives_total", "counter", "RPC replies received."),
+    ("bad_xids", "bad_transaction_ids_total", "counter", "Replies with an unknown transaction id."),
+    ("req_u", "backlog_queue_total", "counter", "Sum of the backlog queue length over requests."),
+    ("max_slots", "maximum_rpc_slots", "gauge", "Most RPC slots ever in use at once."),
+    ("sending_u", "sending_queue_total", "counter", "Sum of the sending queue length over requests."),
+    ("pending_u", "pending_queue_total", "counter", "Sum of the pending queue length over requests."),
+)  # fmt: skip
+
+
+def _diskstats(e: Exposition, data: Tree) -> None:
+    for key, name, kind, scale, help_ in DISK:
+        for dev, fields in data.items():
+            v = fields.get(key)
+            if v is not None:
+                e.add(name, kind, help_, {"device": dev}, v * scale if scale != 1 else v)
+
+
+def _pressure(e: Exposition, data: Tree) -> None:
+    some, full = data.get("some", {}), data.get("full", {})
+    if "total_us" in some:
+        e.add(
+            "node_pressure_io_waiting_seconds_total",
+            "counter",
+            "Total time in seconds that processes have waited due to IO congestion",
+            {},
+            some["total_us"] / 1e6,
+        )
+    if "total_us" in full:
+        e.add(
+            "node_pressure_io_stalled_seconds_total",
+            "counter",
+            "Total time in seconds no process could make progress due to IO congestion",
+            {},
+            full["total_us"] / 1e6,
+        )
+
+
+def _loadavg(e: Exposition, data: Tree) -> None:
+    for k in ("load1", "load5", "load15"):
+        if k in data:
+            e.add(f"node_{k}", "gauge", f"{k[4:]}m load average.", {}, data[k])
+
+
+def _meminfo(e: Exposition, data: Tree) -> None:
+    for key, name in MEMINFO.items():
+        if key in data:
+            e.add(name, "gauge", f"Memory information field {name[12:-6]}_bytes.", {}, data[key])
+
+
+def _stat(e: Exposition, data: Tree) -> None:
+    if "procs_blocked" in data:
+        e.add(
+            "node_procs_blocked",
+            "gauge",
+            "Number of processes blocked waiting for I/O to complete.",
+            {},
+            data["procs_blocked"],
+        )
+    if "procs_running" in data:
+        e.add(
+            "node_procs_running", "gauge", "Number of processes in runnable state.", {}, data["procs_running"]
+        )
+    if "processes" in data:
+        e.add("node_forks_total", "counter", "Total number of forks.", {}, data["processes"])
+    if "ctxt" in data:
+        e.add("node_context_switches_total", "counter", "Total number of context switches.", {}, data["ctxt"])
+
+
+def _proc_io(e: Exposition, data: Tree) -> None:
+    for key, name, help_ in PROC_IO:
+        for pid, fields in data.items():
+            if key in fields:
+                e.add(name, "counter", help_, {"pid": pid, "comm": str(fields.get("comm", ""))}, fields[key])
+
+
+def _cgroup_io(e: Exposition, data: Tree) -> None:
+    for key, name, help_ in CGROUP_IO:
+        for cg, devices in data.items():
+            for dev, fields in devices.items():
+                if key in fields:
+                    e.add(name, "counter", help_, {"cgroup": cg, "device": dev}, fields[key])
+
+
+def _mountstats(e: Exposition, data: Tree) -> None:
+    p = "node_mountstats_nfs_"
+    for mnt, m in data.items():
+        proto = str(m.get("xprt", {}).get("protocol", ""))
+        base = {
+            "export": str(m.get("export", "")),
+            "mountpoint": mnt,
+            "protocol": proto,
+            "mountaddr": str(m.get("mountaddr", "")),
+        }
+        if "age_s" in m:
+            e.add(
+                p + "age_seconds_total", "counter", "The age of the NFS mount in seconds.", base, m["age_s"]
+            )
+        for key, name, help_ in NFS_BYTES:
+            if key in m.get("bytes", {}):
+                e.add(p + name, "counter", help_, base, m["bytes"][key])
+        for key, name in NFS_EVENTS.items():
+            if key in m.get("events", {}):
+                e.add(f"{p}event_{name}_total", "counter", f"NFS event count: {key}.", base, m["events"][key])
+        for key, name, kind, help_ in NFS_XPRT:
+            if key in m.get("xprt", {}):
+                e.add(p + "transport_" + name, kind, help_, base, m["xprt"][key])
+        for op, fields in m.get("ops", {}).items():
+            labels = {**base, "operation": op}
+            for key, name, scale, help_ in NFS_OPS:
+                if key in fields:
+                    v = fields[key]
+                    e.add(p + "operations_" + name, "counter", help_, labels, v * scale if scale != 1 else v)
+
+
+# --- Lustre ------------------------------------------------------------------------------------------------
+
+
+def _time_sum(c: Tree) -> float | None:
+    scale = TIME_UNITS.get(str(c.get("unit", "")))
+    if scale is None or "sum" not in c:
+        return None
+    return c["sum"] * scale
+
+
+def _lustre_rw(e: Exposition, prefix: str, labels: dict[str, str], counters: Tree, what: str) -> None:
+    for direction in ("read", "write"):
+        c = counters.get(f"{direction}_bytes")
+        if c is None:
+            continue
+        e.add(
+            f"{prefix}{direction}_samples_total",
+            "counter",
+            f"Total number of {direction}s that have been recorded{what}.",
+            labels,
+            c.get("samples"),
+        )
+        past = "read" if direction == "read" else "written"
+        e.add(
+            f"{prefix}{direction}_bytes_total",
+            "counter",
+            f"The total number of bytes that have been {past}{what}.",
+            labels,
+            c.get("sum", 0 if c.get("samples") == 0 else None),
+        )
+        e.add(
+            f"{prefix}{direction}_minimum_size_bytes",
+            "gauge",
+            f"The minimum {direction} size in bytes{what}.",
+            labels,
+            c.get("min"),
+        )
+        e.add(
+            f"{prefix}{direction}_maximum_size_bytes",
+            "gauge",
+            f"The maximum {direction} size in bytes{what}.",
+            labels,
+            c.get("max"),
+        )
+
+
+def _lustre_ops(e: Exposition, family: str, labels: dict[str, str], counters: Tree, what: str) -> None:
+    for op, c in counters.items():
+        ol = {**labels, "operation": op}
+        e.add(f"{family}_total", "counter", f"Number of operations recorded{what}.", ol, c.get("samples"))
+        t = _time_sum(c)
+        if t is not None:
+            e.add(
+                f"{family}_time_seconds_total",
+                "counter",
+                f"Time spent in the operation{what}, in seconds.",
+                ol,
+                t,
+            )
+
+
+def _lustre(e: Exposition, data: Tree, jobs: bool) -> None:
+    for entry in data.values():
+        kind = entry.get("kind")
+        labels = {"component": str(entry.get("component", "")), "target": str(entry.get("target", ""))}
+        if kind == "stats":
+            counters = entry.get("counters", {})
+            if "nid" in entry:
+                el = {**labels, "nid": str(entry["nid"])}
+                _lustre_rw(e, "lustre_export_", el, counters, " for this client (export)")
+                _lustre_ops(e, "lustre_export_stats", el, counters, " for this client (export)")
+            elif entry.get("file") == "md_stats":
+                _lustre_ops(e, "lustre_md_stats", labels, counters, " (md_stats: metadata operations)")
+            else:
+                _lustre_rw(e, "lustre_", labels, counters, "")
+                _lustre_ops(e, "lustre_stats", labels, counters, " (stats)")
+        elif kind == "job_stats":
+            all_jobs = entry.get("jobs", {})
+            e.add("lustre_jobs", "gauge", "Number of jobs in job_stats.", labels, len(all_jobs))
+            if not jobs:
+                continue
+            for job_id, job in all_jobs.items():
+                jl = {**labels, "jobid": job_id}
+                counters = job.get("counters", {})
+                _lustre_rw(e, "lustre_job_", jl, counters, " for this job")
+                _lustre_ops(e, "lustre_job_stats", jl, counters, " for this job")
+        elif kind in ("rpc_stats", "brw_stats"):
+            name = f"lustre_{kind}"
+            for key, value in entry.get("values", {}).items():
+                e.add(
+                    f"{name}_current",
+                    "gauge",
+                    f"Current value of a {kind} header line.",
+                    {**labels, "name": key},
+                    value,
+                )
+            for title, table in entry.get("tables", {}).items():
+                for bucket, row in table.get("buckets", {}).items():
+                    for direction in ("read", "write"):
+                        if direction in row:
+                            e.add(
+                                f"{name}_total",
+                                "counter",
+                                f"Count in a bucket of a {kind} table ({table.get('unit') or 'count'}).",
+                                {**labels, "table": title, "bucket": bucket, "operation": direction},
+                                row[direction],
+                            )
+
+
+RENDERERS: dict[str, Callable[[Exposition, Tree], None]] = {
+    "diskstats": _diskstats,
+    "pressure": _pressure,
+    "loadavg": _loadavg,
+    "meminfo": _meminfo,
+    "stat": _stat,
+    "proc_io": _proc_io,
+    "cgroup_io": _cgroup_io,
+    "mountstats": _mountstats,
+}
+
+
+def exposition(
+    record: dict[str, Any] | None,
+    sources: dict[str, Any] | None = None,
+    jobs: bool = False,
+    samples: int = 0,
+) -> str:
+    """The Prometheus text of one sample record (the latest), with iolens's own monitor metrics."""
+    e = Exposition()
+    data = (record or {}).get("data", {})
+    for name, reading in data.items():
+        if name == "lustre":
+            _lustre(e, reading, jobs)
+        elif name in RENDERERS:
+            RENDERERS[name](e, reading)
+    for name in sources or {}:
+        e.add(
+            "iolens_monitor_source_up",
+            "gauge",
+            "1 when the source was read at the last sample.",
+            {"source": name},
+            1 if name in data else 0,
+        )
+    for name, n in (record or {}).get("skipped_lines", {}).items():
+        e.add(
+            "iolens_monitor_skipped_lines_total",
+            "counter",
+            "Malformed lines skipped by the parsers.",
+            {"source": name},
+            n,
+        )
+    e.add("iolens_monitor_samples_total", "counter", "Samples taken since the monitor started.", {}, samples)
+    if record is not None:
+        e.add(
+            "iolens_monitor_last_sample_timestamp_seconds",
+            "gauge",
+            "When the values were read (Unix time).",
+            {},
+            record.get("time"),
+        )
+    return e.text()
+
+
+class MetricsServer:
+    """GET /metrics on host:port, from a thread; the text comes from `text()` at each scrape."""
+
+    def __init__(self, host: str, port: int, text: Callable[[], str]) -> None:
+        self.text = text
+        handler = _handler(self)
+        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="iolens-prometheus", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self.httpd.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> MetricsServer:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        if self.thread.is_alive():
+            # shutdown() waits for serve_forever() to return: only when it runs.
+            self.httpd.shutdown()
+            self.thread.join(timeout=5)
+        self.httpd.server_close()
+
+
+def _handler(server: MetricsServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            path = self.path.split("?", 1)[0]
+            if path == "/metrics":
+                body, ctype, status = server.text().encode(), CONTENT_TYPE, 200
+            elif path == "/":
+                body = b"iolens monitor: metrics at /metrics\n"
+                ctype, status = "text/plain; charset=utf-8", 200
+            else:
+                body, ctype, status = b"not found\n", "text/plain; charset=utf-8", 404
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+            return
+
+    return Handler
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`PORT`, `:PORT`, `HOST:PORT` or `[V6]:PORT`; the host is 127.0.0.1 unless given."""
+    host, port = "127.0.0.1", text
+    if text.startswith("["):
+        h, _, rest = text[1:].partition("]")
+        host, port = h, rest.lstrip(":")
+    elif ":" in text:
+        h, _, port = text.rpartition(":")
+        host = h or host
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"expected PORT or HOST:PORT, got {text!r}") from None
+    if not 0 <= number <= 65535:
+        raise ValueError(f"port {number} is out of range")
+    return host, number

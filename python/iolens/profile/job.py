@@ -1,0 +1,456 @@
+"""A job: the logs of every process of one run (one job id), read and put together: the process tree
+(parent_log links, exec chains), one row of counters per path merged over every process (merge.py), and the
+totals per mount (file system type) and per rank.
+
+Which figures count what (docs/profile.md, "How the figures are computed"): data figures (bytes, reads,
+writes, their times) come from the records of regular files; metadata time is the processes' META_TIME
+(it includes namespace operations such as mkdir that belong to no file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from iolens.profile.merge import Accumulator, MergePlan
+from iolens.profile.reader import (
+    FILE_EXCLUDED,
+    FILE_NOT_REGULAR,
+    LOG_SUFFIXES,
+    FileTable,
+    ProcessLog,
+    ProfileLogError,
+    log_stem,
+    read_log,
+)
+
+# A FILES flag of either kind takes a file out of the data figures.
+NOT_DATA = FILE_EXCLUDED | FILE_NOT_REGULAR
+
+
+@dataclass
+class IoTotals:
+    """What some processes did to regular files, plus their metadata time (ns)."""
+
+    bytes_read: int = 0
+    bytes_written: int = 0
+    reads: int = 0
+    writes: int = 0
+    read_time_ns: int = 0
+    write_time_ns: int = 0
+    meta_time_ns: int = 0
+    files: int = 0
+
+    @property
+    def io_time_ns(self) -> int:
+        return self.read_time_ns + self.write_time_ns + self.meta_time_ns
+
+    def add(self, other: IoTotals) -> None:
+        self.bytes_read += other.bytes_read
+        self.bytes_written += other.bytes_written
+        self.reads += other.reads
+        self.writes += other.writes
+        self.read_time_ns += other.read_time_ns
+        self.write_time_ns += other.write_time_ns
+        self.meta_time_ns += other.meta_time_ns
+        self.files += other.files
+
+
+def _sum(table: FileTable, name: str, mask: np.ndarray) -> int:
+    col = table.column(name)
+    return int(col[mask].sum(dtype=np.uint64)) if mask.any() else 0
+
+
+def data_rows(table: FileTable) -> np.ndarray:
+    """Rows of regular files (neither excluded nor a pipe, socket, tty or device)."""
+    return (table.flags & NOT_DATA) == 0
+
+
+def opened_rows(table: FileTable) -> np.ndarray:
+    """Rows of files that were opened, read or written (not only stat'ed or renamed)."""
+    col = table.column
+    return (col("POSIX_OPENS") > 0) | (col("POSIX_READS") > 0) | (col("POSIX_WRITES") > 0)
+
+
+def table_totals(table: FileTable, mask: np.ndarray, meta_time_ns: int = 0) -> IoTotals:
+    touched = mask & opened_rows(table)
+    return IoTotals(
+        bytes_read=_sum(table, "POSIX_BYTES_READ", mask),
+        bytes_written=_sum(table, "POSIX_BYTES_WRITTEN", mask),
+        reads=_sum(table, "POSIX_READS", mask),
+        writes=_sum(table, "POSIX_WRITES", mask),
+        read_time_ns=_sum(table, "POSIX_F_READ_TIME", mask),
+        write_time_ns=_sum(table, "POSIX_F_WRITE_TIME", mask),
+        meta_time_ns=meta_time_ns,
+        files=int(np.count_nonzero(touched)),
+    )
+
+
+def log_totals(log: ProcessLog) -> IoTotals:
+    return table_totals(log.table, data_rows(log.table), log.proc.get("META_TIME", 0))
+
+
+@dataclass
+class ProcessNode:
+    """A log in the job's process tree. relation: "root", "child" (fork, spawn) or "exec" (the same
+    process after exec: the parent's log ended with flag 4)."""
+
+    index: int
+    log: ProcessLog
+    totals: IoTotals
+    parent: int | None = None
+    relation: str = "root"
+    children: list[int] = field(default_factory=list)
+
+
+@dataclass
+class MountTotals:
+    dir: str
+    fs_type: str
+    totals: IoTotals
+    meta_time_ns: int = 0  # the files' own POSIX_F_META_TIME (opens, stats, syncs ... on them)
+
+
+@dataclass
+class RankTotals:
+    rank: int
+    logs: int
+    totals: IoTotals
+
+
+@dataclass
+class Job:
+    job_id: str
+    logs: list[ProcessLog]
+    nodes: list[ProcessNode]
+    roots: list[int]
+    # One row per path over every process; `mount` indexes files.mount_list.
+    files: FileTable
+    # Per path: processes that have it, that read it, wrote it, did both.
+    procs: np.ndarray
+    readers: np.ndarray
+    writers: np.ndarray
+    both: np.ndarray
+    file_merges: list[str]
+    proc: dict[str, int]
+    mounts: list[MountTotals]
+    ranks: list[RankTotals]
+    messages: list[str]
+
+    @cached_property
+    def files_plan(self) -> MergePlan:
+        return MergePlan.build(self.files.names, self.file_merges)[0]
+
+    @property
+    def start_wall_ns(self) -> int:
+        return min(log.header.start_wall_ns for log in self.logs)
+
+    @property
+    def end_wall_ns(self) -> int:
+        return max(log.end_wall_ns for log in self.logs)
+
+    @property
+    def run_time_s(self) -> float:
+        return max(self.end_wall_ns - self.start_wall_ns, 0) / 1e9
+
+    @property
+    def processes(self) -> int:
+        """Processes, not logs: an exec continues the same process in a new log."""
+        return sum(1 for n in self.nodes if n.relation != "exec")
+
+    @property
+    def rank_count(self) -> int:
+        return len(self.ranks)
+
+    def file(self, path: str) -> dict[str, int]:
+        """The counters of one path, merged over every process."""
+        return self.files.counters(self.files.row_of[path])
+
+
+# --- finding and reading the logs ------------------------------------------------------------------------
+
+
+def log_paths(path: str | Path) -> list[Path]:
+    """The logs of a directory (not its subdirectories), or the one file given. When both the live `.iolp`
+    and the compressed `.iolpz` of one process are there, both are returned (load_jobs picks one)."""
+    p = Path(path)
+    if p.is_dir():
+        return sorted(q for q in p.iterdir() if q.suffix in LOG_SUFFIXES and q.is_file())
+    if p.exists():
+        return [p]
+    raise ProfileLogError(f"{p}: no such file or directory")
+
+
+def _read_all(paths: Sequence[Path], single: bool) -> tuple[list[ProcessLog], list[str]]:
+    """Read the logs; with several, a broken one is skipped (and said), a single one is an error."""
+    by_stem: dict[str, list[Path]] = {}
+    for p in paths:
+        by_stem.setdefault(log_stem(p.name), []).append(p)
+    logs: list[ProcessLog] = []
+    messages: list[str] = []
+    for stem, group in by_stem.items():
+        # The compressed log is the finished one; the live one is the fallback if it is damaged.
+        group.sort(key=lambda q: q.suffix != ".iolpz")
+        chosen: ProcessLog | None = None
+        errors: list[str] = []
+        for q in group:
+            try:
+                log = read_log(q)
+            except ProfileLogError as exc:
+                if single:
+                    raise
+                errors.append(str(exc))
+                continue
+            if chosen is None or (chosen.truncated and not log.truncated):
+                chosen = log
+            if not chosen.truncated:
+                break
+        if chosen is None:
+            messages.extend(f"skipped: {e}" for e in errors)
+        else:
+            if errors:
+                messages.append(f"{stem}: used {chosen.name}; " + "; ".join(errors))
+            logs.append(chosen)
+    return logs, messages
+
+
+def load_jobs(source: str | Path | Iterable[Path]) -> list[Job]:
+    """The jobs of a directory, a log file, or a list of log files, grouped by job id."""
+    if isinstance(source, str | Path):
+        paths = log_paths(source)
+        where = str(source)
+    else:
+        paths = list(source)
+        where = ", ".join(str(p) for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+    if not paths:
+        raise ProfileLogError(f"{where}: no profile logs (*.iolp, *.iolpz)")
+    single = len(paths) == 1 and not Path(paths[0]).is_dir()
+    logs, messages = _read_all(paths, single)
+    if not logs:
+        raise ProfileLogError(f"{where}: no readable profile log; " + "; ".join(messages))
+    groups: dict[str, list[ProcessLog]] = {}
+    for log in logs:
+        groups.setdefault(log.header.job_id, []).append(log)
+    jobs = [build_job(job_id, group, list(messages)) for job_id, group in groups.items()]
+    jobs.sort(key=lambda j: j.start_wall_ns)
+    return jobs
+
+
+def load_job(path: str | Path) -> Job:
+    """The one job of a directory or log file; ProfileLogError if the logs belong to several jobs."""
+    jobs = load_jobs(path)
+    if len(jobs) > 1:
+        ids = ", ".join(repr(j.job_id) for j in jobs)
+        raise ProfileLogError(f"{path}: logs of {len(jobs)} jobs ({ids}); use load_jobs() to read them all")
+    return jobs[0]
+
+
+# --- putting the logs together ---------------------------------------------------------------------------
+
+
+def _tree(logs: list[ProcessLog], messages: list[str]) -> tuple[list[ProcessNode], list[int]]:
+    nodes = [ProcessNode(i, log, log_totals(log)) for i, log in enumerate(logs)]
+    by_stem = {log.stem: i for i, log in enumerate(logs)}
+    for node in nodes:
+        parent_log = node.log.header.parent_log
+        if not parent_log:
+            continue
+        j = by_stem.get(log_stem(parent_log))
+        if j is None or j == node.index:
+            messages.append(f"{node.log.name}: its parent's log {parent_log} is not among the logs")
+            continue
+        parent = logs[j]
+        node.parent = j
+        same_pid = parent.header.pid == node.log.header.pid
+        node.relation = "exec" if parent.exec_replaced and same_pid else "child"
+    # Children of a parent in start order; a cycle (a damaged link) is broken where it closes.
+    reached: set[int] = set()
+    roots = [n.index for n in nodes if n.parent is None]
+    for n in nodes:
+        if n.parent is not None:
+            nodes[n.parent].children.append(n.index)
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        reached.add(i)
+        stack.extend(c for c in nodes[i].children if c not in reached)
+    for n in nodes:
+        if n.index not in reached:
+            if n.parent is not None:
+                nodes[n.parent].children.remove(n.index)
+            n.parent, n.relation = None, "root"
+            roots.append(n.index)
+            reached.add(n.index)
+    return nodes, roots
+
+
+def _job_schema(logs: list[ProcessLog], messages: list[str]) -> tuple[list[str], list[str]]:
+    names: list[str] = []
+    merges: dict[str, str] = {}
+    for log in logs:
+        for name, merge in zip(log.schema.file.names, log.schema.file.merges, strict=True):
+            if name not in merges:
+                merges[name] = merge
+                names.append(name)
+            elif merges[name] != merge:
+                messages.append(
+                    f"{log.name}: counter {name} merges by {merge}, another log says {merges[name]}; "
+                    f"{merges[name]} is used"
+                )
+    return names, [merges[n] for n in names]
+
+
+def _aligned(log: ProcessLog, names: list[str]) -> np.ndarray:
+    """The log's file values in the job's column order (zeros for counters its runtime did not have)."""
+    own = log.table.names
+    if own == names:
+        return log.table.values
+    out = np.zeros((len(log.table), len(names)), dtype=np.uint64)
+    index = {n: i for i, n in enumerate(names)}
+    for i, n in enumerate(own):
+        out[:, index[n]] = log.table.values[:, i]
+    return out
+
+
+def _merge_files(
+    logs: list[ProcessLog], messages: list[str]
+) -> tuple[FileTable, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    names, merges = _job_schema(logs, messages)
+    plan, _ = MergePlan.build(names, merges)
+    gids_of: list[np.ndarray] = []
+    if len(logs) == 1:
+        # One process: its table has one row per path already.
+        paths = logs[0].table.paths
+        gids_of.append(np.arange(len(paths), dtype=np.intp))
+    else:
+        index: dict[str, int] = {}
+        for log in logs:
+            gids_of.append(
+                np.fromiter(
+                    (index.setdefault(p, len(index)) for p in log.table.paths), np.intp, len(log.table)
+                )
+            )
+        paths = list(index)
+    n = len(paths)
+    flags = np.zeros(n, dtype=np.uint32)
+    mount = np.full(n, -1, dtype=np.intp)
+    mount_index: dict[tuple[str, str], int] = {}
+    procs = np.zeros(n, dtype=np.int64)
+    readers = np.zeros(n, dtype=np.int64)
+    writers = np.zeros(n, dtype=np.int64)
+    both = np.zeros(n, dtype=np.int64)
+    if len(logs) == 1 and names == logs[0].table.names:
+        # One process: its table is already one row per path.
+        t = logs[0].table
+        values = t.values
+    else:
+        acc = Accumulator(plan, n)
+        for log, gids in zip(logs, gids_of, strict=True):
+            acc.add(gids, _aligned(log, names))
+        values = acc.finish()
+    for log, gids in zip(logs, gids_of, strict=True):
+        t = log.table
+        flags[gids] |= t.flags
+        # Mount indexes of this log's table, in the job's mount list.
+        local = np.array([mount_index.setdefault(m, len(mount_index)) for m in t.mount_list], dtype=np.intp)
+        if local.size:
+            has = t.mount >= 0
+            unset = has & (mount[gids] < 0)
+            mount[gids[unset]] = local[t.mount[unset]]
+        procs[gids] += 1
+        r = t.column("POSIX_READS") > 0
+        w = t.column("POSIX_WRITES") > 0
+        readers[gids[r]] += 1
+        writers[gids[w]] += 1
+        both[gids[r & w]] += 1
+    mount_list = [m for m, _ in sorted(mount_index.items(), key=lambda kv: kv[1])]
+    table = FileTable(
+        names=names,
+        paths=paths,
+        flags=flags,
+        mount=mount,
+        mount_list=mount_list,
+        values=values,
+        contributions=procs.astype(np.uint32),
+    )
+    return table, merges, procs, readers, writers, both
+
+
+def _mount_totals(table: FileTable) -> list[MountTotals]:
+    data = data_rows(table)
+    out: list[MountTotals] = []
+    for m in sorted(set(table.mount[data].tolist())):
+        mask = data & (table.mount == m)
+        where = table.mount_list[m] if m >= 0 else ("(unknown)", "?")
+        totals = table_totals(table, mask)
+        out.append(MountTotals(where[0], where[1], totals, _sum(table, "POSIX_F_META_TIME", mask)))
+    out.sort(key=lambda mt: -(mt.totals.bytes_read + mt.totals.bytes_written))
+    return out
+
+
+def _rank_totals(nodes: list[ProcessNode]) -> list[RankTotals]:
+    ranks: dict[int, RankTotals] = {}
+    paths: dict[int, set[str]] = {}
+    for n in nodes:
+        rank = n.log.header.rank
+        if rank < 0:
+            continue
+        rt = ranks.setdefault(rank, RankTotals(rank, 0, IoTotals()))
+        rt.logs += 1
+        files = rt.totals.files
+        rt.totals.add(n.totals)
+        rt.totals.files = files
+        t = n.log.table
+        mask = data_rows(t) & opened_rows(t)
+        paths.setdefault(rank, set()).update(t.paths[i] for i in np.flatnonzero(mask).tolist())
+    for rank, rt in ranks.items():
+        rt.totals.files = len(paths[rank])
+    return [ranks[r] for r in sorted(ranks)]
+
+
+def _merge_procs(logs: list[ProcessLog]) -> dict[str, int]:
+    """The processes' counters combined by their merges (sums, for version 1)."""
+    names: list[str] = []
+    merges: dict[str, str] = {}
+    for log in logs:
+        for name, merge in zip(log.schema.proc.names, log.schema.proc.merges, strict=True):
+            if name not in merges:
+                merges[name] = merge
+                names.append(name)
+    acc = Accumulator(MergePlan.build(names, [merges[n] for n in names])[0], 1)
+    for log in logs:
+        row = np.zeros((1, len(names)), dtype=np.uint64)
+        for name, v in log.proc.items():
+            row[0, names.index(name)] = v
+        acc.add(np.zeros(1, dtype=np.intp), row)
+    return dict(zip(names, acc.finish()[0].tolist(), strict=True))
+
+
+def build_job(job_id: str, logs: list[ProcessLog], messages: list[str] | None = None) -> Job:
+    messages = list(messages or [])
+    logs = sorted(logs, key=lambda log: (log.header.start_wall_ns, log.header.pid, log.name))
+    nodes, roots = _tree(logs, messages)
+    files, merges, procs, readers, writers, both = _merge_files(logs, messages)
+    proc_acc = _merge_procs(logs)
+    for log in logs:
+        messages.extend(f"{log.name}: {m}" for m in log.messages)
+    return Job(
+        job_id=job_id,
+        logs=logs,
+        nodes=nodes,
+        roots=roots,
+        files=files,
+        procs=procs,
+        readers=readers,
+        writers=writers,
+        both=both,
+        file_merges=merges,
+        proc=proc_acc,
+        mounts=_mount_totals(files),
+        ranks=_rank_totals(nodes),
+        messages=messages,
+    )

@@ -1,0 +1,615 @@
+"""The report of a profiled job: its figures as one JSON-ready dict (documented in docs/profile.md, "The
+JSON report"), and the same dict shown as text with rich. The text view reads nothing but the dict, so the
+two never disagree.
+
+How each figure is computed is in docs/profile.md; in short: data figures over regular files (records of
+every process merged per path), metadata from the processes' totals, rates against the slowest process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from iolens.profile import advice as advice_rules
+from iolens.profile.job import Job, data_rows, load_jobs, opened_rows
+from iolens.profile.merge import combine_top
+from iolens.profile.reader import FILE_EXCLUDED, FILE_NOT_REGULAR, ProfileLogError
+from iolens.render import human_bytes
+
+SCHEMA = "iolens-profile-report"
+SCHEMA_VERSION = 1
+TOP_FILES = 10
+# Advice panels are at most this wide (narrower on a narrow terminal): sentences read badly wider.
+PANEL_WIDTH = 110
+
+# Process counters that are metadata operations (the summary's "metadata operations").
+META_OPS = (
+    "OPENS", "STATS", "SEEKS", "FSYNCS", "MKDIRS", "RMDIRS", "UNLINKS", "RENAMES", "READDIRS", "OPENDIRS",
+    "ACCESSES", "TRUNCATES", "FALLOCATES", "CHMODS", "LINKS",
+)  # fmt: skip
+
+READ_BUCKETS = "POSIX_SIZE_READ_"
+WRITE_BUCKETS = "POSIX_SIZE_WRITE_"
+
+
+def _s(ns: int | float) -> float:
+    return float(ns) / 1e9
+
+
+def _iso(ns: int) -> str:
+    return (
+        datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    )
+
+
+def _col_sum(job: Job, name: str, mask: np.ndarray) -> int:
+    return int(job.files.column(name)[mask].sum(dtype=np.uint64)) if mask.any() else 0
+
+
+def _bucket_label(suffix: str) -> str:
+    """POSIX_SIZE_READ_10K_100K -> "10K-100K", ..._1G_PLUS -> "1G+"."""
+    if suffix.endswith("_PLUS"):
+        return suffix[: -len("_PLUS")] + "+"
+    return suffix.replace("_", "-")
+
+
+def access_sizes(job: Job, data: np.ndarray) -> dict[str, Any]:
+    """The access size histogram: the schema's POSIX_SIZE_READ_* and POSIX_SIZE_WRITE_* counters, in
+    schema order (Darshan's ten buckets in version 1)."""
+    names = job.files.names
+    suffixes = [n[len(READ_BUCKETS) :] for n in names if n.startswith(READ_BUCKETS)]
+    for n in names:
+        if n.startswith(WRITE_BUCKETS) and n[len(WRITE_BUCKETS) :] not in suffixes:
+            suffixes.append(n[len(WRITE_BUCKETS) :])
+    return {
+        "buckets": [_bucket_label(s) for s in suffixes],
+        "read": [_col_sum(job, READ_BUCKETS + s, data) for s in suffixes],
+        "write": [_col_sum(job, WRITE_BUCKETS + s, data) for s in suffixes],
+    }
+
+
+def _common(job: Job, data: np.ndarray, stem: str) -> list[list[int]]:
+    """The four most common values of a topv/topc set (e.g. access sizes) over all regular files."""
+    ts = next((t for t in job.files_plan.top_sets if t.name == stem), None)
+    if ts is None or not data.any():
+        return []
+    vals = job.files.values[np.ix_(data, list(ts.values))].ravel()
+    cnts = job.files.values[np.ix_(data, list(ts.counts))].ravel()
+    v, c = combine_top(np.zeros(vals.size, dtype=np.intp), vals, cnts, 1, len(ts.values))
+    return [[int(a), int(b)] for a, b in zip(v[0].tolist(), c[0].tolist(), strict=True) if b]
+
+
+def access_patterns(job: Job, data: np.ndarray) -> dict[str, Any]:
+    def total(name: str) -> int:
+        return _col_sum(job, name, data)
+
+    return {
+        "reads": total("POSIX_READS"),
+        "seq_reads": total("POSIX_SEQ_READS"),
+        "consec_reads": total("POSIX_CONSEC_READS"),
+        "writes": total("POSIX_WRITES"),
+        "seq_writes": total("POSIX_SEQ_WRITES"),
+        "consec_writes": total("POSIX_CONSEC_WRITES"),
+        "rw_switches": total("POSIX_RW_SWITCHES"),
+        "file_not_aligned": total("POSIX_FILE_NOT_ALIGNED"),
+        "mem_not_aligned": total("POSIX_MEM_NOT_ALIGNED"),
+        "fsyncs": total("POSIX_FSYNCS"),
+        "fdsyncs": total("POSIX_FDSYNCS"),
+        "common_access_sizes": _common(job, data, "POSIX_ACCESS"),
+        "common_strides": _common(job, data, "POSIX_STRIDE"),
+    }
+
+
+def _file_row(job: Job, i: int) -> dict[str, Any]:
+    t = job.files
+    mount = t.mount_of(i)
+    c = t.column
+    return {
+        "path": t.paths[i],
+        "mount": mount[0] if mount else None,
+        "fs_type": mount[1] if mount else None,
+        "processes": int(job.procs[i]),
+        "bytes_read": int(c("POSIX_BYTES_READ")[i]),
+        "bytes_written": int(c("POSIX_BYTES_WRITTEN")[i]),
+        "reads": int(c("POSIX_READS")[i]),
+        "writes": int(c("POSIX_WRITES")[i]),
+        "read_time_s": _s(c("POSIX_F_READ_TIME")[i]),
+        "write_time_s": _s(c("POSIX_F_WRITE_TIME")[i]),
+        "meta_time_s": _s(c("POSIX_F_META_TIME")[i]),
+    }
+
+
+def _top(job: Job, key: np.ndarray, mask: np.ndarray, n: int = TOP_FILES) -> list[dict[str, Any]]:
+    rows = np.flatnonzero(mask & (key > 0))
+    if rows.size > n:
+        # Only the n largest are sorted (100k files: no full sort).
+        part = np.argpartition(-key[rows].astype(np.float64), n - 1)[:n]
+        rows = rows[part]
+    order = np.lexsort((rows, -key[rows].astype(np.float64)))
+    return [_file_row(job, int(i)) for i in rows[order].tolist()]
+
+
+def _io_dict(t: Any) -> dict[str, Any]:
+    return {
+        "files": t.files,
+        "bytes_read": t.bytes_read,
+        "bytes_written": t.bytes_written,
+        "reads": t.reads,
+        "writes": t.writes,
+        "read_time_s": _s(t.read_time_ns),
+        "write_time_s": _s(t.write_time_ns),
+        "meta_time_s": _s(t.meta_time_ns),
+        "io_time_s": _s(t.io_time_ns),
+    }
+
+
+def _spread(values: Sequence[float], ranks: Sequence[int]) -> dict[str, Any]:
+    i = max(range(len(values)), key=lambda k: (values[k], -ranks[k]))
+    return {
+        "min": min(values),
+        "mean": sum(values) / len(values),
+        "max": values[i],
+        "max_rank": ranks[i],
+    }
+
+
+def rank_imbalance(ranks: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if len(ranks) < 2:
+        return None
+    ids = [r["rank"] for r in ranks]
+    t = _spread([r["io_time_s"] for r in ranks], ids)
+    b = _spread([r["bytes_read"] + r["bytes_written"] for r in ranks], ids)
+    return {
+        "ranks": len(ranks),
+        "io_time_s": t,
+        "io_time_max_over_mean": t["max"] / t["mean"] if t["mean"] else None,
+        "bytes": b,
+        "bytes_max_over_mean": b["max"] / b["mean"] if b["mean"] else None,
+    }
+
+
+def _processes(job: Job) -> list[dict[str, Any]]:
+    out = []
+    for n in job.nodes:
+        log, h = n.log, n.log.header
+        out.append(
+            {
+                "log": log.name,
+                "pid": h.pid,
+                "ppid": h.ppid,
+                "rank": h.rank if h.rank >= 0 else None,
+                "hostname": h.hostname,
+                "exe": h.exe,
+                "cmdline": h.cmdline,
+                "parent": job.nodes[n.parent].log.name if n.parent is not None else None,
+                "relation": n.relation,
+                "children": [job.nodes[c].log.name for c in n.children],
+                "start": _iso(h.start_wall_ns),
+                "start_wall_ns": h.start_wall_ns,
+                "run_time_s": log.run_time_s,
+                "threads": log.threads,
+                "clean": log.clean,
+                "exit_status": h.exit_status if log.clean else None,
+                "killed_by_signal": log.killed_by_signal,
+                "exit_signal": h.exit_signal if log.killed_by_signal else None,
+                "exec_replaced": log.exec_replaced,
+                "truncated": log.truncated,
+                "trace_events": int(log.trace_array.size),
+                "trace_dropped": h.trace_dropped,
+                **{k: v for k, v in _io_dict(n.totals).items()},
+            }
+        )
+    return out
+
+
+def job_report(job: Job) -> dict[str, Any]:
+    """Every figure of the report of one job (docs/profile.md, "The JSON report")."""
+    t = job.files
+    flags = t.flags
+    data = data_rows(t)
+    reads, writes = t.column("POSIX_READS") > 0, t.column("POSIX_WRITES") > 0
+    not_regular = ((flags & FILE_NOT_REGULAR) != 0) & ((flags & FILE_EXCLUDED) == 0)
+    proc = job.proc
+    meta_ns = proc.get("META_TIME", 0)
+    read_ns = _col_sum(job, "POSIX_F_READ_TIME", data)
+    write_ns = _col_sum(job, "POSIX_F_WRITE_TIME", data)
+    io_ns = read_ns + write_ns + meta_ns
+    slowest = max((n.totals.io_time_ns for n in job.nodes), default=0)
+    run_s = job.run_time_s
+    moved = _col_sum(job, "POSIX_BYTES_READ", data) + _col_sum(job, "POSIX_BYTES_WRITTEN", data)
+    summary = {
+        "start": _iso(job.start_wall_ns),
+        "start_wall_ns": job.start_wall_ns,
+        "run_time_s": run_s,
+        "processes": job.processes,
+        "logs": len(job.logs),
+        "ranks": job.rank_count,
+        "hosts": len({log.header.hostname for log in job.logs}),
+        "threads": sum(log.threads for log in job.logs),
+        "files": {
+            "total": int(np.count_nonzero(data)),
+            "read_only": int(np.count_nonzero(data & reads & ~writes)),
+            "write_only": int(np.count_nonzero(data & writes & ~reads)),
+            "read_write": int(np.count_nonzero(data & reads & writes)),
+            "no_data": int(np.count_nonzero(data & ~reads & ~writes)),
+            "opened": int(np.count_nonzero(data & opened_rows(t))),
+            "not_regular": int(np.count_nonzero(not_regular)),
+            "excluded": int(np.count_nonzero(flags & FILE_EXCLUDED)),
+        },
+        "bytes_read": _col_sum(job, "POSIX_BYTES_READ", data),
+        "bytes_written": _col_sum(job, "POSIX_BYTES_WRITTEN", data),
+        "reads": _col_sum(job, "POSIX_READS", data),
+        "writes": _col_sum(job, "POSIX_WRITES", data),
+        "metadata_ops": sum(proc.get(n, 0) for n in META_OPS),
+        "read_time_s": _s(read_ns),
+        "write_time_s": _s(write_ns),
+        "meta_time_s": _s(meta_ns),
+        "io_time_s": _s(io_ns),
+        "slowest_process_io_time_s": _s(slowest),
+        "io_time_share": _s(slowest) / run_s if run_s > 0 else None,
+        "io_rate_bytes_per_s": moved / _s(slowest) if slowest > 0 else None,
+        "not_regular": {
+            "files": int(np.count_nonzero(not_regular)),
+            "bytes_read": _col_sum(job, "POSIX_BYTES_READ", not_regular),
+            "bytes_written": _col_sum(job, "POSIX_BYTES_WRITTEN", not_regular),
+        },
+        "untracked_ops": proc.get("UNTRACKED_OPS", 0),
+        "errors": proc.get("ERRORS", 0),
+        "unclean_logs": sum(1 for log in job.logs if not log.clean and not log.exec_replaced),
+        "truncated_logs": sum(1 for log in job.logs if log.truncated),
+        "trace_events": sum(int(log.trace_array.size) for log in job.logs),
+        "trace_dropped": sum(log.header.trace_dropped for log in job.logs),
+    }
+    ranks = [{"rank": r.rank, "logs": r.logs, **_io_dict(r.totals)} for r in job.ranks]
+    report: dict[str, Any] = {
+        "job_id": job.job_id,
+        "summary": summary,
+        "operations": {
+            n: v for n, v in proc.items() if not n.endswith("_TIME") and not n.startswith("BYTES_")
+        },
+        "access_sizes": access_sizes(job, data),
+        "access_patterns": access_patterns(job, data),
+        "top_files_by_bytes": _top(
+            job, t.column("POSIX_BYTES_READ") + t.column("POSIX_BYTES_WRITTEN"), (flags & FILE_EXCLUDED) == 0
+        ),
+        "top_files_by_time": _top(
+            job,
+            t.column("POSIX_F_READ_TIME") + t.column("POSIX_F_WRITE_TIME") + t.column("POSIX_F_META_TIME"),
+            (flags & FILE_EXCLUDED) == 0,
+        ),
+        "mounts": [
+            {"mount": m.dir, "fs_type": m.fs_type, **_io_dict(m.totals), "meta_time_s": _s(m.meta_time_ns)}
+            for m in job.mounts
+        ],
+        "ranks": ranks,
+        "rank_imbalance": rank_imbalance(ranks),
+        "processes": _processes(job),
+        "roots": [job.nodes[i].log.name for i in job.roots],
+    }
+    report["advice"] = [a.to_json() for a in advice_rules.advise(job, report)]
+    report["messages"] = list(job.messages)
+    return report
+
+
+def build(jobs: Sequence[Job], source: str) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "source": source,
+        "jobs": [job_report(j) for j in jobs],
+    }
+
+
+# --- text ---------------------------------------------------------------------------------------------------
+
+
+def _secs(s: float) -> str:
+    return f"{s:.3f} s" if s < 100 else f"{s:.1f} s"
+
+
+def _bytes(n: float) -> str:
+    return human_bytes(n)
+
+
+def _table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str | Text]]) -> Table:
+    t = Table(
+        title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0), show_edge=False,
+        title_justify="left", title_style="bold",
+    )  # fmt: skip
+    for i, h in enumerate(headers):
+        t.add_column(h, justify="left" if i == 0 else "right", no_wrap=i != 0, overflow="fold")
+    for row in rows:
+        # Text cells: paths and names are never read as rich markup.
+        t.add_row(*(c if isinstance(c, Text) else Text(c) for c in row))
+    return t
+
+
+def _summary_table(s: dict[str, Any]) -> Table:
+    f = s["files"]
+    rows: list[tuple[str, str]] = [
+        ("run time", f"{_secs(s['run_time_s'])}, began {s['start']}"),
+        (
+            "processes",
+            f"{s['processes']} ({s['logs']} logs) on {s['hosts']} host(s), {s['ranks']} rank(s), "
+            f"{s['threads']} thread(s) doing I/O",
+        ),
+        (
+            "files",
+            f"{f['total']}: {f['read_only']} read-only, {f['write_only']} write-only, "
+            f"{f['read_write']} read-write, {f['no_data']} without data",
+        ),
+        ("bytes read", f"{_bytes(s['bytes_read'])} in {s['reads']} reads"),
+        ("bytes written", f"{_bytes(s['bytes_written'])} in {s['writes']} writes"),
+        ("metadata operations", str(s["metadata_ops"])),
+        (
+            "cumulative time",
+            f"read {_secs(s['read_time_s'])}, write {_secs(s['write_time_s'])}, "
+            f"metadata {_secs(s['meta_time_s'])}: I/O {_secs(s['io_time_s'])}",
+        ),
+    ]
+    if s["io_time_share"] is not None:
+        rows.append(
+            (
+                "I/O share of run time",
+                f"{100 * s['io_time_share']:.1f}% (slowest process: {_secs(s['slowest_process_io_time_s'])})",
+            )
+        )
+    if s["io_rate_bytes_per_s"] is not None:
+        rows.append(
+            ("I/O rate", f"{_bytes(s['io_rate_bytes_per_s'])}/s (bytes / slowest process's I/O time)")
+        )
+    nr = s["not_regular"]
+    if nr["files"]:
+        rows.append(
+            (
+                "not regular files",
+                f"{nr['files']} (pipes, sockets, ttys, devices): {_bytes(nr['bytes_read'])} read, "
+                f"{_bytes(nr['bytes_written'])} written (not in the figures above)",
+            )
+        )
+    if f["excluded"]:
+        rows.append(("excluded", f"{f['excluded']} path(s) (IOLENS_PROFILE_EXCLUDE)"))
+    if s["untracked_ops"]:
+        rows.append(("untracked calls", f"{s['untracked_ops']} (sockets, pipes, excluded paths)"))
+    if s["trace_events"] or s["trace_dropped"]:
+        dropped = f", {s['trace_dropped']} dropped" if s["trace_dropped"] else ""
+        rows.append(("trace", f"{s['trace_events']} events{dropped}"))
+    t = Table(box=None, show_header=False, pad_edge=False, padding=(0, 2, 0, 0))
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")
+    for k, v in rows:
+        t.add_row(k, Text(v))
+    return t
+
+
+def _operations(ops: dict[str, int]) -> Table | None:
+    rows = [(name.lower(), str(v)) for name, v in ops.items() if v]
+    if not rows:
+        return None
+    # Two name/count pairs per line keep a long list short.
+    half = (len(rows) + 1) // 2
+    pairs = [(*rows[i], *(rows[i + half] if i + half < len(rows) else ("", ""))) for i in range(half)]
+    return _table("Operations (calls on any file)", ["operation", "count", "  operation", "count"], pairs)
+
+
+def _sizes(sizes: dict[str, Any], patterns: dict[str, Any]) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    if sum(sizes["read"]) + sum(sizes["write"]):
+        rows = [
+            (label, str(r), str(w))
+            for label, r, w in zip(sizes["buckets"], sizes["read"], sizes["write"], strict=True)
+        ]
+        out.append(_table("Access sizes (bytes)", ["size", "reads", "writes"], rows))
+    p = patterns
+    parts = []
+    for kind in ("read", "write"):
+        n = p[f"{kind}s"]
+        if n:
+            parts.append(
+                f"{kind}s: {100 * p[f'seq_{kind}' + 's'] / n:.0f}% sequential, "
+                f"{100 * p[f'consec_{kind}' + 's'] / n:.0f}% consecutive"
+            )
+    if p["reads"] + p["writes"]:
+        parts.append(
+            f"{100 * p['file_not_aligned'] / (p['reads'] + p['writes']):.0f}% at unaligned file offsets"
+        )
+    if p["common_access_sizes"]:
+        parts.append("most common sizes: " + ", ".join(f"{v} ({c}x)" for v, c in p["common_access_sizes"]))
+    if parts:
+        out.append(Text("; ".join(parts), style="dim"))
+    return out
+
+
+def _files_table(title: str, rows: list[dict[str, Any]]) -> Table:
+    return _table(
+        title,
+        ["path", "fs", "procs", "read", "written", "read time", "write time", "meta time"],
+        [
+            (
+                Text(r["path"]),
+                r["fs_type"] or "?",
+                str(r["processes"]),
+                _bytes(r["bytes_read"]),
+                _bytes(r["bytes_written"]),
+                _secs(r["read_time_s"]),
+                _secs(r["write_time_s"]),
+                _secs(r["meta_time_s"]),
+            )
+            for r in rows
+        ],
+    )
+
+
+def _mounts_table(mounts: list[dict[str, Any]]) -> Table:
+    return _table(
+        "Per mount (regular files)",
+        ["mount", "fs", "files", "read", "written", "read time", "write time", "meta time"],
+        [
+            (
+                Text(m["mount"]),
+                m["fs_type"],
+                str(m["files"]),
+                _bytes(m["bytes_read"]),
+                _bytes(m["bytes_written"]),
+                _secs(m["read_time_s"]),
+                _secs(m["write_time_s"]),
+                _secs(m["meta_time_s"]),
+            )
+            for m in mounts
+        ],
+    )
+
+
+def _ranks(ranks: list[dict[str, Any]], imb: dict[str, Any] | None) -> list[RenderableType]:
+    out: list[RenderableType] = [
+        _table(
+            "Per rank",
+            ["rank", "logs", "files", "read", "written", "I/O time"],
+            [
+                (
+                    str(r["rank"]),
+                    str(r["logs"]),
+                    str(r["files"]),
+                    _bytes(r["bytes_read"]),
+                    _bytes(r["bytes_written"]),
+                    _secs(r["io_time_s"]),
+                )
+                for r in ranks
+            ],
+        )
+    ]
+    if imb is not None:
+        t, b = imb["io_time_s"], imb["bytes"]
+        ratio_t = f"{imb['io_time_max_over_mean']:.2f}x" if imb["io_time_max_over_mean"] else "-"
+        ratio_b = f"{imb['bytes_max_over_mean']:.2f}x" if imb["bytes_max_over_mean"] else "-"
+        out.append(
+            Text(
+                f"I/O time per rank: min {_secs(t['min'])}, mean {_secs(t['mean'])}, max {_secs(t['max'])} "
+                f"(rank {t['max_rank']}, {ratio_t} the mean); bytes per rank: max {_bytes(b['max'])} "
+                f"(rank {b['max_rank']}, {ratio_b} the mean)",
+                style="dim",
+            )
+        )
+    return out
+
+
+def _node_label(p: dict[str, Any]) -> Text:
+    t = Text()
+    name = os.path.basename(p["exe"]) or (p["cmdline"][0] if p["cmdline"] else "?")
+    t.append(name, style="bold")
+    t.append(f"  pid {p['pid']}")
+    if p["relation"] == "exec":
+        t.append(" (after exec)")
+    if p["rank"] is not None:
+        t.append(f"  rank {p['rank']}")
+    t.append(f"  {p['hostname']}  {_secs(p['run_time_s'])}")
+    t.append(f"  read {_bytes(p['bytes_read'])}, written {_bytes(p['bytes_written'])}")
+    if p["exec_replaced"]:
+        t.append("  exec'd", style="dim")
+    elif p["killed_by_signal"]:
+        t.append(f"  killed by signal {p['exit_signal']}", style="red")
+    elif not p["clean"]:
+        t.append("  did not end cleanly", style="yellow")
+    elif p["exit_status"]:
+        t.append(f"  exit {p['exit_status']}", style="yellow")
+    if p["truncated"]:
+        t.append("  log truncated", style="yellow")
+    if p["cmdline"]:
+        t.append(f"\n{shlex.join(p['cmdline'])}", style="dim")
+    return t
+
+
+def _tree(job: dict[str, Any]) -> Tree:
+    procs = {p["log"]: p for p in job["processes"]}
+    tree = Tree(Text("Processes", style="bold"), guide_style="dim")
+
+    def add(parent: Tree, name: str) -> None:
+        p = procs[name]
+        branch = parent.add(_node_label(p))
+        for child in p["children"]:
+            add(branch, child)
+
+    for root in job["roots"]:
+        add(tree, root)
+    return tree
+
+
+def _advice(items: list[dict[str, Any]]) -> list[RenderableType]:
+    if not items:
+        return [Text("Advice: no rule fired (thresholds in docs/profile.md).", style="dim")]
+    out: list[RenderableType] = [Text("Advice", style="bold")]
+    for a in items:
+        body = Text(a["finding"])
+        body.append("\n" + a["suggestion"], style="dim")
+        out.append(Panel(body, title=a["title"], title_align="left", border_style="cyan", width=PANEL_WIDTH))
+    return out
+
+
+def job_view(job: dict[str, Any]) -> Group:
+    s = job["summary"]
+    head = Text(overflow="fold")
+    head.append(f"iolens profile: job {job['job_id'] or '(no job id)'}", style="bold")
+    if job["roots"]:
+        first = next(p for p in job["processes"] if p["log"] == job["roots"][0])
+        if first["cmdline"]:
+            head.append(f"\ncommand: {shlex.join(first['cmdline'])}")
+    parts: list[RenderableType] = [head, _summary_table(s)]
+    ops = _operations(job["operations"])
+    if ops is not None:
+        parts.append(ops)
+    parts.extend(_sizes(job["access_sizes"], job["access_patterns"]))
+    if job["top_files_by_bytes"]:
+        parts.append(_files_table("Top files by bytes", job["top_files_by_bytes"]))
+    if job["top_files_by_time"]:
+        parts.append(_files_table("Top files by time", job["top_files_by_time"]))
+    if job["mounts"]:
+        parts.append(_mounts_table(job["mounts"]))
+    if job["ranks"]:
+        parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
+    parts.append(_tree(job))
+    parts.extend(_advice(job["advice"]))
+    for m in job["messages"]:
+        parts.append(Text(f"note: {m}", style="yellow"))
+    return Group(*parts)
+
+
+def print_report(report: dict[str, Any], console: Console) -> None:
+    for i, job in enumerate(report["jobs"]):
+        if i:
+            console.print(Text(""))
+        console.print(job_view(job))
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+
+def report_command(
+    source: str | Path | Sequence[Path], as_json: bool, out: Console, err: Callable[[str, int], int]
+) -> int:
+    """`iolens profile report PATH [--json]`: 0, or err(message, status)'s status."""
+    try:
+        jobs = load_jobs(source if isinstance(source, str | Path) else list(source))
+    except ProfileLogError as exc:
+        return err(str(exc), 1)
+    where = str(source) if isinstance(source, str | Path) else os.path.commonpath([str(p) for p in source])
+    doc = build(jobs, where)
+    if as_json:
+        out.file.write(json.dumps(doc, indent=1) + "\n")
+        out.file.flush()
+    else:
+        print_report(doc, out)
+    return 0

@@ -1,0 +1,843 @@
+"""Self-contained HTML reports of a run, a profile or a trend: one file that opens offline.
+
+The plots are drawn by plotly.js, taken from the `plotly` package (its package_data/plotly.min.js) and
+embedded in the file: no CDN, no network. Each figure is a plotly figure as JSON (data + layout), built here
+from what the store answers; the page's only script draws them.
+
+A run's report: the run's facts and phase table, its phases as bars (IO500: the phase scores by unit, and
+BW, MD and the score), latency percentiles, the monitoring samples stored for the run's time window with the
+phase windows shaded, and the trend of its main phases over the system's earlier runs. A profile's report:
+the job summary, operation counts, the access size histogram, the top files, the timeline (when traced) and
+the advice.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import math
+import os
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from iolens import __version__
+from iolens.render import human_bytes, latency
+from iolens.report import text as fmt
+from iolens.store import queries
+from iolens.store.store import Store
+
+GIB = 1024**3
+MIB = 1024**2
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
+MAX_SERIES_PLOTS = 6
+MAX_LINES_PER_PLOT = 8
+MAX_TREND_PLOTS = 4
+PERCENTILE_LABELS = (
+    ("p50_ns", "p50"),
+    ("p90_ns", "p90"),
+    ("p99_ns", "p99"),
+    ("p99_9_ns", "p99.9"),
+    ("max_ns", "max"),
+)
+
+
+class ReportError(Exception):
+    pass
+
+
+def plotly_js() -> str:
+    """plotly.min.js from the installed plotly package (found without importing plotly's Python side)."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise ReportError("HTML reports need the plotly package (pip install plotly)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"cannot read plotly.js from the plotly package: {exc}") from None
+
+
+# --- the page -------------------------------------------------------------------------------------------
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; color: #222;
+       background: #fafafa; }
+header { background: #23395d; color: #fff; padding: 16px 28px; }
+header h1 { margin: 0 0 4px 0; font-size: 22px; }
+header .sub { opacity: .85; font-size: 14px; }
+main { padding: 8px 28px 40px; max-width: 1280px; }
+section { background: #fff; border: 1px solid #e3e3e3; border-radius: 6px; padding: 12px 18px;
+          margin: 16px 0; }
+h2 { font-size: 17px; margin: 4px 0 10px; color: #23395d; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { padding: 3px 10px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.facts td:first-child { color: #666; white-space: nowrap; }
+.bad { color: #b00020; font-weight: 600; }
+.good { color: #1b7f3b; }
+.note { color: #666; font-size: 13px; }
+.plot { width: 100%; height: 380px; }
+.score { font-size: 28px; font-weight: 700; margin-right: 28px; }
+.advice li { margin-bottom: 6px; }
+code { font-size: 12px; word-break: break-all; }
+footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
+"""
+
+SCRIPT = """
+(function () {
+  var config = {displaylogo: false, responsive: true};
+  document.querySelectorAll("div[data-figure]").forEach(function (el) {
+    var fig = JSON.parse(document.getElementById(el.getAttribute("data-figure")).textContent);
+    Plotly.newPlot(el, fig.data, fig.layout, config);
+  });
+})();
+"""
+
+
+class Page:
+    """A report being built: sections of HTML and the figures they hold."""
+
+    def __init__(self, title: str, subtitle: str) -> None:
+        self.title = title
+        self.subtitle = subtitle
+        self.parts: list[str] = []
+        self.figures: list[tuple[str, dict[str, Any]]] = []
+
+    def section(self, title: str, body: str) -> None:
+        self.parts.append(f"<section><h2>{html.escape(title)}</h2>{body}</section>")
+
+    def figure(self, fig: dict[str, Any], height: int = 380) -> str:
+        """A placeholder div for a figure; the page's script draws it."""
+        fid = f"fig{len(self.figures)}"
+        self.figures.append((fid, fig))
+        return f'<div class="plot" style="height:{height}px" data-figure="{fid}-data" id="{fid}"></div>'
+
+    def render(self) -> str:
+        data = "".join(
+            f'<script type="application/json" id="{fid}-data">{_json(fig)}</script>'
+            for fid, fig in self.figures
+        )
+        generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return (
+            "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{html.escape(self.title)}</title><style>{CSS}</style>"
+            f"<script>{plotly_js()}</script></head><body>"
+            f"<header><h1>{html.escape(self.title)}</h1>"
+            f"<div class='sub'>{html.escape(self.subtitle)}</div></header>"
+            f"<main>{''.join(self.parts)}</main>"
+            f"<footer>iolens {__version__} · generated {generated} · "
+            "plots drawn by plotly.js, embedded</footer>"
+            f"{data}<script>{SCRIPT}</script></body></html>\n"
+        )
+
+
+def _json(obj: Any) -> str:
+    # Inside <script>: "</" would end the element, so it is escaped.
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=str).replace("</", "<\\/")
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
+    head = "".join(
+        f"<th class='{'num' if i in numeric else ''}'>{html.escape(h)}</th>" for i, h in enumerate(headers)
+    )
+    body = []
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            cls = "num" if i in numeric else ""
+            content = cell if isinstance(cell, _Raw) else html.escape(str(cell))
+            cells.append(f"<td class='{cls}'>{content}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+class _Raw(str):
+    """Trusted HTML for a table cell."""
+
+
+def _validity(v: bool | None) -> _Raw:
+    if v is None:
+        return _Raw("-")
+    return _Raw("<span class='good'>yes</span>" if v else "<span class='bad'>NO</span>")
+
+
+def _facts(pairs: Sequence[tuple[str, Any]]) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(k)}</td><td>{v if isinstance(v, _Raw) else html.escape(str(v))}</td></tr>"
+        for k, v in pairs
+    )
+    return f"<table class='facts'>{rows}</table>"
+
+
+def _layout(title: str = "", **kw: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "title": {"text": title, "font": {"size": 14}},
+        "margin": {"l": 70, "r": 20, "t": 40 if title else 20, "b": 60},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "legend": {"orientation": "h", "y": -0.2},
+        "xaxis": {"gridcolor": "#eee"},
+        "yaxis": {"gridcolor": "#eee", "rangemode": "tozero"},
+    }
+    layout.update(kw)
+    return layout
+
+
+def _iso_ms(t: float) -> str:
+    """An epoch time as the local time plotly reads as a date."""
+    return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def _scale(unit: str | None, values: Sequence[float]) -> tuple[float, str]:
+    """Divisor and unit to plot values in: B/s as GiB/s or MiB/s."""
+    if unit == "B/s":
+        big = max((abs(v) for v in values if v is not None), default=0)
+        return (GIB, "GiB/s") if big >= GIB else (MIB, "MiB/s")
+    return 1.0, unit or ""
+
+
+# --- a run ----------------------------------------------------------------------------------------------
+
+
+def run_page(store: Store, run_id: int) -> Page:
+    run = queries.get_run(store.db, run_id)
+    title = f"iolens run {run_id}: {run['tool']}" + (f" on {run['system']}" if run["system"] else "")
+    page = Page(title, f"{fmt.when(run['started_at'])} → {fmt.when(run['ended_at'])}")
+    figs = queries.fold_phases(run["phases"])
+    phases = [f for f in figs if f.kind == "phase"]
+    scores = {f.name: f for f in figs if f.kind == "score"}
+
+    facts = [
+        (
+            "tool",
+            run["tool"] + (" (official IO500 result directory)" if run["origin"] == "io500-app" else ""),
+        ),
+        ("system", run["system"] or "-"),
+        ("version", run["version"] or "-"),
+        ("host", run["hostname"] or "-"),
+        ("ranks / nodes", f"{run['ranks'] or '-'} / {run['nodes'] or '-'}"),
+        ("file system", run["file_system"] or "-"),
+        ("status", run["status"]),
+        ("valid", _validity(run["valid"])),
+        ("config hash", run["config_hash"] or "-"),
+        ("command", _Raw(f"<code>{html.escape(run['command'] or '-')}</code>")),
+        ("source", run["source_path"] or "-"),
+    ]
+    body = _facts(facts)
+    if "score" in scores:
+        s = scores
+        body = (
+            "<p><span class='score'>score "
+            + f"{s['score'].value:.3f}</span>"
+            + (f"<span class='score'>BW {s['bw'].value:.3f} GiB/s</span>" if "bw" in s else "")
+            + (f"<span class='score'>MD {s['md'].value:.3f} kIOPS</span>" if "md" in s else "")
+            + "</p>"
+            + body
+        )
+    page.section("Run", body)
+
+    rows = []
+    for p in run["phases"]:
+        rows.append(
+            [
+                p["name"] + (" (score)" if p["kind"] == "score" else ""),
+                p["iteration"],
+                fmt.value(p["value"], p["unit"]),
+                f"{p['time_s']:.3f}" if p["time_s"] is not None else "-",
+                *(latency(p[k]) if p[k] is not None else "-" for k, _ in PERCENTILE_LABELS),
+                _validity(p["valid"]),
+            ]
+        )
+    page.section(
+        "Phases",
+        _table(
+            ["phase", "iter", "value", "time s", *(label for _, label in PERCENTILE_LABELS), "valid"],
+            rows,
+            numeric=(1, 2, 3, 4, 5, 6, 7, 8),
+        ),
+    )
+
+    if phases:
+        page.section("Phase results", _phase_bars(page, phases, scores))
+    with_pct = [f for f in phases if f.percentiles]
+    if with_pct:
+        page.section("Latency percentiles", page.figure(_percentile_figure(with_pct)))
+    page.section("Monitoring during the run", _monitoring(page, store, run, phases))
+    page.section("Trend over earlier runs", _trends(page, store, run, phases, scores))
+    return page
+
+
+def _phase_bars(page: Page, phases: list[queries.PhaseFigure], scores: dict[str, queries.PhaseFigure]) -> str:
+    by_unit: dict[str, list[queries.PhaseFigure]] = defaultdict(list)
+    for f in phases:
+        if f.value is not None:
+            by_unit[f.unit or ""].append(f)
+    out = []
+    for unit, group in by_unit.items():
+        div, shown = _scale(unit, [f.value or 0 for f in group])
+        colors = [COLORS[0] if f.valid is not False else "#d62728" for f in group]
+        fig = {
+            "data": [
+                {
+                    "type": "bar",
+                    "x": [f.name for f in group],
+                    "y": [(f.value or 0) / div for f in group],
+                    "marker": {"color": colors},
+                    "text": [f"{(f.value or 0) / div:.3f}" for f in group],
+                    "textposition": "auto",
+                    "name": shown,
+                    "hovertemplate": "%{x}: %{y:.4f} " + shown + "<extra></extra>",
+                }
+            ],
+            "layout": _layout(
+                f"phases in {shown}" + (" (red: not valid)" if "#d62728" in colors else ""),
+                yaxis={"title": shown, "gridcolor": "#eee"},
+            ),
+        }
+        out.append(page.figure(fig, 340))
+    if scores:
+        names = [n for n in ("bw", "md", "score", "bw-x", "md-x", "score-x") if n in scores]
+        fig = {
+            "data": [
+                {
+                    "type": "bar",
+                    "x": [f"{n} ({scores[n].unit})" for n in names],
+                    "y": [scores[n].value for n in names],
+                    "text": [f"{scores[n].value:.3f}" for n in names],
+                    "textposition": "auto",
+                    "marker": {"color": COLORS[2]},
+                    "name": "IO500",
+                }
+            ],
+            "layout": _layout(
+                "IO500 score: BW (GiB/s), MD (kIOPS) and their geometric mean (log scale)",
+                yaxis={"type": "log", "gridcolor": "#eee"},
+            ),
+        }
+        out.append(page.figure(fig, 300))
+    return "".join(out)
+
+
+def _percentile_figure(phases: list[queries.PhaseFigure]) -> dict[str, Any]:
+    data = []
+    for i, (key, label) in enumerate(PERCENTILE_LABELS):
+        xs = [f.name for f in phases if key in f.percentiles]
+        if not xs:
+            continue
+        data.append(
+            {
+                "type": "bar",
+                "name": label,
+                "x": xs,
+                "y": [f.percentiles[key] / 1e3 for f in phases if key in f.percentiles],
+                "marker": {"color": COLORS[i]},
+                "hovertemplate": "%{x} " + label + ": %{y:.1f} µs<extra></extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(
+            "latency per operation (µs, log scale)",
+            barmode="group",
+            yaxis={"type": "log", "title": "µs", "gridcolor": "#eee"},
+        ),
+    }
+
+
+def phase_windows(
+    run: dict[str, Any], phases: list[queries.PhaseFigure]
+) -> tuple[list[tuple[str, float, float]], bool]:
+    """(name, start, end) of each phase; estimated (laid end to end from the run's start) when the run's
+    document has no per-phase times."""
+    exact = [
+        (f.name, f.started_at, f.ended_at)
+        for f in phases
+        if f.started_at is not None and f.ended_at is not None
+    ]
+    if exact:
+        return [(n, float(a), float(b)) for n, a, b in exact], False
+    t = run.get("started_at")
+    if t is None:
+        return [], False
+    out = []
+    for f in phases:
+        d = (f.time_s or 0.0) * max(f.iterations, 1)
+        if d <= 0:
+            continue
+        out.append((f.name, t, t + d))
+        t += d
+    return out, True
+
+
+def _monitoring(page: Page, store: Store, run: dict[str, Any], phases: list[queries.PhaseFigure]) -> str:
+    window = queries.run_window(run, margin_s=30.0)
+    if window is None:
+        return "<p class='note'>The run has no start and end time: no monitoring window.</p>"
+    rows = queries.samples(store.db, *window)
+    if not rows:
+        return (
+            "<p class='note'>No monitoring samples are stored for this run's time window "
+            f"({fmt.when(window[0])} – {fmt.when(window[1])}): run <code>iolens monitor</code> with the "
+            "database configured while benchmarks run, or import its stream with "
+            "<code>iolens db import</code>.</p>"
+        )
+    series: dict[tuple[str, str], dict[str, list[tuple[float, float]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    units: dict[tuple[str, str, str], str | None] = {}
+    for t, host, source, target, metric, value, unit in rows:
+        if value is None:
+            continue
+        label = f"{target}/{metric}" if target else metric
+        series[(host, source)][label].append((t, value))
+        units[(host, source, label)] = unit
+    windows, estimated = phase_windows(run, phases)
+    shapes, annotations = _phase_shapes(windows)
+    out = []
+    if estimated:
+        out.append(
+            "<p class='note'>Phase windows are estimated: the run's document has each phase's duration, "
+            "not its start, so the phases are laid end to end from the run's start.</p>"
+        )
+    for (host, source), lines in sorted(series.items())[:MAX_SERIES_PLOTS]:
+        ranked = sorted(lines.items(), key=lambda kv: -_variation([v for _, v in kv[1]]))[:MAX_LINES_PER_PLOT]
+        data = [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": label
+                + (f" ({units[(host, source, label)]})" if units.get((host, source, label)) else ""),
+                "x": [_iso_ms(t) for t, _ in pts],
+                "y": [v for _, v in pts],
+            }
+            for label, pts in ranked
+        ]
+        fig = {
+            "data": data,
+            "layout": _layout(
+                f"{source} on {host}"
+                + (
+                    f" ({len(ranked)} most varying of {len(lines)} series)"
+                    if len(lines) > len(ranked)
+                    else ""
+                ),
+                shapes=shapes,
+                annotations=annotations,
+                xaxis={"type": "date", "gridcolor": "#eee"},
+                yaxis=_value_axis(
+                    [v for _, pts in ranked for _, v in pts], [max(v for _, v in pts) for _, pts in ranked]
+                ),
+            ),
+        }
+        out.append(page.figure(fig, 360))
+    if len(series) > MAX_SERIES_PLOTS:
+        out.append(
+            f"<p class='note'>{len(series) - MAX_SERIES_PLOTS} more host/source groups "
+            "are in the database.</p>"
+        )
+    return "".join(out)
+
+
+def _value_axis(values: list[float], peaks: list[float]) -> dict[str, Any]:
+    """A log axis when the series' scales differ by more than 100× (bytes/s beside ops/s), else linear."""
+    positive = [p for p in peaks if p > 0]
+    if len(positive) > 1 and max(positive) / min(positive) > 100 and min(values, default=0) >= 0:
+        return {"type": "log", "gridcolor": "#eee", "title": "log scale"}
+    return {"gridcolor": "#eee", "rangemode": "tozero"}
+
+
+def _variation(values: list[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    mean = statistics.fmean(values)
+    spread = statistics.pstdev(values)
+    return spread / abs(mean) if mean else spread
+
+
+def _phase_shapes(
+    windows: list[tuple[str, float, float]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    shapes, notes = [], []
+    for i, (name, a, b) in enumerate(windows):
+        color = COLORS[i % len(COLORS)]
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": _iso_ms(a),
+                "x1": _iso_ms(b),
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": color,
+                "opacity": 0.12,
+                "line": {"width": 0},
+                "layer": "below",
+            }
+        )
+        notes.append(
+            {
+                "x": _iso_ms(a),
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": name,
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+                "textangle": -90,
+                "font": {"size": 9, "color": color},
+            }
+        )
+    return shapes, notes
+
+
+def _trends(
+    page: Page,
+    store: Store,
+    run: dict[str, Any],
+    phases: list[queries.PhaseFigure],
+    scores: dict[str, queries.PhaseFigure],
+) -> str:
+    names = [n for n in ("score", "bw", "md") if n in scores] or [
+        f.name for f in phases if f.value is not None
+    ]
+    out = []
+    for name in names[:MAX_TREND_PLOTS]:
+        rows = queries.trend(store.db, name, run["system"], run["tool"], until=run["started_at"], limit=500)
+        if run["system"] is None:
+            rows = [r for r in rows if r["run_id"] == run["id"]]
+        out.append(page.figure(trend_figure(rows, name, run["system"], highlight=run["id"]), 320))
+    if not out:
+        return "<p class='note'>No phase values to follow.</p>"
+    if run["system"] is None:
+        out.insert(
+            0,
+            "<p class='note'>The run is not tagged with a system: there is no history to compare "
+            "it with (store runs with <code>--system NAME</code>).</p>",
+        )
+    return "".join(out)
+
+
+def trend_figure(
+    rows: Sequence[dict[str, Any]], phase: str, system: str | None, highlight: int | None = None
+) -> dict[str, Any]:
+    unit = rows[0]["unit"] if rows else None
+    div, shown = _scale(unit, [r["value"] for r in rows])
+    data: list[dict[str, Any]] = []
+    by_hash: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_hash[r["config_hash"]].append(r)
+    for i, (chash, group) in enumerate(by_hash.items()):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"config {str(chash)[:10]}" if len(by_hash) > 1 else phase,
+                "x": [_iso_ms(r["started_at"]) for r in group],
+                "y": [r["value"] / div for r in group],
+                "text": [f"run {r['run_id']}" for r in group],
+                "marker": {"color": COLORS[i % len(COLORS)], "size": 6},
+                "hovertemplate": "%{text}: %{y:.4f} " + shown + "<extra></extra>",
+            }
+        )
+    if highlight is not None:
+        mine = [r for r in rows if r["run_id"] == highlight]
+        if mine:
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": "this run",
+                    "x": [_iso_ms(mine[0]["started_at"])],
+                    "y": [mine[0]["value"] / div],
+                    "marker": {"color": "#d62728", "size": 13, "symbol": "star"},
+                }
+            )
+    where = f" on {system}" if system else ""
+    return {
+        "data": data,
+        "layout": _layout(
+            f"{phase}{where}: {len(rows)} run(s)",
+            yaxis={"title": shown, "gridcolor": "#eee", "rangemode": "tozero"},
+            xaxis={"type": "date", "gridcolor": "#eee"},
+        ),
+    }
+
+
+def write_run_report(store: Store, run_id: int, path: Path) -> None:
+    _write(path, run_page(store, run_id).render())
+
+
+def write_trend_report(
+    store: Store, path: Path, phase: str, system: str | None, rows: Sequence[dict[str, Any]]
+) -> None:
+    page = Page(f"iolens trend: {phase}" + (f" on {system}" if system else ""), f"{len(rows)} run(s)")
+    page.section("Trend", page.figure(trend_figure(rows, phase, system), 420))
+    values = [r["value"] for r in rows]
+    med = statistics.median(values) if values else None
+    table = _table(
+        ["run", "started", "value", "vs median", "config hash", "valid"],
+        [
+            [
+                r["run_id"],
+                fmt.when(r["started_at"]),
+                fmt.value(r["value"], r["unit"]),
+                fmt.ratio(r["value"], med),
+                r["config_hash"] or "-",
+                _validity(r["valid"]),
+            ]
+            for r in reversed(rows)
+        ],
+        numeric=(0, 2, 3),
+    )
+    page.section("Runs (newest first)", table)
+    _write(path, page.render())
+
+
+# --- a profile ------------------------------------------------------------------------------------------
+
+TOP_FILES = 15
+
+
+def profile_page(store: Store, profile_id: int) -> Page:
+    p = queries.get_profile(store.db, profile_id)
+    doc = p["document"] or {}
+    s = doc.get("summary") or {}
+    page = Page(
+        f"iolens profile:{profile_id}: job {p['job_id'] or '-'}"
+        + (f" on {p['system']}" if p["system"] else ""),
+        f"{p['origin']} profile · {fmt.when(p['started_at'])} → {fmt.when(p['ended_at'])}",
+    )
+    io_time = (p["read_time_s"] or 0) + (p["write_time_s"] or 0) + (p["meta_time_s"] or 0)
+    facts = [
+        ("program", _Raw(f"<code>{html.escape(p['exe'] or '-')}</code>")),
+        ("command", _Raw(f"<code>{html.escape(p['command'] or '-')}</code>")),
+        ("processes", f"{p['processes'] or '-'} on {p['hosts'] or '-'} host(s)"),
+        ("run time", f"{p['runtime_s']:.3f} s" if p["runtime_s"] is not None else "-"),
+        ("read", f"{human_bytes(p['bytes_read'] or 0)} in {p['reads'] or 0:,} calls"),
+        ("written", f"{human_bytes(p['bytes_written'] or 0)} in {p['writes'] or 0:,} calls"),
+        ("metadata operations", f"{p['meta_ops'] or 0:,}"),
+        (
+            "I/O time (all processes)",
+            f"{io_time:.3f} s: read {p['read_time_s'] or 0:.3f}, "
+            f"write {p['write_time_s'] or 0:.3f}, metadata {p['meta_time_s'] or 0:.3f}",
+        ),
+        ("metadata share of I/O time", f"{(p['meta_time_s'] or 0) / io_time * 100:.1f}%" if io_time else "-"),
+        ("small I/Os (under 1 MiB)", f"{p['small_ios'] or 0:,}"),
+        ("files", f"{p['files'] or 0:,}"),
+        ("source", p["source_path"] or "-"),
+    ]
+    if p["truncated"]:
+        facts.append(
+            ("note", _Raw("<span class='bad'>a log was cut short (killed job, or a bound hit)</span>"))
+        )
+    if s.get("io_time_share") is not None:
+        facts.insert(4, ("I/O share of run time", f"{s['io_time_share'] * 100:.1f}% (slowest process)"))
+    page.section("Job summary", _facts(facts))
+
+    ops = {k: v for k, v in (doc.get("operations") or {}).items() if isinstance(v, int | float) and v}
+    if ops:
+        names = sorted(ops, key=lambda k: -ops[k])
+        fig = {
+            "data": [
+                {
+                    "type": "bar",
+                    "x": names,
+                    "y": [ops[n] for n in names],
+                    "marker": {"color": COLORS[0]},
+                    "hovertemplate": "%{x}: %{y:,}<extra></extra>",
+                }
+            ],
+            "layout": _layout(
+                "operations (calls)", yaxis={"type": "log", "title": "calls", "gridcolor": "#eee"}
+            ),
+        }
+        page.section("Operation counts", page.figure(fig, 340))
+    sizes = doc.get("access_sizes") or {}
+    if sizes.get("buckets"):
+        fig = {
+            "data": [
+                {
+                    "type": "bar",
+                    "name": "read",
+                    "x": sizes["buckets"],
+                    "y": sizes.get("read", []),
+                    "marker": {"color": COLORS[0]},
+                },
+                {
+                    "type": "bar",
+                    "name": "write",
+                    "x": sizes["buckets"],
+                    "y": sizes.get("write", []),
+                    "marker": {"color": COLORS[1]},
+                },
+            ],
+            "layout": _layout(
+                "access sizes (bytes per call)",
+                barmode="group",
+                xaxis={"title": "size", "gridcolor": "#eee"},
+                yaxis={"title": "calls", "gridcolor": "#eee"},
+            ),
+        }
+        page.section("Access size histogram", page.figure(fig, 340))
+
+    top = queries.profile_files(store.db, profile_id, "bytes", limit=TOP_FILES)
+    slow = queries.profile_files(store.db, profile_id, "time", limit=TOP_FILES)
+    page.section(
+        "Top files",
+        "<h3 class='note'>by bytes moved</h3>"
+        + _files_table(top)
+        + "<h3 class='note'>by I/O time</h3>"
+        + _files_table(slow),
+    )
+    if top:
+        fig = {
+            "data": [
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "name": "read",
+                    "y": [_short(f["path"]) for f in top],
+                    "x": [f["bytes_read"] / MIB for f in top],
+                    "marker": {"color": COLORS[0]},
+                },
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "name": "written",
+                    "y": [_short(f["path"]) for f in top],
+                    "x": [f["bytes_written"] / MIB for f in top],
+                    "marker": {"color": COLORS[1]},
+                },
+            ],
+            "layout": _layout(
+                f"top {len(top)} files by bytes (MiB)",
+                barmode="stack",
+                yaxis={"autorange": "reversed", "automargin": True},
+                margin={"l": 260, "r": 20, "t": 40, "b": 40},
+            ),
+        }
+        page.parts[-1] = page.parts[-1].replace(
+            "</section>", page.figure(fig, 60 + 22 * len(top)) + "</section>"
+        )
+
+    tl = doc.get("timeline")
+    if tl:
+        t = tl["t_s"]
+        fig = {
+            "data": [
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "read MiB/s",
+                    "x": t,
+                    "fill": "tozeroy",
+                    "y": [b / MIB / tl["bin_s"] for b in tl["read_bytes"]],
+                    "line": {"color": COLORS[0]},
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "write MiB/s",
+                    "x": t,
+                    "fill": "tozeroy",
+                    "y": [b / MIB / tl["bin_s"] for b in tl["write_bytes"]],
+                    "line": {"color": COLORS[1]},
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "metadata ops/s",
+                    "x": t,
+                    "yaxis": "y2",
+                    "y": [n / tl["bin_s"] for n in tl["meta_ops"]],
+                    "line": {"color": COLORS[2], "dash": "dot"},
+                },
+            ],
+            "layout": _layout(
+                "what the job did over time",
+                xaxis={"title": "seconds since the job started", "gridcolor": "#eee"},
+                yaxis={"title": "MiB/s", "gridcolor": "#eee", "rangemode": "tozero"},
+                yaxis2={"title": "ops/s", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+            ),
+        }
+        page.section("Timeline", page.figure(fig, 360))
+    else:
+        page.section(
+            "Timeline",
+            "<p class='note'>The job was not traced (iolens profile --trace records every "
+            "call; Darshan's DXT does the same).</p>",
+        )
+
+    advice = doc.get("advice") or []
+    if advice:
+        items = "".join(_advice_item(a) for a in advice)
+        page.section("Advice", f"<ul class='advice'>{items}</ul>")
+    else:
+        why = (
+            "Darshan logs carry no advice."
+            if p["origin"] == "darshan"
+            else "Nothing to advise: no rule fired."
+        )
+        page.section("Advice", f"<p class='note'>{why}</p>")
+    return page
+
+
+def _short(path: str, width: int = 48) -> str:
+    return path if len(path) <= width else "…" + path[-(width - 1) :]
+
+
+def _files_table(rows: Sequence[dict[str, Any]]) -> str:
+    return _table(
+        ["file", "fs", "procs", "read", "written", "reads", "writes", "opens", "I/O time s"],
+        [
+            [
+                _Raw(f"<code>{html.escape(f['path'])}</code>"),
+                f["fs_type"] or "-",
+                f["processes"] or "-",
+                human_bytes(f["bytes_read"] or 0),
+                human_bytes(f["bytes_written"] or 0),
+                f"{f['reads'] or 0:,}",
+                f"{f['writes'] or 0:,}",
+                f"{f['opens'] or 0:,}",
+                f"{(f['read_time_s'] or 0) + (f['write_time_s'] or 0) + (f['meta_time_s'] or 0):.3f}",
+            ]
+            for f in rows
+        ],
+        numeric=(2, 3, 4, 5, 6, 7, 8),
+    )
+
+
+def _advice_item(a: Any) -> str:
+    if not isinstance(a, dict):
+        return f"<li>{html.escape(str(a))}</li>"
+    title = a.get("title") or a.get("rule") or ""
+    message = a.get("message") or a.get("text") or ""
+    more = a.get("suggestion") or a.get("advice") or ""
+    parts = [f"<b>{html.escape(str(title))}</b>"] if title else []
+    if message:
+        parts.append(html.escape(str(message)))
+    if more:
+        parts.append(f"<br><i>{html.escape(str(more))}</i>")
+    return "<li>" + " ".join(parts) + "</li>"
+
+
+def write_profile_report(store: Store, profile_id: int, path: Path) -> None:
+    _write(path, profile_page(store, profile_id).render())
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)

@@ -1,0 +1,313 @@
+"""The database connection: SQLite (a file, WAL mode) or PostgreSQL (a URL), behind one small interface.
+
+SQL in the store is written once, with `?` placeholders and the column types of schema.py; this module
+turns it into each dialect's form. Everything runs in autocommit mode outside `transaction()`, so a
+transaction is always explicit: SQLite takes the write lock at its start (BEGIN IMMEDIATE), so two writers
+queue on the busy timeout instead of failing when one of them upgrades a read lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+# How long a writer waits for another process's transaction before it gives up (SQLite).
+BUSY_TIMEOUT_S = 120.0
+
+
+class StoreError(Exception):
+    """A database that cannot be opened or used; the message is for the user."""
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def sqlite_path(url: str) -> Path:
+    """The file of a SQLite location: a path, or `sqlite:///abs/path` / `sqlite:rel/path`."""
+    if url.startswith("sqlite:///"):
+        return Path("/" + url[len("sqlite:///") :])
+    if url.startswith("sqlite://"):
+        return Path(url[len("sqlite://") :]).expanduser()
+    if url.startswith("sqlite:"):
+        return Path(url[len("sqlite:") :]).expanduser()
+    return Path(url).expanduser()
+
+
+def describe(url: str) -> str:
+    """The location without a password, for messages."""
+    if is_postgres_url(url) and "@" in url:
+        scheme, _, rest = url.partition("://")
+        cred, _, host = rest.rpartition("@")
+        user = cred.split(":", 1)[0]
+        return f"{scheme}://{user}@{host}" if user else f"{scheme}://{host}"
+    return url
+
+
+class Database:
+    """One connection to the store's database. Not shared between threads."""
+
+    dialect: str = ""
+    url: str = ""
+
+    # --- the dialect's spelling of the schema's column types ----------------------------------------------
+    TYPES: dict[str, str] = {}
+
+    def ddl(self, text: str) -> str:
+        return text.format(**self.TYPES)
+
+    def sql(self, text: str) -> str:
+        return text
+
+    # --- running statements --------------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        raise NotImplementedError
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self.execute(sql, params).fetchall())
+
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        return self.execute(sql, params).fetchone()
+
+    def query_dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cur = self.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    def insert_id(self, sql: str, params: Sequence[Any]) -> int:
+        """Run an INSERT … RETURNING id and give the id."""
+        row = self.execute(sql + " RETURNING id", params).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def bulk_insert(
+        self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], conflict: str = ""
+    ) -> None:
+        """Insert many rows fast (inside the caller's transaction); `conflict` is an ON CONFLICT clause."""
+        marks = ", ".join("?" for _ in columns)
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) {conflict}", rows)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        raise NotImplementedError
+        yield
+
+    @contextmanager
+    def migration(self) -> Iterator[None]:
+        """A transaction that no other process migrating the schema runs beside (they queue)."""
+        with self.transaction():
+            yield
+
+    def table_exists(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SqliteDatabase(Database):
+    dialect = "sqlite"
+    TYPES = {
+        "id": "INTEGER PRIMARY KEY",
+        "int": "INTEGER",
+        "real": "REAL",
+        "bool": "BOOLEAN",
+        "text": "TEXT",
+        "without_rowid": "WITHOUT ROWID",
+    }
+
+    def __init__(self, path: Path, create: bool) -> None:
+        self.path = path
+        self.url = str(path)
+        if not create and not path.exists():
+            raise StoreError(f"no database at {path} (one is created by the first store or import)")
+        if path.is_dir():
+            raise StoreError(f"{path}: is a directory, not a database file")
+        if create and not path.parent.is_dir():
+            raise StoreError(f"{path}: directory {path.parent} does not exist")
+        try:
+            self.conn = sqlite3.connect(
+                str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._wal()
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{path}: not an iolens database ({exc})") from None
+        self._in_tx = False
+
+    def _wal(self) -> None:
+        mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        if mode is None or str(mode[0]).lower() != "wal":
+            raise StoreError(f"{self.path}: cannot use WAL mode (journal mode {mode[0] if mode else '?'})")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        try:
+            return self.conn.execute(sql, tuple(params))
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(self.path, exc) from exc
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        try:
+            self.conn.executemany(sql, rows)
+        except sqlite3.DatabaseError as exc:
+            raise _sqlite_error(self.path, exc) from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        if self._in_tx:
+            yield
+            return
+        self.execute("BEGIN IMMEDIATE")
+        self._in_tx = True
+        try:
+            yield
+        except BaseException:
+            self._in_tx = False
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self._in_tx = False
+        self.execute("COMMIT")
+
+    def table_exists(self, name: str) -> bool:
+        row = self.query_one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+        return row is not None
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
+    msg = str(exc)
+    if isinstance(exc, sqlite3.IntegrityError):
+        return exc  # constraint violations are the caller's to handle
+    if "locked" in msg or "busy" in msg:
+        return StoreError(f"{path}: the database stayed locked by another process for {BUSY_TIMEOUT_S:.0f} s")
+    if "file is not a database" in msg or "malformed" in msg:
+        return StoreError(f"{path}: not an iolens database ({msg})")
+    return StoreError(f"{path}: {msg}")
+
+
+class PostgresDatabase(Database):
+    dialect = "postgresql"
+    TYPES = {
+        "id": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+        "int": "BIGINT",
+        "real": "DOUBLE PRECISION",
+        "bool": "BOOLEAN",
+        "text": "TEXT",
+        "without_rowid": "",
+    }
+    # Any number: pg_advisory_lock takes a bigint; this one is iolens's schema lock.
+    SCHEMA_LOCK = 0x10_1E_45_00
+
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError(
+                "PostgreSQL needs the psycopg package: pip install 'iolens[postgresql]' "
+                "(or pip install 'psycopg[binary]')"
+            ) from None
+        self._psycopg = psycopg
+        self.url = url
+        try:
+            self.conn = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StoreError(f"cannot connect to {describe(url)}: {first}") from None
+        self._lock = threading.Lock()
+        self._tx_depth = 0
+
+    def sql(self, text: str) -> str:
+        return text.replace("%", "%%").replace("?", "%s")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        try:
+            return self.conn.execute(self.sql(sql), tuple(params) if params else None)  # type: ignore[arg-type]
+        except self._psycopg.errors.UniqueViolation:
+            raise
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{describe(self.url)}: {str(exc).strip()}") from exc
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        try:
+            with self.conn.cursor() as cur:
+                cur.executemany(self.sql(sql), rows)  # type: ignore[arg-type]
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{describe(self.url)}: {str(exc).strip()}") from exc
+
+    def bulk_insert(
+        self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], conflict: str = ""
+    ) -> None:
+        """COPY into a temporary table, then INSERT … SELECT with the conflict clause (COPY has none)."""
+        cols = ", ".join(columns)
+        tmp = f"_bulk_{table}"
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(
+                    f"CREATE TEMPORARY TABLE IF NOT EXISTS {tmp} "  # type: ignore[arg-type]
+                    f"(LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+                )
+                with cur.copy(f"COPY {tmp} ({cols}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                    for row in rows:
+                        copy.write_row(row)
+                cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {tmp} {conflict}")  # type: ignore[arg-type]
+                cur.execute(f"DELETE FROM {tmp}")  # type: ignore[arg-type]
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{describe(self.url)}: {str(exc).strip()}") from exc
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.conn.transaction():
+            yield
+
+    @contextmanager
+    def migration(self) -> Iterator[None]:
+        # A session lock taken before the transaction starts: the transaction then sees the catalog as the
+        # previous holder committed it (a lock taken inside it could leave stale catalog caches).
+        self.execute("SELECT pg_advisory_lock(?)", (self.SCHEMA_LOCK,))
+        try:
+            with self.transaction():
+                yield
+        finally:
+            self.execute("SELECT pg_advisory_unlock(?)", (self.SCHEMA_LOCK,))
+
+    def table_exists(self, name: str) -> bool:
+        row = self.query_one(
+            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?",
+            (name,),
+        )
+        return row is not None
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def connect(url: str, create: bool = True) -> Database:
+    """Open the database at url: a SQLite file path (created when `create`), or a postgresql:// URL."""
+    if is_postgres_url(url):
+        return PostgresDatabase(url)
+    path = sqlite_path(url)
+    return SqliteDatabase(path, create)
+
+
+def default_location() -> Path:
+    """Where the database is when none is named: $XDG_DATA_HOME/iolens/iolens.db."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "iolens" / "iolens.db"

@@ -1,0 +1,188 @@
+"""Official IO500 result directories (result.txt, result_summary.txt, config*.ini) as run records.
+
+The phase values and scores are taken as the app printed them in result.txt (read by
+iolens.io500.results_files); result_summary.txt, when present, must agree with them. A directory that
+iolens io500 wrote also holds iolens-io500.json, the richer document: the importer takes that one instead
+(store.importer decides). Times in result.txt are the local time of the machine that ran the benchmark;
+they are read as local time here (docs/db.md).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from iolens.io500.ini import IniError, parse_config
+from iolens.io500.results_files import (
+    ResultFileError,
+    parse_result,
+    parse_summary,
+)
+from iolens.io500.spec import PHASE_BY_NAME
+from iolens.store.documents import score_rows
+from iolens.store.records import PhaseRow, RunRecord, canonical_json, sha256
+
+RESULT = "result.txt"
+SUMMARY = "result_summary.txt"
+# Config files, the effective one first (the app writes config.ini with every default filled in).
+CONFIG_NAMES = ("config.ini", "config-orig.ini")
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
+
+
+class Io500DirError(ValueError):
+    """A directory that is not a complete IO500 result directory; the message says what is wrong."""
+
+
+def is_result_dir(path: Path) -> bool:
+    return path.is_dir() and (path / RESULT).is_file()
+
+
+def _local_time(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.strptime(text.strip(), TIME_FORMAT).timestamp()
+    except ValueError:
+        return None
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if b"\0" in data:
+        raise Io500DirError(f"{path}: holds NUL bytes (a damaged file?)")
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _comment_time(lines: list[Any], word: str) -> float | None:
+    for line in lines:
+        text = getattr(line, "text", None)
+        if isinstance(text, str) and text.startswith(word + " "):
+            return _local_time(text[len(word) + 1 :])
+    return None
+
+
+def _config(directory: Path) -> tuple[dict[str, str], dict[str, dict[str, str | None]] | None]:
+    """The config files' texts, and the effective config's values (None when it does not parse)."""
+    texts: dict[str, str] = {}
+    names = [n for n in CONFIG_NAMES if (directory / n).is_file()]
+    names += sorted(p.name for p in directory.glob("*.ini") if p.name not in names)
+    for name in names:
+        texts[name] = _read_text(directory / name)
+    values = None
+    for name in names:
+        try:
+            cfg = parse_config(texts[name].encode("utf-8", "surrogateescape"), str(directory / name))
+        except IniError:
+            continue
+        values = {section: dict(options) for section, options in cfg.values.items()}
+        break
+    return texts, values
+
+
+def run_record(directory: Path) -> RunRecord:
+    """The run in an official IO500 result directory; Io500DirError when it is incomplete or damaged."""
+    result_path = directory / RESULT
+    try:
+        text = _read_text(result_path)
+        result = parse_result(text)
+    except ResultFileError as exc:
+        raise Io500DirError(f"{result_path}: {exc}") from None
+    except OSError as exc:
+        raise Io500DirError(f"{result_path}: cannot read: {exc.strerror}") from None
+    run = result.section("run")
+    assert run is not None  # parse_result checks the file starts with [run]
+    if result.version is None or result.config_hash is None:
+        raise Io500DirError(f"{result_path}: [run] lacks version or config-hash")
+    try:
+        stated = result.score_values(extended=False)
+    except ResultFileError as exc:
+        raise Io500DirError(f"{result_path}: {exc}") from None
+    except ValueError as exc:
+        raise Io500DirError(f"{result_path}: [SCORE]: {exc}") from None
+    if stated is None:
+        raise Io500DirError(f"{result_path}: no [SCORE] section (the file is truncated, or the run stopped)")
+    scores, valid, _ = stated
+
+    phases: list[PhaseRow] = []
+    for section in result.phases:
+        spec = PHASE_BY_NAME.get(section.name)
+        try:
+            value = section.score
+            t_delta = section.get("t_delta")
+            time_s = float(t_delta) if t_delta is not None else None
+        except ValueError as exc:
+            raise Io500DirError(f"{result_path}: [{section.name}]: not a number: {exc}") from None
+        if value is not None and not math.isfinite(value):
+            raise Io500DirError(f"{result_path}: [{section.name}]: score is not a finite number")
+        phases.append(
+            PhaseRow(
+                name=section.name,
+                value=value,
+                unit=(spec.unit if spec is not None else None) if value is not None else None,
+                time_s=time_s,
+                started_at=_local_time(section.get("t_start")),
+                ended_at=_local_time(section.get("t_end")),
+                valid=not section.invalid_reasons,
+                status="ok",
+            )
+        )
+    phases += score_rows(scores.bw, scores.md, scores.score, valid)
+    extended = result.score_values(extended=True) if result.section("SCOREX") else None
+    if extended is not None:
+        x, xvalid, _ = extended
+        phases += score_rows(x.bw, x.md, x.score, xvalid, suffix="-x")
+
+    files: dict[str, str] = {RESULT: text}
+    summary_path = directory / SUMMARY
+    if summary_path.is_file():
+        summary_text = _read_text(summary_path)
+        _check_summary(summary_path, summary_text, result.phase_scores(), scores.score)
+        files[SUMMARY] = summary_text
+    config_texts, config_values = _config(directory)
+    files.update(config_texts)
+
+    last = result.sections[-1]
+    document = {"format": "io500-result-directory", "directory": str(directory), "files": files}
+    return RunRecord(
+        uid=sha256("io500-app\0" + text),
+        tool="io500",
+        origin="io500-app",
+        status="ok",
+        document=canonical_json(document),
+        version=result.version,
+        command=None,
+        config=config_values,
+        config_hash=result.config_hash,
+        started_at=_comment_time(run.lines, "START"),
+        ended_at=_comment_time(last.lines, "END"),
+        ranks=result.procs,
+        valid=valid,
+        score=scores.score,
+        source_path=str(directory),
+        phases=phases,
+    )
+
+
+def _check_summary(path: Path, text: str, phase_scores: dict[str, float], score: float) -> None:
+    try:
+        summary = parse_summary(text)
+    except ResultFileError as exc:
+        raise Io500DirError(f"{path}: {exc}") from None
+    for p in summary.phases:
+        if p.name not in phase_scores:
+            continue
+        try:
+            value = float(p.score)
+        except ValueError:
+            raise Io500DirError(f"{path}: {p.name}: score {p.score!r} is not a number") from None
+        if not math.isclose(value, phase_scores[p.name], rel_tol=1e-6, abs_tol=1e-6):
+            raise Io500DirError(
+                f"{path}: {p.name} is {p.score} here but {phase_scores[p.name]:f} in {RESULT}: "
+                "the two files are not from the same run"
+            )
+    if summary.score is None:
+        raise Io500DirError(f"{path}: no [SCORE ] line (truncated?)")
+    if not math.isclose(float(summary.score.total), score, rel_tol=1e-6, abs_tol=1e-6):
+        raise Io500DirError(f"{path}: TOTAL {summary.score.total} differs from {RESULT}'s SCORE {score:f}")

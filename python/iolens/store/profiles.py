@@ -1,0 +1,198 @@
+"""iolens profile logs as profile records: one per job, read by iolens.profile (the logs' own reader).
+
+The stored document is the job's JSON report (docs/profile.md, "The JSON report": summary, operations,
+access sizes and patterns, top files, mounts, ranks, processes, advice) with two more members: `origin`
+("iolens") and, when the job was traced, `timeline` (what the job did over time, in at most TIMELINE_BINS
+bins). Every file of the job is a row of profile_files, with all its non-zero counters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from iolens.store.records import ProfileFile, ProfileRecord, canonical_json, sha256
+
+TIMELINE_BINS = 200
+SMALL_IO_BYTES = 1 << 20  # an access is small when its size bucket ends at or below 1 MiB
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+READ_OPS = frozenset("read pread readv preadv fread fgets fscanf".split())
+WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf".split())
+
+
+class ProfileImportError(ValueError):
+    """Logs that cannot be read; the message names the file and says why."""
+
+
+def bucket_upper(label: str) -> float:
+    """The upper bound of a size bucket label ("100K-1M" → 1 MiB; "1G+" → infinity)."""
+    if label.endswith("+"):
+        return math.inf
+    top = label.rsplit("-", 1)[-1]
+    unit = top[-1] if top[-1] in _SIZE_UNITS and not top[-1].isdigit() else ""
+    number = top[: -len(unit)] if unit else top
+    try:
+        return float(number) * _SIZE_UNITS[unit]
+    except ValueError:
+        return math.inf
+
+
+def small_ios(access_sizes: dict[str, Any]) -> int:
+    labels = access_sizes.get("buckets") or []
+    total = 0
+    for direction in ("read", "write"):
+        for label, count in zip(labels, access_sizes.get(direction) or [], strict=False):
+            if bucket_upper(label) <= SMALL_IO_BYTES:
+                total += int(count)
+    return total
+
+
+def iolens_jobs(path: Path | list[Path]) -> list[ProfileRecord]:
+    """Every job in a log file, a directory of logs, or a list of log files."""
+    from iolens.profile.job import load_jobs
+    from iolens.profile.reader import ProfileLogError
+
+    try:
+        jobs = load_jobs(path)
+    except ProfileLogError as exc:
+        raise ProfileImportError(str(exc)) from None
+    where = str(path) if isinstance(path, Path) else str(path[0].parent) if path else None
+    return [job_record(job, where) for job in jobs]
+
+
+def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
+    """The record of one iolens.profile.job.Job."""
+    from iolens.profile.report import job_report
+
+    report = job_report(job)
+    report["origin"] = "iolens"
+    timeline = _timeline(job)
+    if timeline is not None:
+        report["timeline"] = timeline
+    s = report["summary"]
+    ops = report.get("operations") or {}
+    root = job.nodes[job.roots[0]].log.header if job.roots else job.logs[0].header
+    return ProfileRecord(
+        uid=sha256("iolens\0" + canonical_json(report)),
+        origin="iolens",
+        summary=report,
+        job_id=job.job_id,
+        exe=root.exe or None,
+        command=" ".join(root.cmdline) or None,
+        hosts=s.get("hosts"),
+        processes=s.get("processes"),
+        started_at=job.start_wall_ns / 1e9,
+        ended_at=job.end_wall_ns / 1e9,
+        runtime_s=s.get("run_time_s"),
+        files=int((s.get("files") or {}).get("total") or 0),
+        opens=int(ops.get("OPENS", 0)),
+        reads=int(s.get("reads") or 0),
+        writes=int(s.get("writes") or 0),
+        stats=int(ops.get("STATS", 0)),
+        seeks=int(ops.get("SEEKS", 0)),
+        fsyncs=int(ops.get("FSYNCS", 0)),
+        meta_ops=int(s.get("metadata_ops") or 0),
+        bytes_read=int(s.get("bytes_read") or 0),
+        bytes_written=int(s.get("bytes_written") or 0),
+        read_time_s=float(s.get("read_time_s") or 0.0),
+        write_time_s=float(s.get("write_time_s") or 0.0),
+        meta_time_s=float(s.get("meta_time_s") or 0.0),
+        small_ios=small_ios(report.get("access_sizes") or {}),
+        truncated=bool(s.get("truncated_logs") or s.get("unclean_logs") or s.get("trace_dropped")),
+        source_path=source_path,
+        file_rows=_file_rows(job),
+    )
+
+
+def _file_rows(job: Any) -> Iterator[ProfileFile]:
+    """Every file the job recorded (not the excluded paths), its counters merged over processes."""
+    from iolens.profile.reader import FILE_EXCLUDED
+
+    t = job.files
+    names = list(t.names)
+    values = t.values
+    flags = t.flags.tolist()
+    procs = job.procs.tolist()
+
+    def col(name: str) -> list[int]:
+        return [int(x) for x in t.column(name).tolist()]
+
+    c = {n: col(n) for n in (
+        "POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_STATS", "POSIX_SEEKS", "POSIX_FSYNCS",
+        "POSIX_FDSYNCS", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN", "POSIX_F_READ_TIME", "POSIX_F_WRITE_TIME",
+        "POSIX_F_META_TIME",
+    )}  # fmt: skip
+    starts = [i for i, n in enumerate(names) if n.endswith("_START_TIMESTAMP")]
+    ends = [i for i, n in enumerate(names) if n.endswith("_END_TIMESTAMP")]
+    mounts = t.mount_list
+    mount_of = t.mount.tolist()
+    for i, path in enumerate(t.paths):
+        if flags[i] & FILE_EXCLUDED:
+            continue
+        row = values[i].tolist()
+        first = [row[k] for k in starts if row[k]]
+        last = [row[k] for k in ends if row[k]]
+        m = mount_of[i]
+        yield ProfileFile(
+            path=path,
+            fs_type=mounts[m][1] if m >= 0 else None,
+            processes=int(procs[i]),
+            opens=c["POSIX_OPENS"][i],
+            reads=c["POSIX_READS"][i],
+            writes=c["POSIX_WRITES"][i],
+            stats=c["POSIX_STATS"][i],
+            seeks=c["POSIX_SEEKS"][i],
+            fsyncs=c["POSIX_FSYNCS"][i] + c["POSIX_FDSYNCS"][i],
+            bytes_read=c["POSIX_BYTES_READ"][i],
+            bytes_written=c["POSIX_BYTES_WRITTEN"][i],
+            read_time_s=c["POSIX_F_READ_TIME"][i] / 1e9,
+            write_time_s=c["POSIX_F_WRITE_TIME"][i] / 1e9,
+            meta_time_s=c["POSIX_F_META_TIME"][i] / 1e9,
+            # Timestamps are ns since the process started, + 1 (0: never).
+            first_s=(min(first) - 1) / 1e9 if first else None,
+            last_s=(max(last) - 1) / 1e9 if last else None,
+            counters={n: v for n, v in zip(names, row, strict=True) if v},
+        )
+
+
+def _timeline(job: Any) -> dict[str, Any] | None:
+    """Bytes read and written and operations per time bin over the job, from the traces (None: untraced)."""
+    import numpy as np
+
+    from iolens.profile.reader import OP_NAMES
+
+    traced = [log for log in job.logs if log.trace_array.size]
+    if not traced:
+        return None
+    run_s = max(job.run_time_s, 1e-6)
+    bins = TIMELINE_BINS
+    width = run_s / bins
+    op_kind = np.zeros(max(OP_NAMES) + 1, dtype=np.int8)  # 0 metadata, 1 read, 2 write
+    for code, name in OP_NAMES.items():
+        op_kind[code] = 1 if name in READ_OPS else 2 if name in WRITE_OPS else 0
+    read_b = np.zeros(bins)
+    write_b = np.zeros(bins)
+    counts = np.zeros((3, bins))
+    for log in traced:
+        a = log.trace_array
+        t = (a["start_ns"].astype(np.float64) + (log.header.start_wall_ns - job.start_wall_ns)) / 1e9
+        k = np.clip((t / width).astype(np.int64), 0, bins - 1)
+        ops = np.clip(a["op"].astype(np.int64), 0, len(op_kind) - 1)
+        kind = op_kind[ops]
+        moved = np.where(a["result"] > 0, a["result"], 0).astype(np.float64)
+        read_b += np.bincount(k, weights=np.where(kind == 1, moved, 0), minlength=bins)
+        write_b += np.bincount(k, weights=np.where(kind == 2, moved, 0), minlength=bins)
+        for j in range(3):
+            counts[j] += np.bincount(k, weights=(kind == j).astype(np.float64), minlength=bins)
+    return {
+        "bin_s": width,
+        "t_s": [round(i * width, 6) for i in range(bins)],
+        "read_bytes": [int(x) for x in read_b],
+        "write_bytes": [int(x) for x in write_b],
+        "read_ops": [int(x) for x in counts[1]],
+        "write_ops": [int(x) for x in counts[2]],
+        "meta_ops": [int(x) for x in counts[0]],
+    }

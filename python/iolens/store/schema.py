@@ -1,0 +1,252 @@
+"""The store's schema, one definition for SQLite and PostgreSQL, and its migrations.
+
+Each migration is a list of statements with the column types as placeholders ({id}, {int}, {real}, {bool},
+{text}, {without_rowid}) that db.Database.ddl() spells in its dialect. The version a database is at lives in
+the table iolens_meta (key 'schema_version'); migrate() brings an older database up to SCHEMA_VERSION in one
+transaction, and refuses a database at a higher version (written by a newer iolens) instead of guessing.
+
+Times are seconds since the epoch (UTC) as floats; latencies are integer nanoseconds; bytes are integers;
+JSON is kept as text, exactly as it came.
+"""
+
+from __future__ import annotations
+
+import time
+
+from iolens import __version__
+from iolens.store.db import Database, StoreError, describe
+
+MIGRATIONS: list[list[str]] = [
+    # --- version 1 --------------------------------------------------------------------------------------
+    [
+        """CREATE TABLE iolens_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )""",
+        # The systems runs and profiles are tagged with: the fields an IO500 submission records.
+        """CREATE TABLE systems (
+            id {id},
+            name TEXT NOT NULL UNIQUE,
+            site TEXT,
+            fs_type TEXT,
+            fs_version TEXT,
+            servers {int},
+            clients {int},
+            description TEXT,
+            info TEXT,
+            created_at {real} NOT NULL
+        )""",
+        """CREATE TABLE runs (
+            id {id},
+            uid TEXT NOT NULL UNIQUE,
+            system_id {int} REFERENCES systems (id),
+            tool TEXT NOT NULL,
+            origin TEXT NOT NULL,
+            version TEXT,
+            command TEXT,
+            config TEXT,
+            config_hash TEXT,
+            started_at {real},
+            ended_at {real},
+            ranks {int},
+            nodes {int},
+            hostname TEXT,
+            file_system TEXT,
+            status TEXT NOT NULL,
+            valid {bool},
+            score {real},
+            source_path TEXT,
+            imported_at {real} NOT NULL,
+            document TEXT NOT NULL
+        )""",
+        "CREATE INDEX runs_by_system ON runs (system_id, started_at)",
+        "CREATE INDEX runs_by_tool ON runs (tool, started_at)",
+        "CREATE INDEX runs_by_time ON runs (started_at)",
+        """CREATE TABLE phases (
+            id {id},
+            run_id {int} NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            seq {int} NOT NULL,
+            name TEXT NOT NULL,
+            iteration {int} NOT NULL,
+            kind TEXT NOT NULL,
+            value {real},
+            unit TEXT,
+            bytes {int},
+            ops {int},
+            time_s {real},
+            started_at {real},
+            ended_at {real},
+            lat_count {int},
+            lat_mean_ns {real},
+            p50_ns {int},
+            p90_ns {int},
+            p99_ns {int},
+            p99_9_ns {int},
+            max_ns {int},
+            valid {bool},
+            status TEXT,
+            UNIQUE (run_id, seq)
+        )""",
+        "CREATE INDEX phases_by_name ON phases (name, run_id)",
+        # Monitoring: one row per value (narrow); the repeated labels of a series are stored once.
+        """CREATE TABLE series (
+            id {id},
+            host TEXT NOT NULL,
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            unit TEXT,
+            UNIQUE (host, source, target, metric)
+        )""",
+        """CREATE TABLE samples (
+            series_id {int} NOT NULL REFERENCES series (id),
+            t {real} NOT NULL,
+            value {real},
+            PRIMARY KEY (series_id, t)
+        ) {without_rowid}""",
+        """CREATE VIEW monitor_samples AS
+            SELECT s.t AS t, se.host AS host, se.source AS source, se.target AS target,
+                   se.metric AS metric, s.value AS value, se.unit AS unit
+            FROM samples s JOIN series se ON se.id = s.series_id""",
+        """CREATE TABLE sample_imports (
+            id {id},
+            uid TEXT NOT NULL UNIQUE,
+            source_path TEXT,
+            imported_at {real} NOT NULL,
+            samples {int} NOT NULL,
+            series {int} NOT NULL,
+            t_min {real},
+            t_max {real}
+        )""",
+        """CREATE TABLE profiles (
+            id {id},
+            uid TEXT NOT NULL UNIQUE,
+            system_id {int} REFERENCES systems (id),
+            origin TEXT NOT NULL,
+            job_id TEXT,
+            user_name TEXT,
+            exe TEXT,
+            command TEXT,
+            hosts {int},
+            processes {int},
+            started_at {real},
+            ended_at {real},
+            runtime_s {real},
+            files {int},
+            opens {int},
+            reads {int},
+            writes {int},
+            stats {int},
+            seeks {int},
+            fsyncs {int},
+            meta_ops {int},
+            bytes_read {int},
+            bytes_written {int},
+            read_time_s {real},
+            write_time_s {real},
+            meta_time_s {real},
+            small_ios {int},
+            truncated {bool},
+            source_path TEXT,
+            imported_at {real} NOT NULL,
+            document TEXT NOT NULL
+        )""",
+        "CREATE INDEX profiles_by_time ON profiles (started_at)",
+        """CREATE TABLE profile_files (
+            profile_id {int} NOT NULL REFERENCES profiles (id) ON DELETE CASCADE,
+            file_no {int} NOT NULL,
+            path TEXT NOT NULL,
+            fs_type TEXT,
+            processes {int},
+            opens {int},
+            reads {int},
+            writes {int},
+            stats {int},
+            seeks {int},
+            fsyncs {int},
+            bytes_read {int},
+            bytes_written {int},
+            read_time_s {real},
+            write_time_s {real},
+            meta_time_s {real},
+            first_s {real},
+            last_s {real},
+            counters TEXT,
+            PRIMARY KEY (profile_id, file_no)
+        )""",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNew(StoreError):
+    """The database was written by a newer iolens: this one does not know its schema."""
+
+
+def current_version(db: Database) -> int:
+    """The schema version of the database: 0 when it holds no iolens schema yet."""
+    if not db.table_exists("iolens_meta"):
+        if db.table_exists("runs") or db.table_exists("samples"):
+            raise StoreError(f"{describe(db.url)}: has tables named like iolens's but no iolens_meta table")
+        return 0
+    row = db.query_one("SELECT value FROM iolens_meta WHERE key = 'schema_version'")
+    if row is None:
+        raise StoreError(f"{describe(db.url)}: iolens_meta has no schema_version")
+    try:
+        return int(row[0])
+    except ValueError:
+        raise StoreError(f"{describe(db.url)}: schema_version {row[0]!r} is not a number") from None
+
+
+def _writer(db: Database) -> str:
+    row = db.query_one("SELECT value FROM iolens_meta WHERE key = 'written_by'")
+    return row[0] if row else "?"
+
+
+def check_version(db: Database, version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"{describe(db.url)}: the database has schema version {version} (last migrated by iolens "
+            f"{_writer(db)}); this iolens ({__version__}) knows versions up to {SCHEMA_VERSION}. "
+            "Upgrade iolens to use this database; nothing was changed."
+        )
+
+
+def migrate(db: Database) -> int:
+    """Bring the database to SCHEMA_VERSION (creating the schema in an empty one); the version it was at.
+
+    One transaction, under a lock that serialises processes migrating at once: the second one finds the
+    work done. A database at a newer version is refused (SchemaTooNew) and left as it is.
+    """
+    version = current_version(db)
+    check_version(db, version)
+    if version == SCHEMA_VERSION:
+        return version
+    with db.migration():
+        version = current_version(db)  # another process may have migrated while we waited for the lock
+        check_version(db, version)
+        start = version
+        for statements in MIGRATIONS[version:]:
+            for statement in statements:
+                db.execute(db.ddl(statement))
+        now = str(time.time())
+        db.execute(
+            "INSERT INTO iolens_meta (key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (str(SCHEMA_VERSION),),
+        )
+        for key, value in (("written_by", __version__), ("migrated_at", now)):
+            db.execute(
+                "INSERT INTO iolens_meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        if start == 0:
+            db.execute("INSERT INTO iolens_meta (key, value) VALUES ('created_by', ?)", (__version__,))
+    return start
+
+
+def open_checked(db: Database) -> None:
+    """For readers: the database must hold a schema this iolens knows (older ones are migrated)."""
+    migrate(db)

@@ -1,0 +1,326 @@
+"""Store: the database of runs, phases, systems, profiles and monitoring samples, and how records get in.
+
+Every record is written in one transaction: a process killed in the middle leaves nothing of it behind.
+Every record has a uid (the hash of its source), so storing the same thing again changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from iolens.store import schema
+from iolens.store.db import Database, connect
+from iolens.store.records import (
+    ProfileFile,
+    ProfileRecord,
+    RunRecord,
+    Sample,
+    SystemInfo,
+    canonical_json,
+)
+
+# Rows handed to the database at once when streaming samples or profile files.
+BATCH = 20_000
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What storing a record did: its id, and whether it was new (False: it was there already)."""
+
+    kind: str  # "run", "profile", "samples"
+    id: int
+    new: bool
+    detail: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"profile:{self.id}" if self.kind == "profile" else str(self.id)
+
+
+class Store:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @classmethod
+    def open(cls, url: str, create: bool = True) -> Store:
+        """Open (creating a SQLite file when `create`) and bring the schema up to date."""
+        db = connect(url, create=create)
+        try:
+            schema.migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return cls(db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- systems ---------------------------------------------------------------------------------------
+
+    def system_id(self, system: SystemInfo | str | None) -> int | None:
+        """The id of a system (created on first use; fields given later fill the ones still empty)."""
+        if system is None:
+            return None
+        info = SystemInfo(system) if isinstance(system, str) else system
+        if not info.name:
+            return None
+        with self.db.transaction():
+            self.db.execute(
+                "INSERT INTO systems (name, site, fs_type, fs_version, servers, clients, description, info,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                " site = COALESCE(systems.site, excluded.site),"
+                " fs_type = COALESCE(systems.fs_type, excluded.fs_type),"
+                " fs_version = COALESCE(systems.fs_version, excluded.fs_version),"
+                " servers = COALESCE(systems.servers, excluded.servers),"
+                " clients = COALESCE(systems.clients, excluded.clients),"
+                " description = COALESCE(systems.description, excluded.description),"
+                " info = COALESCE(systems.info, excluded.info)",
+                (
+                    info.name,
+                    info.site,
+                    info.fs_type,
+                    info.fs_version,
+                    info.servers,
+                    info.clients,
+                    info.description,
+                    canonical_json(info.info) if info.info else None,
+                    time.time(),
+                ),
+            )
+            row = self.db.query_one("SELECT id FROM systems WHERE name = ?", (info.name,))
+        assert row is not None
+        return int(row[0])
+
+    def set_system(self, info: SystemInfo) -> int:
+        """Create or update a system with every field given (None leaves a field as it is)."""
+        sid = self.system_id(info.name)
+        assert sid is not None
+        fields = {
+            "site": info.site,
+            "fs_type": info.fs_type,
+            "fs_version": info.fs_version,
+            "servers": info.servers,
+            "clients": info.clients,
+            "description": info.description,
+            "info": canonical_json(info.info) if info.info else None,
+        }
+        given = {k: v for k, v in fields.items() if v is not None}
+        if given:
+            sets = ", ".join(f"{k} = ?" for k in given)
+            with self.db.transaction():
+                self.db.execute(f"UPDATE systems SET {sets} WHERE id = ?", (*given.values(), sid))
+        return sid
+
+    # --- runs ------------------------------------------------------------------------------------------
+
+    def put_run(self, record: RunRecord, system: str | None = None) -> Stored:
+        """Store a run and its phases (one transaction); a run with the same uid is left as it is."""
+        sys_info = SystemInfo(system) if system else record.system
+        sid = self.system_id(sys_info)
+        with self.db.transaction():
+            existing = self.db.query_one("SELECT id FROM runs WHERE uid = ?", (record.uid,))
+            if existing is not None:
+                return Stored("run", int(existing[0]), False)
+            run_id = self.db.insert_id(
+                "INSERT INTO runs (uid, system_id, tool, origin, version, command, config, config_hash,"
+                " started_at, ended_at, ranks, nodes, hostname, file_system, status, valid, score,"
+                " source_path, imported_at, document) VALUES"
+                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.uid,
+                    sid,
+                    record.tool,
+                    record.origin,
+                    record.version,
+                    record.command,
+                    None if record.config is None else canonical_json(record.config),
+                    record.config_hash,
+                    record.started_at,
+                    record.ended_at,
+                    record.ranks,
+                    record.nodes,
+                    record.hostname,
+                    record.file_system,
+                    record.status,
+                    record.valid,
+                    record.score,
+                    record.source_path,
+                    time.time(),
+                    record.document,
+                ),
+            )
+            from iolens.store.records import PhaseRow
+
+            cols = ("run_id", "seq", *PhaseRow.COLUMNS)
+            marks = ", ".join("?" for _ in cols)
+            self.db.executemany(
+                f"INSERT INTO phases ({', '.join(cols)}) VALUES ({marks})",
+                [(run_id, seq, *p.values()) for seq, p in enumerate(record.phases)],
+            )
+            if record.samples:
+                self.put_samples(record.samples, f"run:{record.uid}", record.source_path)
+        return Stored("run", run_id, True)
+
+    def tag_run(self, run_id: int, system: str) -> None:
+        sid = self.system_id(system)
+        with self.db.transaction():
+            self.db.execute("UPDATE runs SET system_id = ? WHERE id = ?", (sid, run_id))
+
+    def delete_run(self, run_id: int) -> bool:
+        with self.db.transaction():
+            self.db.execute("DELETE FROM phases WHERE run_id = ?", (run_id,))
+            row = self.db.query_one("DELETE FROM runs WHERE id = ? RETURNING id", (run_id,))
+        return row is not None
+
+    # --- profiles --------------------------------------------------------------------------------------
+
+    def put_profile(self, record: ProfileRecord, system: str | None = None) -> Stored:
+        """Store a profile and its files (one transaction, files streamed in batches); a profile with the
+        same uid is left as it is."""
+        sid = self.system_id(system)
+        with self.db.transaction():
+            existing = self.db.query_one("SELECT id FROM profiles WHERE uid = ?", (record.uid,))
+            if existing is not None:
+                return Stored("profile", int(existing[0]), False)
+            cols = ("uid", "system_id", *ProfileRecord.COLUMNS, "source_path", "imported_at", "document")
+            values = (
+                record.uid,
+                sid,
+                *(getattr(record, c) for c in ProfileRecord.COLUMNS),
+                record.source_path,
+                time.time(),
+                json.dumps(record.summary, separators=(",", ":"), ensure_ascii=False),
+            )
+            pid = self.db.insert_id(
+                f"INSERT INTO profiles ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", values
+            )
+            fcols = ("profile_id", "file_no", *ProfileFile.COLUMNS, "counters")
+            count = 0
+            for chunk in _batches(
+                (
+                    (pid, n, *(getattr(f, c) for c in ProfileFile.COLUMNS), _counters(f))
+                    for n, f in enumerate(record.file_rows)
+                ),
+                BATCH,
+            ):
+                self.db.bulk_insert("profile_files", fcols, chunk)
+                count += len(chunk)
+        return Stored("profile", pid, True, f"{count} files")
+
+    # --- monitoring samples ----------------------------------------------------------------------------
+
+    def put_samples(
+        self, samples: Iterable[Sample], uid: str | None = None, source_path: str | None = None
+    ) -> Stored:
+        """Store samples (one transaction). With a uid (the hash of their source), a source stored before
+        is skipped; a sample already there (same series and time) is kept as it was."""
+        with self.db.transaction():
+            if uid is not None:
+                existing = self.db.query_one("SELECT id FROM sample_imports WHERE uid = ?", (uid,))
+                if existing is not None:
+                    return Stored("samples", int(existing[0]), False)
+            series: dict[tuple[str, str, str, str], int] = {}
+            count = 0
+            t_min = t_max = None
+
+            def rows() -> Iterator[tuple[int, float, float | None]]:
+                nonlocal count, t_min, t_max
+                for s in samples:
+                    key = (s.host, s.source, s.target, s.metric)
+                    sid = series.get(key)
+                    if sid is None:
+                        sid = series[key] = self._series_id(key, s.unit)
+                    count += 1
+                    t_min = s.t if t_min is None or s.t < t_min else t_min
+                    t_max = s.t if t_max is None or s.t > t_max else t_max
+                    yield (sid, s.t, s.value)
+
+            for chunk in _batches(rows(), BATCH):
+                self.db.bulk_insert(
+                    "samples", ("series_id", "t", "value"), chunk, "ON CONFLICT (series_id, t) DO NOTHING"
+                )
+            import_id = self.db.insert_id(
+                "INSERT INTO sample_imports (uid, source_path, imported_at, samples, series, t_min, t_max)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    uid or f"stream:{time.time_ns()}",
+                    source_path,
+                    time.time(),
+                    count,
+                    len(series),
+                    t_min,
+                    t_max,
+                ),
+            )
+        return Stored("samples", import_id, True, f"{count} samples in {len(series)} series")
+
+    def _series_id(self, key: tuple[str, str, str, str], unit: str | None) -> int:
+        self.db.execute(
+            "INSERT INTO series (host, source, target, metric, unit) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (host, source, target, metric) DO NOTHING",
+            (*key, unit),
+        )
+        row = self.db.query_one(
+            "SELECT id FROM series WHERE host = ? AND source = ? AND target = ? AND metric = ?", key
+        )
+        assert row is not None
+        return int(row[0])
+
+
+class SampleSink:
+    """Takes monitoring sample records as they come (`iolens monitor` with a database configured) and stores
+    them in batches, one transaction every `flush_s` seconds and at close()."""
+
+    def __init__(self, store: Store, host: str, flush_s: float = 10.0) -> None:
+        self.store = store
+        self.host = host
+        self.flush_s = flush_s
+        self.buffer: list[Sample] = []
+        self.last = time.monotonic()
+        self.stored = 0
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        from iolens.store.samples import record_samples
+
+        if record.get("type", "sample") != "sample":
+            return
+        self.buffer.extend(record_samples(record, self.host))
+        if time.monotonic() - self.last >= self.flush_s:
+            self.flush()
+
+    def flush(self) -> None:
+        self.last = time.monotonic()
+        if not self.buffer:
+            return
+        batch, self.buffer = self.buffer, []
+        first = min(s.t for s in batch)
+        self.store.put_samples(batch, f"monitor:{self.host}:{first!r}:{len(batch)}")
+        self.stored += len(batch)
+
+    def close(self) -> None:
+        self.flush()
+
+
+def _counters(f: ProfileFile) -> str | None:
+    return json.dumps(f.counters, separators=(",", ":")) if f.counters else None
+
+
+def _batches(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,0 +1,365 @@
+"""Imports of profiles and monitoring samples on both backends: iolens profile logs (built to
+docs/profile-log.md by tests/profile_logs.py and read by iolens.profile), real Darshan logs (the examples the
+darshan package ships, read through it), and monitoring streams (made by iolens.monitor's sampler, and
+narrow records); idempotent re-imports, damaged input refused with nothing stored, killed writers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iolens.store import Store, queries
+
+from .db_helpers import iolens, iolens_env
+from .profile_logs import TRACE_ON, FileSpec, LogSpec, MountSpec, TraceSpec, poke, write_log
+
+MiB = 1 << 20
+S = 10**9
+
+
+def counts(url: str) -> dict[str, int]:
+    with Store.open(url, create=False) as store:
+        return queries.counts(store.db)
+
+
+def run_import(
+    url: str, tmp_path: Path, *paths: Path | str, system: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    extra = ["--system", system] if system else []
+    return iolens("db", "import", *map(str, paths), "--db", url, *extra, env=iolens_env(home=tmp_path))
+
+
+# --- iolens profile logs ----------------------------------------------------------------------------------
+
+
+def _proc(
+    pid: int, rank: int, files: dict[str, dict[str, int]], start_s: int = 0, job_id: str = "job-77", **kw: Any
+) -> LogSpec:
+    specs = [FileSpec(i, p, 1) for i, p in enumerate(files, 1)]
+    return LogSpec(
+        pid=pid,
+        rank=rank,
+        job_id=job_id,
+        files=specs,
+        mounts=[MountSpec(1, "/lus", "lustre")],
+        file_recs=[(0, i, c) for i, c in enumerate(files.values(), 1)],
+        start_wall_ns=1_700_000_000 * S + start_s * S,
+        end_ns=10 * S,
+        **kw,
+    )
+
+
+def profile_job(directory: Path, traced: bool = False) -> Path:
+    """Two ranks of one job: both read /lus/in (1 MiB reads), rank 0 writes 1000 small pieces of /lus/out."""
+    directory.mkdir(parents=True, exist_ok=True)
+    trace = [
+        TraceSpec(start_ns=i * S // 10, dur_ns=1000, op="pwrite", file_id=2, size=100, result=100)
+        for i in range(50)
+    ]
+    inp = dict(
+        POSIX_OPENS=1, POSIX_READS=8, POSIX_BYTES_READ=8 * MiB, POSIX_F_READ_TIME=2 * S,
+        POSIX_SIZE_READ_1M_4M=8, POSIX_F_OPEN_START_TIMESTAMP=S + 1, POSIX_F_READ_END_TIMESTAMP=3 * S + 1,
+    )  # fmt: skip
+    out = dict(
+        POSIX_OPENS=1, POSIX_WRITES=1000, POSIX_BYTES_WRITTEN=100_000, POSIX_F_WRITE_TIME=S,
+        POSIX_SIZE_WRITE_100_1K=1000, POSIX_F_META_TIME=S // 2, POSIX_FSYNCS=1,
+    )  # fmt: skip
+    a = _proc(
+        10,
+        0,
+        {"/lus/in": inp, "/lus/out": out},
+        proc_recs=[(0, dict(OPENS=2, STATS=5, READS=8, WRITES=1000, META_TIME=3 * S))],
+        flags=1 | (TRACE_ON if traced else 0),
+        trace=trace if traced else [],
+    )
+    b = _proc(
+        11, 1,
+        {"/lus/in": dict(POSIX_OPENS=1, POSIX_READS=2, POSIX_BYTES_READ=2 * MiB, POSIX_F_READ_TIME=S,
+                         POSIX_SIZE_READ_1M_4M=2)},
+        start_s=1,
+        proc_recs=[(0, dict(OPENS=1, READS=2, META_TIME=S))],
+    )  # fmt: skip
+    write_log(directory, a)
+    write_log(directory, b)
+    return directory
+
+
+def test_profile_logs_are_stored_as_one_profile_per_job_with_every_file(db_url: str, tmp_path: Path) -> None:
+    logs = profile_job(tmp_path / "logs", traced=True)
+    r = run_import(db_url, tmp_path, logs, system="cluster")
+    assert r.returncode == 0, r.stderr
+    assert "stored as profile:1 (2 files)" in r.stdout
+    again = run_import(db_url, tmp_path, logs)
+    assert "already stored as profile:1" in again.stdout
+    with Store.open(db_url, create=False) as store:
+        p = queries.get_profile(store.db, 1)
+        files = {f["path"]: f for f in queries.profile_files(store.db, 1)}
+        raw = store.db.query_one("SELECT counters FROM profile_files WHERE path = '/lus/out'")
+    assert (p["origin"], p["job_id"], p["system"], p["processes"], p["hosts"]) == (
+        "iolens",
+        "job-77",
+        "cluster",
+        2,
+        1,
+    )
+    assert (p["bytes_read"], p["bytes_written"], p["reads"], p["writes"]) == (10 * MiB, 100_000, 10, 1000)
+    assert p["read_time_s"] == pytest.approx(3.0) and p["write_time_s"] == pytest.approx(1.0)
+    assert p["meta_time_s"] == pytest.approx(4.0)  # the processes' META_TIME
+    assert p["opens"] == 3 and p["stats"] == 5 and p["small_ios"] == 1000 and p["files"] == 2
+    assert p["started_at"] == 1_700_000_000 and p["runtime_s"] == pytest.approx(11.0)
+    assert files["/lus/in"]["processes"] == 2 and files["/lus/in"]["bytes_read"] == 10 * MiB
+    assert files["/lus/in"]["fs_type"] == "lustre" and files["/lus/in"]["first_s"] == pytest.approx(1.0)
+    assert files["/lus/out"]["fsyncs"] == 1 and files["/lus/out"]["meta_time_s"] == pytest.approx(0.5)
+    assert json.loads(raw[0])["POSIX_SIZE_WRITE_100_1K"] == 1000
+    doc = p["document"]  # the profile's own JSON report, kept whole
+    assert doc["summary"]["bytes_read"] == 10 * MiB and doc["advice"] is not None
+    assert doc["access_sizes"]["write"][1] == 1000
+    tl = doc["timeline"]  # traced: 50 writes of 100 bytes over the first 5 s
+    assert sum(tl["write_ops"]) == 50 and sum(tl["write_bytes"]) == 5000 and len(tl["t_s"]) == 200
+
+
+def test_damaged_profile_log_is_refused_and_nothing_stored(db_url: str, tmp_path: Path) -> None:
+    logs = profile_job(tmp_path / "logs")
+    log = sorted(logs.iterdir())[0]
+    broken = tmp_path / log.name
+    broken.write_bytes(log.read_bytes())
+    poke(broken, 0, b"NOTAZLOG")
+    r = run_import(db_url, tmp_path, broken)
+    assert r.returncode == 1 and "(nothing stored)" in r.stderr
+    assert counts(db_url)["profiles"] == 0 and counts(db_url)["profile_files"] == 0
+
+
+KILLED_PROFILE_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from iolens.store import Store
+    from iolens.store.records import ProfileFile, ProfileRecord
+
+    def files():
+        for i in range(50_000):
+            if i == 30_000:
+                print("inside", flush=True)
+                time.sleep(60)
+            yield ProfileFile(path=f"/scratch/f{i}", bytes_read=i)
+
+    store = Store.open(sys.argv[1])
+    store.put_profile(ProfileRecord(uid="killed", origin="iolens", summary={}, file_rows=files()), "victim")
+    """
+)
+
+
+def test_writer_killed_in_the_middle_of_a_profile_leaves_nothing_of_it(db_url: str, tmp_path: Path) -> None:
+    script = tmp_path / "writer.py"
+    script.write_text(KILLED_PROFILE_WRITER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), db_url],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=iolens_env(home=tmp_path),
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "inside"  # 30 000 files written in the open transaction
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    c = counts(db_url)
+    assert c["profiles"] == 0 and c["profile_files"] == 0
+
+
+# --- Darshan logs -----------------------------------------------------------------------------------------
+
+
+def darshan_example(name: str) -> Path:
+    darshan = pytest.importorskip("darshan")
+    return Path(darshan.__file__).parent / "examples" / "example_logs" / name
+
+
+def test_darshan_posix_counters_map_onto_iolens_counters(db_url: str, tmp_path: Path) -> None:
+    import darshan
+
+    log = darshan_example("sample-badost.darshan")
+    r = run_import(db_url, tmp_path, log)
+    assert r.returncode == 0, r.stderr
+    assert "stored as profile:1 (2048 files)" in r.stdout
+    assert "already stored as profile:1" in run_import(db_url, tmp_path, log).stdout
+
+    report = darshan.DarshanReport(str(log), read_all=True)
+    c = report.records["POSIX"].to_df()["counters"]
+    f = report.records["POSIX"].to_df()["fcounters"]
+    with Store.open(db_url, create=False) as store:
+        p = queries.get_profile(store.db, 1)
+        top = queries.profile_files(store.db, 1, "time", limit=1)[0]
+        counters = json.loads(
+            store.db.query_one(
+                "SELECT counters FROM profile_files WHERE profile_id = 1 AND path = ?", (top["path"],)
+            )[0]
+        )
+    job = report.metadata["job"]
+    assert (p["origin"], p["job_id"], p["processes"]) == ("darshan", str(job["jobid"]), job["nprocs"])
+    assert p["bytes_written"] == int(c["POSIX_BYTES_WRITTEN"].sum()) == 512 * 1024**3
+    assert p["writes"] == int(c["POSIX_WRITES"].sum()) and p["opens"] == int(c["POSIX_OPENS"].sum())
+    assert p["write_time_s"] == pytest.approx(float(f["POSIX_F_WRITE_TIME"].sum()), rel=1e-9)
+    assert p["started_at"] == job["start_time_sec"] + job["start_time_nsec"] / 1e9
+    # The slowest file: its counters in iolens's units (times in ns, timestamps in ns since start + 1).
+    row = f.loc[(f["POSIX_F_WRITE_TIME"] + f["POSIX_F_META_TIME"]).idxmax()]
+    assert counters["POSIX_F_WRITE_TIME"] == round(row["POSIX_F_WRITE_TIME"] * 1e9)
+    assert counters["POSIX_F_OPEN_START_TIMESTAMP"] == round(row["POSIX_F_OPEN_START_TIMESTAMP"] * 1e9) + 1
+    assert top["fs_type"] == "lustre" and top["path"].startswith("/scratch1/")
+    doc = p["document"]
+    assert doc["origin"] == "darshan" and doc["access_sizes"]["buckets"][-1] == "1G+"
+
+
+def test_darshan_dxt_trace_gives_a_timeline(db_url: str, tmp_path: Path) -> None:
+    r = run_import(db_url, tmp_path, darshan_example("dxt.darshan"))
+    assert r.returncode == 0, r.stderr
+    with Store.open(db_url, create=False) as store:
+        tl = queries.get_profile(store.db, 1)["document"]["timeline"]
+    assert sum(tl["read_ops"]) + sum(tl["write_ops"]) > 0
+
+
+def test_truncated_darshan_log_is_refused_and_nothing_stored(db_url: str, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.darshan"
+    cut.write_bytes(darshan_example("example.darshan").read_bytes()[:3000])
+    junk = tmp_path / "junk.darshan"
+    junk.write_bytes(b"not a darshan log" * 50)
+    r = run_import(db_url, tmp_path, cut, junk)
+    assert r.returncode == 1
+    assert "cut.darshan: not a readable Darshan log" in r.stderr
+    assert "junk.darshan: not a readable Darshan log" in r.stderr
+    assert counts(db_url)["profiles"] == 0
+
+
+# --- monitoring samples -----------------------------------------------------------------------------------
+
+
+def monitor_stream(path: Path, samples: int = 3, host: str = "node07") -> Path:
+    """A stream as `iolens monitor` writes it: a header, then sample records from the real sampler."""
+    from iolens.monitor.sampler import Sampler, make_collectors
+
+    sampler = Sampler(make_collectors(["loadavg", "meminfo", "stat", "diskstats"]))
+    lines = [json.dumps({"type": "header", "host": host})]
+    for _ in range(samples):
+        record, _events = sampler.sample()
+        lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_monitor_stream_is_stored_as_narrow_samples(db_url: str, tmp_path: Path) -> None:
+    stream = monitor_stream(tmp_path / "mon.jsonl")
+    records = [json.loads(line) for line in stream.read_text().splitlines()[1:]]
+    r = run_import(db_url, tmp_path, stream)
+    assert r.returncode == 0, r.stderr
+    assert "stored as sample import 1" in r.stdout
+    before = counts(db_url)
+    assert "already stored" in run_import(db_url, tmp_path, stream).stdout
+    assert counts(db_url) == before
+    with Store.open(db_url, create=False) as store:
+        rows = queries.samples(store.db, 0, 1e12, hosts=["node07"], metrics=["load1"])
+        ctxt = queries.samples(store.db, 0, 1e12, metrics=["ctxt_per_s"])
+    assert [(t, host, source, target, value) for t, host, source, target, _m, value, _u in rows] == [
+        (rec["time"], "node07", "loadavg", "", rec["data"]["loadavg"]["load1"]) for rec in records
+    ]
+    assert len(ctxt) == 2  # rates from the second sample on
+    assert ctxt[0][5] == pytest.approx(records[1]["rates"]["stat"]["ctxt"])
+
+
+def test_narrow_samples_and_run_windows(db_url: str, tmp_path: Path) -> None:
+    from .db_helpers import ior_document
+
+    lines = [
+        json.dumps({"t": 1777600000 + i, "host": "n1", "source": "lustre", "target": "OST0001",
+                    "metric": "write_bytes_per_s", "value": 1e9 + i, "unit": "B/s"})
+        for i in range(-60, 120)
+    ]  # fmt: skip
+    (tmp_path / "narrow.ndjson").write_text("\n".join(lines) + "\n")
+    doc = ior_document(1 << 30, started="2026-05-01T02:00:00Z")  # 1777600800: the run lasts 30 s
+    doc["started_at"], doc["ended_at"] = "2026-05-01T01:46:40Z", "2026-05-01T01:47:10Z"  # 1777600000 .. +30
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    r = run_import(db_url, tmp_path, tmp_path / "narrow.ndjson", tmp_path / "run.json")
+    assert r.returncode == 0, r.stderr
+    with Store.open(db_url, create=False) as store:
+        window = queries.run_samples(store.db, 1, margin_s=10)
+    assert [row[0] - 1777600000 for row in window] == list(range(-10, 41))
+    assert window[0][6] == "B/s" and window[0][3] == "OST0001"
+
+
+def test_truncated_or_bad_sample_stream_is_refused_and_nothing_stored(db_url: str, tmp_path: Path) -> None:
+    stream = monitor_stream(tmp_path / "mon.jsonl", samples=4)
+    text = stream.read_text()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(text[: len(text) - 40])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text + '{"t": "yesterday", "host": "h", "source": "s", "metric": "m", "value": 1}\n')
+    r = run_import(db_url, tmp_path, cut, bad)
+    assert r.returncode == 1
+    assert "cut.jsonl:5: not a JSON object (the file ends in the middle of a line: truncated?)" in r.stderr
+    assert "bad.jsonl:6: t: expected a number" in r.stderr
+    c = counts(db_url)
+    assert c["samples"] == 0 and c["series"] == 0
+
+
+def test_jobs_are_ranked_by_bytes_metadata_share_and_small_ios(db_url: str, tmp_path: Path) -> None:
+    profile_job(tmp_path / "a")
+    heavy = tmp_path / "b"
+    heavy.mkdir()
+    write_log(
+        heavy,
+        _proc(20, 0, {"/lus/big": dict(POSIX_OPENS=1, POSIX_WRITES=4, POSIX_BYTES_WRITTEN=4 << 30,
+                                       POSIX_F_WRITE_TIME=8 * S, POSIX_SIZE_WRITE_1G_PLUS=4)},
+              proc_recs=[(0, dict(OPENS=1, WRITES=4, META_TIME=S // 10))], job_id="big"),
+    )  # fmt: skip
+    assert run_import(db_url, tmp_path, tmp_path / "a", heavy).returncode == 0
+    env = iolens_env(home=tmp_path)
+    by_bytes = iolens("db", "jobs", "--db", db_url, env=env).stdout
+    by_meta = iolens("db", "jobs", "--by", "meta", "--db", db_url, env=env).stdout
+    by_small = iolens("db", "jobs", "--by", "small", "--db", db_url, env=env).stdout
+
+    def order(text: str) -> list[str]:
+        return [line.split()[0] for line in text.splitlines() if line.startswith("profile:")]
+
+    assert order(by_bytes) == ["profile:2", "profile:1"]
+    assert order(by_meta) == ["profile:1", "profile:2"]  # 4 s of 8 s against 0.1 of 8.1
+    assert order(by_small) == ["profile:1", "profile:2"]
+    assert "50.0%" in by_meta and "1,000" in by_small
+    assert iolens("db", "jobs", "--by", "size", "--db", db_url, env=env).returncode == 2
+
+
+def test_document_with_monitor_samples_stores_them_and_the_phase_windows(db_url: str, tmp_path: Path) -> None:
+    """A run with --monitor has a "monitor" object (made here by iolens.monitor's own RunMonitor): the phase
+    windows go on the phase rows, the samples of the sampled node into the samples."""
+    import time
+
+    from iolens.monitor.attach import MonitorRequest, RunMonitor
+
+    from .db_helpers import ior_document
+
+    mon = RunMonitor(MonitorRequest(0.05), "ior", ["loadavg", "stat"]).start()
+    time.sleep(0.4)
+    mon.stop()
+    doc = ior_document(1 << 30)
+    doc["started_at"] = datetime.fromtimestamp(mon.started, timezone.utc).isoformat().replace("+00:00", "Z")
+    doc["ended_at"] = datetime.fromtimestamp(mon.ended, timezone.utc).isoformat().replace("+00:00", "Z")
+    doc["monitor"] = mon.section(doc)
+    windows = {w["name"]: (w["start"], w["end"]) for w in doc["monitor"]["windows"]}
+    host = doc["monitor"]["host"]
+    path = tmp_path / "monitored.json"
+    path.write_text(json.dumps(doc))
+    r = run_import(db_url, tmp_path, path)
+    assert r.returncode == 0, r.stderr
+    with Store.open(db_url, create=False) as store:
+        run = queries.get_run(store.db, 1)
+        rows = queries.samples(store.db, mon.started - 1, mon.ended + 1, hosts=[host], metrics=["load1"])
+    assert {p["name"]: (p["started_at"], p["ended_at"]) for p in run["phases"]} == windows
+    records = [rec for rec in doc["monitor"]["samples"] if "loadavg" in rec["data"]]
+    assert len(records) >= 3
+    assert [row[5] for row in rows] == [rec["data"]["loadavg"]["load1"] for rec in records]
+    assert "already stored as run 1" in run_import(db_url, tmp_path, path).stdout

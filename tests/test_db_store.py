@@ -1,0 +1,414 @@
+"""The statistics database on both backends (a real SQLite file, a real PostgreSQL server): imports of result
+documents and official IO500 result directories, idempotent re-imports, refused damaged input, schema
+versions, concurrent writers, killed writers, and the questions (runs, show, compare, trend, regressions)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iolens.io500.results_files import read_result, read_summary
+from iolens.store import SCHEMA_VERSION, SchemaTooNew, Store, queries
+from iolens.store.db import connect
+
+from .db_helpers import IO500_REFERENCE, iolens, iolens_env, ior_document
+
+GIB = 1024**3
+
+
+def counts(url: str) -> dict[str, int]:
+    with Store.open(url, create=False) as store:
+        return queries.counts(store.db)
+
+
+def write_doc(path: Path, doc: dict[str, Any], indent: int | None = None) -> Path:
+    path.write_text(json.dumps(doc, indent=indent), encoding="utf-8")
+    return path
+
+
+# --- IO500 result directories -------------------------------------------------------------------------
+
+
+def test_reference_io500_directory_gives_the_files_phase_values_and_score(
+    db_url: str, tmp_path: Path
+) -> None:
+    r = iolens(
+        "db", "import", str(IO500_REFERENCE), "--db", db_url, "--system", "ref", env=iolens_env(home=tmp_path)
+    )
+    assert r.returncode == 0, r.stderr
+    assert "stored as run 1" in r.stdout
+
+    result = read_result(IO500_REFERENCE / "result.txt")
+    summary = read_summary(IO500_REFERENCE / "result_summary.txt")
+    with Store.open(db_url, create=False) as store:
+        run = queries.get_run(store.db, 1)
+    phases = {p["name"]: p for p in run["phases"]}
+    # Every phase value exactly as result.txt and result_summary.txt print it.
+    for name, score in result.phase_scores().items():
+        assert phases[name]["value"] == score
+    for line in summary.phases:
+        if line.name == "timestamp":  # a dummy phase: no score in result.txt
+            assert phases[line.name]["value"] is None
+            continue
+        assert f"{phases[line.name]['value']:f}" == line.score
+        assert phases[line.name]["unit"] == line.unit
+        assert phases[line.name]["valid"] is line.valid
+    scores, valid, _ = result.score_values()
+    assert run["score"] == scores.score == 31.923448
+    assert (phases["bw"]["value"], phases["md"]["value"], phases["score"]["value"]) == (
+        scores.bw,
+        scores.md,
+        scores.score,
+    )
+    assert run["valid"] is False and valid is False
+    assert run["config_hash"] == "D9E23945" and run["ranks"] == 2 and run["system"] == "ref"
+    assert phases["ior-easy-write"]["time_s"] == pytest.approx(2.2121)
+    assert phases["ior-easy-write"]["ended_at"] - phases["ior-easy-write"]["started_at"] == 3
+
+    # Importing the same directory again changes nothing.
+    before = counts(db_url)
+    again = iolens("db", "import", str(IO500_REFERENCE), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert again.returncode == 0 and "already stored as run 1" in again.stdout
+    assert counts(db_url) == before == {**before, "runs": 1, "phases": 17}
+
+
+def _copy_reference(tmp_path: Path) -> Path:
+    d = tmp_path / "io500-copy"
+    shutil.copytree(IO500_REFERENCE, d)
+    return d
+
+
+def test_truncated_or_inconsistent_io500_directory_is_refused_and_nothing_stored(
+    db_url: str, tmp_path: Path
+) -> None:
+    cut = _copy_reference(tmp_path / "cut")
+    text = (cut / "result.txt").read_text()
+    (cut / "result.txt").write_text(text[: text.index("[SCORE]") - 1])
+    r = iolens("db", "import", str(cut), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 1
+    assert "no [SCORE] section" in r.stderr and "nothing stored" in r.stderr
+
+    other = _copy_reference(tmp_path / "other")
+    summary = (other / "result_summary.txt").read_text().replace("1.810145", "1.910145")
+    (other / "result_summary.txt").write_text(summary)
+    r = iolens("db", "import", str(other), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 1 and "not from the same run" in r.stderr
+    assert counts(db_url)["runs"] == 0 and counts(db_url)["phases"] == 0
+
+
+# --- result documents -----------------------------------------------------------------------------------
+
+
+def test_result_document_is_stored_once_however_it_is_formatted(db_url: str, tmp_path: Path) -> None:
+    doc = ior_document(2 * GIB, 3 * GIB)
+    compact = write_doc(tmp_path / "a.json", doc)
+    pretty = write_doc(tmp_path / "b.json", doc, indent=2)
+    env = iolens_env(home=tmp_path)
+    first = iolens("db", "import", str(compact), "--db", db_url, env=env)
+    assert first.returncode == 0, first.stderr
+    before = counts(db_url)
+    second = iolens("db", "import", str(pretty), str(compact), "--db", db_url, env=env)
+    assert second.returncode == 0
+    assert second.stdout.count("already stored as run 1") == 2
+    assert counts(db_url) == before and before["runs"] == 1 and before["phases"] == 2
+
+    with Store.open(db_url, create=False) as store:
+        run = queries.get_run(store.db, 1, document=True)
+    assert json.loads(run["document"]) == doc  # the source document is kept beside the columns
+    assert run["tool"] == "ior" and run["ranks"] == 2 and run["hostname"] == "node01"
+    assert run["file_system"] == "ext4" and run["valid"] is True
+    write = run["phases"][0]
+    assert (write["name"], write["value"], write["unit"], write["bytes"], write["ops"]) == (
+        "write",
+        2 * GIB,
+        "B/s",
+        2 * 64 * 1024 * 1024,
+        128,
+    )
+    assert (write["p50_ns"], write["p99_ns"], write["max_ns"]) == (380_000, 1_900_000, 2_500_000)
+
+
+def test_truncated_or_corrupt_document_is_refused_with_a_message_and_nothing_stored(
+    db_url: str, tmp_path: Path
+) -> None:
+    text = json.dumps(ior_document(GIB))
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(text[: len(text) // 2])
+    wrong = ior_document(GIB)
+    wrong["phases"][0]["bytes"] = "many"
+    corrupt = write_doc(tmp_path / "corrupt.json", wrong)
+    newer = ior_document(GIB)
+    newer["schema_version"] = 99
+    future = write_doc(tmp_path / "future.json", newer)
+    good = write_doc(tmp_path / "good.json", ior_document(GIB))
+    r = iolens(
+        "db", "import", str(truncated), str(corrupt), str(future), str(good), "--db", db_url,
+        env=iolens_env(home=tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "truncated.json: not valid JSON (truncated?)" in r.stderr
+    assert "corrupt.json: phases[0].bytes: expected integer, got string" in r.stderr
+    assert "unsupported schema_version 99" in r.stderr
+    assert r.stderr.count("(nothing stored)") == 3
+    assert "good.json: stored as run 1" in r.stdout
+    assert counts(db_url)["runs"] == 1
+
+
+# --- schema versions ------------------------------------------------------------------------------------
+
+
+def test_database_written_by_a_newer_iolens_is_refused_and_left_alone(db_url: str, tmp_path: Path) -> None:
+    with Store.open(db_url) as store:
+        store.db.execute(
+            "UPDATE iolens_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+        )
+        store.db.execute("UPDATE iolens_meta SET value = '9.9.9' WHERE key = 'written_by'")
+    with pytest.raises(SchemaTooNew, match=r"schema version 2 \(last migrated by iolens 9.9.9\)"):
+        Store.open(db_url)
+    doc = write_doc(tmp_path / "d.json", ior_document(GIB))
+    r = iolens("db", "import", str(doc), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 1
+    assert f"knows versions up to {SCHEMA_VERSION}" in r.stderr and "Upgrade iolens" in r.stderr
+    db = connect(db_url)
+    try:
+        assert db.query_one("SELECT COUNT(*) FROM runs") == (0,)
+        assert db.query_one("SELECT value FROM iolens_meta WHERE key = 'schema_version'") == (
+            str(SCHEMA_VERSION + 1),
+        )
+    finally:
+        db.close()
+
+
+def test_sqlite_database_is_created_on_first_use_in_wal_mode_at_the_default_location(tmp_path: Path) -> None:
+    env = iolens_env(home=tmp_path)
+    missing = iolens("db", "runs", env=env)
+    default = tmp_path / ".local" / "share" / "iolens" / "iolens.db"
+    assert missing.returncode == 1 and f"no database at {default}" in missing.stderr
+    doc = write_doc(tmp_path / "d.json", ior_document(GIB))
+    r = iolens("db", "import", str(doc), env=env)
+    assert r.returncode == 0, r.stderr
+    assert default.is_file()
+    db = connect(str(default), create=False)
+    try:
+        assert db.query_one("PRAGMA journal_mode") == ("wal",)
+    finally:
+        db.close()
+    info = iolens("db", "info", env=env)
+    assert f"database: {default} (sqlite; from default)" in info.stdout
+    assert f"schema version: {SCHEMA_VERSION}" in info.stdout
+    # IOLENS_DB and the config file name another database, --db beats both.
+    other = tmp_path / "other.db"
+    r = iolens("db", "import", str(doc), env=iolens_env({"IOLENS_DB": str(other)}, home=tmp_path))
+    assert r.returncode == 0 and other.is_file()
+    cfg = tmp_path / ".config" / "iolens"
+    cfg.mkdir(parents=True)
+    (cfg / "iolens.ini").write_text(f"[store]\ndb = {tmp_path / 'cfg.db'}\nsystem = from-config\n")
+    r = iolens("db", "import", str(doc), env=env)
+    assert r.returncode == 0 and (tmp_path / "cfg.db").is_file()
+    runs = iolens("db", "runs", "--json", env=env)
+    assert json.loads(runs.stdout)[0]["system"] == "from-config"
+
+
+# --- concurrency and interruption -----------------------------------------------------------------------
+
+
+def test_two_processes_storing_at_once_lose_nothing_and_duplicate_nothing(
+    db_url: str, tmp_path: Path
+) -> None:
+    dirs = []
+    for w in range(2):
+        d = tmp_path / f"docs{w}"
+        d.mkdir()
+        for i in range(15):
+            write_doc(d / f"{i}.json", ior_document(GIB + i, started=f"2026-05-0{w + 1}T10:{i:02d}:00Z"))
+        dirs.append(d)
+    shared = tmp_path / "shared.json"
+    write_doc(shared, ior_document(5 * GIB))
+    env = iolens_env(home=tmp_path)
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "iolens",
+                "db",
+                "import",
+                str(d),
+                str(shared),
+                "--db",
+                db_url,
+                "--system",
+                "s",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for d in dirs
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (_out, err) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, err
+    assert counts(db_url)["runs"] == 31 and counts(db_url)["phases"] == 62 and counts(db_url)["systems"] == 1
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from iolens.store import Store
+    from iolens.store.records import PhaseRow, RunRecord
+
+    class SlowPhases(list):
+        # The run row is written; the transaction is open while the phases are read.
+        def __iter__(self):
+            yield PhaseRow(name="write", value=1.0, unit="B/s")
+            print("inside", flush=True)
+            time.sleep(60)
+            yield PhaseRow(name="read", value=2.0, unit="B/s")
+
+    store = Store.open(sys.argv[1])
+    record = RunRecord(uid="killed", tool="ior", origin="iolens", status="ok", document="{}",
+                       phases=SlowPhases())
+    store.put_run(record, "victim")
+    print("committed", flush=True)
+    """
+)
+
+
+def test_writer_killed_in_the_middle_of_a_run_leaves_nothing_of_it(db_url: str, tmp_path: Path) -> None:
+    script = tmp_path / "writer.py"
+    script.write_text(KILLED_WRITER)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), db_url],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=iolens_env(home=tmp_path),
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "inside"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    c = counts(db_url)
+    assert c["runs"] == 0 and c["phases"] == 0
+    # The database is usable at once: nothing is left locked.
+    doc = write_doc(tmp_path / "d.json", ior_document(GIB))
+    r = iolens("db", "import", str(doc), "--db", db_url, env=iolens_env(home=tmp_path), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert counts(db_url)["runs"] == 1
+
+
+# --- questions ------------------------------------------------------------------------------------------
+
+
+def _history(
+    url: str, tmp_path: Path, values: list[float], system: str = "lustre", transfer: int = 1048576
+) -> None:
+    d = tmp_path / f"hist-{system}-{transfer}"
+    d.mkdir()
+    for day, bw in enumerate(values, start=1):
+        write_doc(
+            d / f"{day:02d}.json",
+            ior_document(bw, 2 * bw, started=f"2026-05-{day:02d}T02:00:00Z", transfer=transfer),
+        )
+    r = iolens("db", "import", str(d), "--db", url, "--system", system, env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+
+
+def test_regression_is_flagged_against_median_and_mad_of_like_for_like_runs(
+    db_url: str, tmp_path: Path
+) -> None:
+    env = iolens_env(home=tmp_path)
+    steady = [10.0, 10.4, 9.8, 10.1, 10.2, 9.9]
+    _history(db_url, tmp_path, [v * GIB for v in steady])
+    ok = iolens("db", "regressions", "--db", db_url, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "no regression" in ok.stdout
+
+    # Another transfer size is another configuration: its slow runs are not compared with the others.
+    _history(db_url, tmp_path, [2.0 * GIB, 2.1 * GIB], transfer=4096)
+    # The latest 1 MiB run writes 30% slower; its read is as usual.
+    write_doc(tmp_path / "slow.json", ior_document(7.0 * GIB, 2 * 10.0 * GIB, started="2026-05-20T02:00:00Z"))
+    r = iolens("db", "import", str(tmp_path / "slow.json"), "--db", db_url, "--system", "lustre", env=env)
+    assert r.returncode == 0
+    bad = iolens("db", "regressions", "--db", db_url, env=env)
+    assert bad.returncode == 1
+    lines = [line for line in bad.stdout.splitlines() if "REGRESSION" in line]
+    assert len(lines) == 1 and " write " in lines[0] and "lustre" in lines[0]
+    assert "-30.3%" in lines[0]  # 7.0 against the median 10.05
+    assert "1 regression(s)" in bad.stdout
+    # A threshold above the drop lets it pass; --json says the same.
+    assert iolens("db", "regressions", "--threshold", "0.35", "--db", db_url, env=env).returncode == 0
+    checks = json.loads(iolens("db", "regressions", "--json", "--db", db_url, env=env).stdout)
+    flagged = [c for c in checks if c["regression"]]
+    assert [(c["phase"], c["history"], round(c["median"] / GIB, 3)) for c in flagged] == [("write", 6, 10.05)]
+
+
+def test_runs_trend_and_compare_answer_from_the_stored_runs(db_url: str, tmp_path: Path) -> None:
+    env = iolens_env(home=tmp_path)
+    _history(db_url, tmp_path, [g * GIB for g in (1, 2, 3, 4, 5, 6, 7, 8)])
+    _history(db_url, tmp_path, [1.5 * GIB], system="other", transfer=4096)
+    runs = json.loads(iolens("db", "runs", "--json", "--db", db_url, "--system", "lustre", env=env).stdout)
+    assert len(runs) == 8 and runs[0]["id"] == 8  # newest first
+    assert (
+        len(
+            json.loads(
+                iolens("db", "runs", "--json", "--db", db_url, "--since", "2026-05-07", env=env).stdout
+            )
+        )
+        == 2
+    )
+    assert (
+        json.loads(iolens("db", "runs", "--json", "--db", db_url, "--tool", "mdtest", env=env).stdout) == []
+    )
+
+    t = iolens("db", "trend", "--system", "lustre", "--phase", "write", "--db", db_url, env=env)
+    assert t.returncode == 0, t.stderr
+    assert "▁▂▃▄▅▆▇█" in t.stdout
+    assert "write on lustre: 8 run(s)" in t.stdout and "latest 8.000 GiB/s" in t.stdout
+    missing = iolens("db", "trend", "--system", "lustre", "--phase", "nope", "--db", db_url, env=env)
+    assert missing.returncode == 1 and "phases stored: read, write" in missing.stderr
+
+    c = iolens("compare", "1", "8", "9", "--db", db_url, env=env)
+    assert c.returncode == 0, c.stderr
+    write = next(line for line in c.stdout.splitlines() if line.startswith("write"))
+    assert "1.000 GiB/s" in write and "8.000 GiB/s" in write and "×8.000" in write and "×1.500" in write
+    assert "p99" in c.stdout
+    assert "config transfer-size" in c.stdout and "1048576" in c.stdout and "4096" in c.stdout
+    assert "system" in c.stdout and "other" in c.stdout
+
+    show = iolens("db", "show", "3", "--db", db_url, env=env)
+    assert show.returncode == 0 and "run 3: ior" in show.stdout and "3.000 GiB/s" in show.stdout
+    assert iolens("db", "show", "99", "--db", db_url, env=env).returncode == 1
+
+
+def test_python_api_returns_data_frames(db_url: str, tmp_path: Path) -> None:
+    import pandas as pd
+
+    from iolens.store import api
+
+    _history(db_url, tmp_path, [g * GIB for g in (4, 4.1, 3.9, 4.0, 2.0)])
+    store = api.open_store(db_url)
+    try:
+        runs = api.runs(store, system="lustre")
+        assert isinstance(runs, pd.DataFrame) and len(runs) == 5
+        assert str(runs["started_at"].dtype).startswith("datetime64")
+        trend = api.trend(store, "write", system="lustre")
+        assert list(trend["value"] / GIB) == [4, 4.1, 3.9, 4.0, 2.0]
+        reg = api.regressions(store)
+        assert reg.loc[reg["phase"] == "write", "regression"].item() is True
+        cmp = api.compare(store, [1, 5])
+        assert cmp.loc[(cmp["phase"] == "write") & (cmp["run_id"] == 5), "ratio"].item() == pytest.approx(0.5)
+        assert len(api.phases(store, [1, 2])) == 4
+        assert api.samples(store, 0, 1e12).empty
+    finally:
+        store.close()

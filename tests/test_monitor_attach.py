@@ -1,0 +1,236 @@
+"""`--monitor` on real benchmark runs: the samples land in the kept document with each phase's window on
+their clock; and how windows are placed from progress lines, durations and engine documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iolens import results
+from iolens.monitor.attach import MonitorOptionError, MonitorRequest, parse_iso, take_option, windows
+
+from .monitor_helpers import engine_path, iolens_env, run_iolens
+
+
+def _run(args: list[str], tmp_path: Path) -> tuple[dict[str, Any], str]:
+    doc_path = tmp_path / "run.json"
+    env = iolens_env(IOLENS_BENCH=str(engine_path()))
+    r = run_iolens([*args, "--json", str(doc_path), "--no-live"], env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(doc_path.read_text()), r.stdout
+
+
+def _check_windows_on_the_samples(doc: dict[str, Any]) -> dict[str, Any]:
+    mon = doc["monitor"]
+    samples = mon["samples"]
+    times = [s["time"] for s in samples]
+    assert times == sorted(times) and len(times) >= 2
+    run_start, run_end = parse_iso(doc["started_at"]), parse_iso(doc["ended_at"])
+    assert run_start is not None and run_end is not None
+    # The sampler ran from before the engine started to after it ended.
+    assert times[0] <= run_start + 0.05 and times[-1] >= run_end
+    prev_end = 0.0
+    for w in mon["windows"]:
+        assert run_start - 0.01 <= w["start"] <= w["end"] <= run_end + 0.01
+        assert w["start"] >= prev_end - 1e-6  # in order, not overlapping
+        prev_end = w["end"]
+        first, last = w["samples"]
+        assert times[first] > w["start"] and (first == 0 or times[first - 1] <= w["start"])
+        assert times[last] >= w["end"] and (last == first or times[last - 1] < w["end"])
+    return mon
+
+
+def test_monitor_on_a_real_ior_run_stores_samples_with_phase_windows(disk_dir: Path, tmp_path: Path) -> None:
+    doc, stdout = _run(
+        [
+            "ior",
+            "--monitor",
+            "-F",
+            "-t",
+            "1m",
+            "-b",
+            "32m",
+            "-w",
+            "-r",
+            "-e",
+            "--np",
+            "2",
+            "-o",
+            str(disk_dir / "f"),
+        ],
+        tmp_path,
+    )
+    mon = _check_windows_on_the_samples(doc)
+    assert [(w["name"], w["iteration"]) for w in mon["windows"]] == [("write", 0), ("read", 0)]
+    assert mon["host"] == doc["host"]["hostname"] and mon["rank0_host"] == doc["host"]["hostname"]
+    assert mon["node_scope"] == "launching node" and mon["note"] is None
+    assert mon["interval"].startswith("0.1 s")
+    assert mon["sources"]["diskstats"]["available"] is True
+    # Samples 0.1 s apart (the default is fine for a short run).
+    gaps = [b["time"] - a["time"] for a, b in zip(mon["samples"], mon["samples"][1:], strict=False)]
+    assert max(gaps) < 0.5
+    # The write phase wrote 64 MiB and fsynced it: the disk and the engine's processes show writes in it.
+    write = mon["windows"][0]["figures"]
+    assert sum(d["write_bytes_per_s"] for d in write["devices"]) > 0
+    writers = [p["name"] for p in write["processes"] if p["write_bytes_per_s"] > 0]
+    assert writers and all(name.endswith(" iolens-bench") for name in writers), write["processes"]
+    # The kept document reads back with its monitor section, and the report shows it.
+    model = results.loads(json.dumps(doc))
+    assert model.monitor is not None and len(model.monitor.windows) == 2
+    assert model.monitor.windows[0].samples == tuple(mon["windows"][0]["samples"])
+    assert "monitor:" in stdout and "write #0" in stdout
+
+
+def test_a_phase_that_prints_progress_is_anchored_by_it(tmp_path: Path) -> None:
+    # The null backend and a 1-second stonewall: the write phase lasts 1 s and prints progress lines.
+    doc, _ = _run(
+        [
+            "ior",
+            "--monitor=50ms",
+            "-a",
+            "null",
+            "-t",
+            "1m",
+            "-b",
+            "1t",
+            "-D",
+            "1",
+            "-w",
+            "-o",
+            str(tmp_path / "f"),
+        ],
+        tmp_path,
+    )
+    mon = _check_windows_on_the_samples(doc)
+    (w,) = mon["windows"]
+    assert w["placed"] == "progress"
+    assert w["end"] - w["start"] == pytest.approx(doc["phases"][0]["times"]["total_s"], abs=1e-3)
+    run_start = parse_iso(doc["started_at"])
+    assert run_start is not None and 0 <= w["start"] - run_start < 0.25
+    assert mon["interval"] == "0.05 s"
+    assert w["samples"][1] - w["samples"][0] >= 15
+
+
+def test_monitor_on_mdtest_marks_every_phase(tmp_path: Path) -> None:
+    doc, _ = _run(
+        ["mdtest", "--monitor", "-n", "200", "-F", "--np", "1", "-d", str(tmp_path / "md")], tmp_path
+    )
+    mon = _check_windows_on_the_samples(doc)
+    assert [w["name"] for w in mon["windows"]] == [p["name"] for p in doc["phases"]]
+
+
+def test_bad_monitor_interval_is_a_usage_error() -> None:
+    r = run_iolens(["ior", "--monitor=soon", "-w"])
+    assert r.returncode == 2 and "--monitor: expected a time" in r.stderr
+    with pytest.raises(MonitorOptionError):
+        take_option(["--monitor=0"])
+
+
+def test_take_option_leaves_everything_else_and_what_follows_a_double_dash() -> None:
+    req, rest = take_option(["-w", "--monitor", "-t", "1m", "--", "--monitor"])
+    assert req == MonitorRequest(None) and rest == ["-w", "-t", "1m", "--", "--monitor"]
+    req, rest = take_option(["--monitor=250ms", "-r"])
+    assert req is not None and req.interval_s == pytest.approx(0.25) and rest == ["-r"]
+    assert take_option(["-r"]) == (None, ["-r"])
+    assert MonitorRequest().schedule(0.5) == 0.1 and MonitorRequest().schedule(60) == 1.0
+
+
+# --- window placement ---------------------------------------------------------------------------------------
+
+
+def _ior_doc(*phases: tuple[str, int, float, float]) -> dict[str, Any]:
+    return {
+        "workload": "ior",
+        "started_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": "2026-01-01T00:00:10.000Z",
+        "phases": [
+            {"name": n, "iteration": it, "times": {"open_s": o, "total_s": t}} for n, it, t, o in phases
+        ],
+    }
+
+
+T0 = parse_iso("2026-01-01T00:00:00.000Z") or 0.0
+
+
+def test_windows_from_progress_lines_estimates_and_the_evict_marker() -> None:
+    doc = _ior_doc(("write", 0, 3.0, 0.01), ("read", 0, 0.2, 0.0), ("write", 1, 0.3, 0.0))
+    progress = [
+        (T0 + 1.52, {"phase": "write", "iteration": 0, "elapsed_s": 0.5}),
+        (T0 + 2.0, {"phase": "write", "iteration": 0, "elapsed_s": 0.99}),  # delivered late: not the best
+        (T0 + 4.0, {"phase": "evict-cache", "iteration": 0}),
+    ]
+    w = windows(doc, progress, T0, T0 + 10)
+    assert w[0]["placed"] == "progress"
+    assert w[0]["start"] == pytest.approx(T0 + 1.01) and w[0]["end"] == pytest.approx(T0 + 4.01)
+    # The read came after the cache was evicted, which was after the write.
+    assert w[1]["placed"] == "estimate" and w[1]["start"] == pytest.approx(T0 + 4.01)
+    assert w[2]["start"] == pytest.approx(w[1]["end"])
+
+
+def test_estimated_windows_never_run_past_the_end_of_the_run() -> None:
+    doc = _ior_doc(("write", 0, 6.0, 0.0), ("read", 0, 6.0, 0.0))
+    w = windows(doc, [], T0, T0 + 10)
+    assert w[0]["start"] == pytest.approx(T0) and w[0]["end"] == pytest.approx(T0 + 6)
+    assert w[1]["end"] == pytest.approx(T0 + 10) and w[1]["start"] >= w[0]["end"]
+
+
+def test_fio_groups_find_and_io500_phases_get_windows(tmp_path: Path) -> None:
+    fio = {
+        "workload": "fio",
+        "started_at": "2026-01-01T00:00:00.000Z",
+        "ended_at": "2026-01-01T00:00:10.000Z",
+        "fio": {
+            "jobs": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+            "groups": [{"id": 0, "jobs": [0, 1], "elapsed_s": 2.0}, {"id": 1, "jobs": [2], "elapsed_s": 3.0}],
+        },
+    }
+    w = windows(fio, [(T0 + 5.0, {"phase": "group 1", "elapsed_s": 1.0})], T0, T0 + 10)
+    assert [x["name"] for x in w] == ["group 0: a, b", "group 1: c"]
+    assert w[1]["placed"] == "progress" and w[1]["start"] == pytest.approx(T0 + 4.0)
+    find = {"workload": "find", "started_at": "2026-01-01T00:00:00.000Z", "find": {"time_s": 0.5}}
+    assert windows(find, [], T0, T0 + 1)[0]["end"] == pytest.approx(T0 + 0.5)
+    (tmp_path / "ior-easy-write.json").write_text(
+        json.dumps({"started_at": "2026-01-01T00:00:01.250Z", "ended_at": "2026-01-01T00:00:03.500Z"})
+    )
+    io500 = {
+        "workload": "io500",
+        "io500": {
+            "resultdir": str(tmp_path),
+            "phases": [
+                {"name": "ior-easy-write", "engine_document": "ior-easy-write.json"},
+                {"name": "timestamp", "engine_document": None, "started_at": "2026-01-01T00:00:04Z",
+                 "ended_at": "2026-01-01T00:00:04Z"},
+                {"name": "find", "engine_document": None, "started_at": None, "ended_at": None},
+            ],
+        },
+    }  # fmt: skip
+    (tmp_path / "mdtest-easy-write.json").write_text(
+        json.dumps({"started_at": "2026-01-01T00:00:04.100Z", "ended_at": "2026-01-01T00:00:04.900Z"})
+    )
+    io500["io500"]["phases"].insert(
+        2, {"name": "mdtest-easy-write", "engine_document": "mdtest-easy-write.json"}
+    )
+    w = windows(io500, [], T0, T0 + 10)
+    assert [(x["name"], x["placed"]) for x in w] == [
+        ("ior-easy-write", "document"),
+        ("timestamp", "document (seconds)"),
+        ("mdtest-easy-write", "document"),
+    ]
+    assert w[0]["start"] == pytest.approx(T0 + 1.25) and w[0]["end"] == pytest.approx(T0 + 3.5)
+    # Known to the second only: after the phase before it, before the phase after it.
+    assert w[1]["start"] == pytest.approx(T0 + 4.0) and w[1]["end"] == pytest.approx(T0 + 4.0)
+
+
+def test_a_document_with_a_broken_monitor_section_is_refused(sample_doc: dict[str, Any]) -> None:
+    sample_doc["monitor"] = {
+        "host": "h", "interval": "1 s", "started": 1.0, "ended": 2.0, "note": None, "sources": {},
+        "events": [], "windows": [], "samples": [{"no": "time"}],
+    }  # fmt: skip
+    with pytest.raises(results.ResultError, match=r"monitor\.samples\[0\]"):
+        results.parse(sample_doc)
+    sample_doc["monitor"]["samples"] = [{"time": 1.5, "data": {}, "rates": {}}]
+    doc = results.parse(sample_doc)
+    assert doc.monitor is not None and doc.monitor.samples[0]["time"] == 1.5

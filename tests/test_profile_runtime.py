@@ -1,0 +1,982 @@
+"""The profiler runtime (libiolens-profile.so, native/profiler) under real programs: it must not change what
+a program does or prints, and its logs must count exactly what the program did.
+
+The programs come from native/profiler/tests (the profile_build fixture): profile_calls runs one named case
+of calls and prints each call's return value and errno; profile_threads, profile_sleeper and profile_mpi are
+the threaded, killed and MPI cases. The logs are read with the Python reader (iolens.profile.reader).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from iolens.profile.reader import ProcessLog, read_log
+
+from .conftest import ProfileBuild
+
+# Counters that depend on the clock, or on where the compiler put a string literal.
+UNSTABLE = ("_TIME", "TIMESTAMP", "MEM_NOT_ALIGNED")
+
+CASES = (
+    "open read_write pread_pwrite vector sync stat access namespace dir mmap copy dup stdio stdout fork "
+    "vfork_exec spawn clone exec exec_self exit_status underscore_exit underscore_Exit return_status "
+    "killed_by_signal abort segv signals pipeline"
+).split()
+
+
+def profiled_env(build: ProfileBuild, logs: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("IOLENS_")}
+    for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                "SLURM_PROCID"):  # fmt: skip
+        env.pop(var, None)
+    env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), **extra)
+    return env
+
+
+def plain_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("IOLENS_") and k != "LD_PRELOAD"}
+
+
+def run(cmd: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: float = 120):
+    return subprocess.run(cmd, env=dict(env), cwd=cwd, capture_output=True, timeout=timeout, check=False)
+
+
+def logs_in(d: Path) -> list[ProcessLog]:
+    return [read_log(p) for p in sorted(d.iterdir()) if p.suffix in (".iolp", ".iolpz")]
+
+
+def only_log(d: Path) -> ProcessLog:
+    logs = logs_in(d)
+    assert len(logs) == 1, [log.name for log in logs]
+    return logs[0]
+
+
+def stable(counters: Mapping[str, int]) -> dict[str, int]:
+    return {k: v for k, v in counters.items() if v and not any(u in k for u in UNSTABLE)}
+
+
+def tree(d: Path) -> dict[str, bytes | None]:
+    """What a directory holds: relative path -> contents (None for a directory)."""
+    out: dict[str, bytes | None] = {}
+    for p in sorted(d.rglob("*")):
+        rel = str(p.relative_to(d))
+        if p.is_symlink():
+            out[rel] = os.readlink(p).encode()
+        elif p.is_dir():
+            out[rel] = None
+        else:
+            out[rel] = p.read_bytes()
+    return out
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    d = tmp_path / "logs"
+    d.mkdir()
+    return d
+
+
+def test_profile_calls_lists_every_case(profile_build: ProfileBuild) -> None:
+    prog = str(profile_build.program("profile_calls"))
+    out = subprocess.run([prog, "--list"], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == CASES
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case_behaves_the_same_with_the_runtime(
+    case: str, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """Return values, errno after every call (failures included: ENOENT, EBADF, short reads at EOF), the
+    exit status or signal, and the files the case leaves are the same with and without the runtime."""
+    calls = str(profile_build.program("profile_calls"))
+    a, b = tmpfs_dir / "plain", tmpfs_dir / "profiled"
+    a.mkdir()
+    b.mkdir()
+    plain = run([calls, str(a), case], plain_env())
+    prof = run([calls, str(b), case], profiled_env(profile_build, logs))
+    assert prof.stdout.decode() == plain.stdout.decode()
+    assert prof.returncode == plain.returncode
+    assert prof.stderr == plain.stderr
+    assert tree(b) == tree(a)
+    assert logs_in(logs), "the profiled run left no log"
+
+
+def single(profile_build: ProfileBuild, scratch: Path, logs: Path, case: str, **env: str) -> ProcessLog:
+    r = run(
+        [str(profile_build.program("profile_calls")), str(scratch), case],
+        profiled_env(profile_build, logs, **env),
+    )
+    assert r.returncode == 0, r.stdout.decode() + r.stderr.decode()
+    return only_log(logs)
+
+
+# What each single-process case did, call by call (see profile_calls.c): the process counters, and the
+# counters of each file it named (paths relative to its scratch directory; "." is the directory itself, a
+# FILES record with flag 2 and no counters). Times, timestamps and buffer alignment are checked elsewhere.
+EXPECTED: dict[str, tuple[dict[str, int], dict[str, dict[str, int]]]] = {
+    "open": (
+        # 10 opens of a, 2 of b (one EEXIST), 2 creats of c, the directory; ENOENT, EEXIST, close(-1),
+        # close(999) fail; the directory's open and close are untracked.
+        {"OPENS": 14, "ERRORS": 4, "UNTRACKED_OPS": 2},
+        {
+            "a": {"POSIX_OPENS": 10, "POSIX_O_SYNC_OPENS": 1, "POSIX_O_APPEND_OPENS": 1},
+            "b": {"POSIX_OPENS": 1, "ERRORS": 1},
+            "c": {"POSIX_OPENS": 2},
+            ".": {},
+        },
+    ),
+    "read_write": (
+        {
+            "OPENS": 1,
+            "READS": 4,
+            "WRITES": 3,
+            "BYTES_READ": 16,
+            "BYTES_WRITTEN": 12,
+            "SEEKS": 3,
+            "ERRORS": 4,
+            "UNTRACKED_OPS": 3,
+        },  # fmt: skip
+        {
+            "rw": {
+                "POSIX_OPENS": 1,
+                "POSIX_READS": 4,
+                "POSIX_WRITES": 3,
+                "POSIX_SEEKS": 3,
+                "POSIX_BYTES_READ": 16,
+                "POSIX_BYTES_WRITTEN": 12,
+                "POSIX_MAX_BYTE_READ": 12,
+                "POSIX_MAX_BYTE_WRITTEN": 12,
+                "POSIX_CONSEC_READS": 2,
+                "POSIX_CONSEC_WRITES": 2,
+                "POSIX_SEQ_READS": 2,
+                "POSIX_SEQ_WRITES": 2,
+                "POSIX_RW_SWITCHES": 1,
+                "POSIX_FILE_NOT_ALIGNED": 5,
+                "POSIX_SIZE_READ_0_100": 4,
+                "POSIX_SIZE_WRITE_0_100": 3,
+                # sizes 4 (5 times), 8 and 0 (a read at the end of the file)
+                "POSIX_ACCESS1_ACCESS": 4,
+                "POSIX_ACCESS3_ACCESS": 8,
+                "POSIX_ACCESS1_COUNT": 5,
+                "POSIX_ACCESS2_COUNT": 1,
+                "POSIX_ACCESS3_COUNT": 1,
+                # strides 0 (4 times), -12 and -10, stored as two's complement
+                "POSIX_STRIDE2_STRIDE": 2**64 - 12,
+                "POSIX_STRIDE3_STRIDE": 2**64 - 10,
+                "POSIX_STRIDE1_COUNT": 4,
+                "POSIX_STRIDE2_COUNT": 1,
+                "POSIX_STRIDE3_COUNT": 1,
+                "ERRORS": 1,
+            },  # fmt: skip
+        },
+    ),
+    "pread_pwrite": (
+        {
+            "OPENS": 1,
+            "READS": 5,
+            "WRITES": 3,
+            "BYTES_READ": 24,
+            "BYTES_WRITTEN": 24,
+            "ERRORS": 2,
+            "UNTRACKED_OPS": 1,
+        },
+        {
+            "p": {
+                "POSIX_OPENS": 1,
+                "POSIX_READS": 5,
+                "POSIX_WRITES": 3,
+                "POSIX_BYTES_READ": 24,
+                "POSIX_BYTES_WRITTEN": 24,
+                "POSIX_MAX_BYTE_READ": 4104,
+                "POSIX_MAX_BYTE_WRITTEN": 4104,
+                "POSIX_CONSEC_WRITES": 1,
+                "POSIX_SEQ_READS": 3,
+                "POSIX_SEQ_WRITES": 2,
+                "POSIX_RW_SWITCHES": 1,
+                "POSIX_FILE_NOT_ALIGNED": 4,
+                "POSIX_SIZE_READ_0_100": 5,
+                "POSIX_SIZE_WRITE_0_100": 3,
+                "POSIX_ACCESS1_ACCESS": 8,
+                "POSIX_ACCESS2_ACCESS": 4,
+                "POSIX_ACCESS1_COUNT": 5,
+                "POSIX_ACCESS2_COUNT": 2,
+                "POSIX_ACCESS3_COUNT": 1,
+                "POSIX_STRIDE2_STRIDE": 4080,
+                "POSIX_STRIDE3_STRIDE": 4084,
+                "POSIX_STRIDE4_STRIDE": 2**64 - 4100,
+                "POSIX_STRIDE1_COUNT": 1,
+                "POSIX_STRIDE2_COUNT": 1,
+                "POSIX_STRIDE3_COUNT": 1,
+                "POSIX_STRIDE4_COUNT": 1,
+                "ERRORS": 1,
+            },  # fmt: skip
+        },
+    ),
+    "vector": (
+        {"OPENS": 1, "READS": 7, "WRITES": 6, "BYTES_READ": 76, "BYTES_WRITTEN": 72, "SEEKS": 1, "ERRORS": 1},
+        {
+            "v": {
+                "POSIX_OPENS": 1,
+                "POSIX_READS": 7,
+                "POSIX_WRITES": 6,
+                "POSIX_SEEKS": 1,
+                "POSIX_BYTES_READ": 76,
+                "POSIX_BYTES_WRITTEN": 72,
+                "POSIX_MAX_BYTE_READ": 60,
+                "POSIX_MAX_BYTE_WRITTEN": 60,
+                "POSIX_CONSEC_READS": 4,
+                "POSIX_CONSEC_WRITES": 4,
+                "POSIX_SEQ_READS": 5,
+                "POSIX_SEQ_WRITES": 4,
+                "POSIX_RW_SWITCHES": 1,
+                "POSIX_FILE_NOT_ALIGNED": 11,
+                "POSIX_SIZE_READ_0_100": 7,
+                "POSIX_SIZE_WRITE_0_100": 6,
+                "POSIX_ACCESS1_ACCESS": 12,
+                "POSIX_ACCESS3_ACCESS": 16,
+                "POSIX_ACCESS1_COUNT": 11,
+                "POSIX_ACCESS2_COUNT": 1,
+                "POSIX_ACCESS3_COUNT": 1,
+                "POSIX_STRIDE2_STRIDE": 2**64 - 48,
+                "POSIX_STRIDE3_STRIDE": 42,
+                "POSIX_STRIDE4_STRIDE": 2**64 - 24,
+                "POSIX_STRIDE1_COUNT": 8,
+                "POSIX_STRIDE2_COUNT": 2,
+                "POSIX_STRIDE3_COUNT": 1,
+                "POSIX_STRIDE4_COUNT": 1,
+                "ERRORS": 1,
+            },  # fmt: skip
+        },
+    ),
+    "sync": (
+        {
+            "OPENS": 1,
+            "WRITES": 1,
+            "BYTES_WRITTEN": 4,
+            "FSYNCS": 3,
+            "TRUNCATES": 4,
+            "FALLOCATES": 3,
+            "ERRORS": 4,
+            "UNTRACKED_OPS": 1,
+        },  # fmt: skip
+        {
+            "s": {
+                "POSIX_OPENS": 1,
+                "POSIX_WRITES": 1,
+                "POSIX_FSYNCS": 1,
+                "POSIX_FDSYNCS": 2,
+                "POSIX_TRUNCATES": 4,
+                "POSIX_BYTES_WRITTEN": 4,
+                "POSIX_MAX_BYTE_WRITTEN": 4,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_ACCESS1_ACCESS": 4,
+                "POSIX_ACCESS1_COUNT": 1,
+                "ERRORS": 2,
+            },  # fmt: skip
+        },
+    ),
+    "stat": (
+        # 11 stats of st by every entry point, stat of the directory (untracked), 3 failures; the pre-2.33
+        # entry points (through symbols bound to GLIBC_2.2.5) add 4 stats and a failure on x86_64.
+        {"OPENS": 2, "WRITES": 1, "BYTES_WRITTEN": 5, "STATS": 16, "ERRORS": 4, "UNTRACKED_OPS": 2},
+        {
+            "st": {
+                "POSIX_OPENS": 2,
+                "POSIX_WRITES": 1,
+                "POSIX_STATS": 15,
+                "POSIX_BYTES_WRITTEN": 5,
+                "POSIX_MAX_BYTE_WRITTEN": 5,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_ACCESS1_ACCESS": 5,
+                "POSIX_ACCESS1_COUNT": 1,
+            },  # fmt: skip
+        },
+    ),
+    "access": ({"ACCESSES": 4, "ERRORS": 1}, {}),
+    "namespace": (
+        {
+            "OPENS": 3,
+            "WRITES": 2,
+            "BYTES_WRITTEN": 7,
+            "MKDIRS": 3,
+            "RMDIRS": 2,
+            "UNLINKS": 2,
+            "RENAMES": 3,
+            "CHMODS": 3,
+            "LINKS": 4,
+            "ERRORS": 4,
+        },  # fmt: skip
+        {
+            # n1 was made behind the runtime's back (a raw system call): its renames are process totals only
+            "n4": {"POSIX_OPENS": 1},
+            "l1": {"POSIX_UNLINKS": 1},
+            "l2": {"POSIX_UNLINKS": 1},
+            # relative paths after chdir, and after fchdir with ".." and "." in them
+            "sub/rel": {
+                "POSIX_OPENS": 1,
+                "POSIX_WRITES": 1,
+                "POSIX_BYTES_WRITTEN": 3,
+                "POSIX_MAX_BYTE_WRITTEN": 3,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_ACCESS1_ACCESS": 3,
+                "POSIX_ACCESS1_COUNT": 1,
+            },
+            "sub/rel2": {
+                "POSIX_OPENS": 1,
+                "POSIX_WRITES": 1,
+                "POSIX_BYTES_WRITTEN": 4,
+                "POSIX_MAX_BYTE_WRITTEN": 4,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_ACCESS1_ACCESS": 4,
+                "POSIX_ACCESS1_COUNT": 1,
+            },
+        },  # fmt: skip
+    ),
+    "dir": ({"READDIRS": 12, "OPENDIRS": 2, "ERRORS": 3}, {".": {}}),
+    "mmap": (
+        {"OPENS": 1, "TRUNCATES": 1, "MMAPS": 2, "MUNMAPS": 2, "MSYNCS": 1, "ERRORS": 1, "UNTRACKED_OPS": 1},
+        {"m": {"POSIX_OPENS": 1, "POSIX_MMAPS": 2, "POSIX_TRUNCATES": 1}},
+    ),
+    "copy": (
+        {
+            "OPENS": 2,
+            "READS": 4,
+            "WRITES": 5,
+            "BYTES_READ": 1400,
+            "BYTES_WRITTEN": 2400,
+            "COPY_FILE_RANGES": 2,
+            "SENDFILES": 2,
+            "ERRORS": 1,
+            "UNTRACKED_OPS": 1,
+        },  # fmt: skip
+        {
+            "src": {
+                "POSIX_OPENS": 1,
+                "POSIX_READS": 4,
+                "POSIX_WRITES": 1,
+                "POSIX_BYTES_READ": 1400,
+                "POSIX_BYTES_WRITTEN": 1000,
+                "POSIX_MAX_BYTE_READ": 1000,
+                "POSIX_MAX_BYTE_WRITTEN": 1000,
+                "POSIX_CONSEC_READS": 1,
+                "POSIX_SEQ_READS": 2,
+                "POSIX_RW_SWITCHES": 1,
+                "POSIX_FILE_NOT_ALIGNED": 2,
+                "POSIX_SIZE_READ_0_100": 1,
+                "POSIX_SIZE_READ_100_1K": 3,
+                "POSIX_SIZE_WRITE_100_1K": 1,
+                "POSIX_ACCESS1_ACCESS": 300,
+                "POSIX_ACCESS2_ACCESS": 400,
+                "POSIX_ACCESS3_ACCESS": 600,
+                "POSIX_ACCESS4_ACCESS": 1000,
+                "POSIX_ACCESS1_COUNT": 1,
+                "POSIX_ACCESS2_COUNT": 1,
+                "POSIX_ACCESS3_COUNT": 1,
+                "POSIX_ACCESS4_COUNT": 1,
+                "POSIX_STRIDE1_STRIDE": 2**64 - 1000,
+                "POSIX_STRIDE3_STRIDE": 600,
+                "POSIX_STRIDE1_COUNT": 2,
+                "POSIX_STRIDE2_COUNT": 1,
+                "POSIX_STRIDE3_COUNT": 1,
+            },
+            "dst": {
+                "POSIX_OPENS": 1,
+                "POSIX_WRITES": 4,
+                "POSIX_BYTES_WRITTEN": 1400,
+                "POSIX_MAX_BYTE_WRITTEN": 1400,
+                "POSIX_CONSEC_WRITES": 3,
+                "POSIX_SEQ_WRITES": 3,
+                "POSIX_FILE_NOT_ALIGNED": 3,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_SIZE_WRITE_100_1K": 3,
+                "POSIX_ACCESS1_ACCESS": 100,
+                "POSIX_ACCESS2_ACCESS": 300,
+                "POSIX_ACCESS3_ACCESS": 400,
+                "POSIX_ACCESS4_ACCESS": 600,
+                "POSIX_ACCESS1_COUNT": 1,
+                "POSIX_ACCESS2_COUNT": 1,
+                "POSIX_ACCESS3_COUNT": 1,
+                "POSIX_ACCESS4_COUNT": 1,
+                "POSIX_STRIDE1_COUNT": 3,
+                "ERRORS": 1,
+            },
+        },  # fmt: skip
+    ),
+    "dup": (
+        {"OPENS": 1, "WRITES": 4, "BYTES_WRITTEN": 16, "ERRORS": 4, "UNTRACKED_OPS": 4},
+        {
+            # dup'ed descriptors share one offset: the four writes are consecutive
+            "dp": {
+                "POSIX_OPENS": 1,
+                "POSIX_DUPS": 8,
+                "POSIX_WRITES": 4,
+                "POSIX_BYTES_WRITTEN": 16,
+                "POSIX_MAX_BYTE_WRITTEN": 16,
+                "POSIX_CONSEC_WRITES": 3,
+                "POSIX_SEQ_WRITES": 3,
+                "POSIX_FILE_NOT_ALIGNED": 3,
+                "POSIX_SIZE_WRITE_0_100": 4,
+                "POSIX_ACCESS1_ACCESS": 4,
+                "POSIX_ACCESS1_COUNT": 4,
+                "POSIX_STRIDE1_COUNT": 3,
+            },  # fmt: skip
+        },
+    ),
+    "stdio": (
+        {"OPENS": 4, "READS": 9, "WRITES": 8, "BYTES_READ": 46, "BYTES_WRITTEN": 43, "SEEKS": 5, "ERRORS": 1},
+        {
+            "sf": {
+                "POSIX_OPENS": 3,
+                "POSIX_FILENOS": 1,
+                "POSIX_READS": 7,
+                "POSIX_WRITES": 6,
+                "POSIX_SEEKS": 3,
+                "POSIX_BYTES_READ": 38,
+                "POSIX_BYTES_WRITTEN": 30,
+                "POSIX_MAX_BYTE_READ": 25,
+                "POSIX_MAX_BYTE_WRITTEN": 30,
+                "POSIX_CONSEC_READS": 3,
+                "POSIX_CONSEC_WRITES": 5,
+                "POSIX_SEQ_READS": 5,
+                "POSIX_SEQ_WRITES": 5,
+                "POSIX_RW_SWITCHES": 2,
+                "POSIX_FILE_NOT_ALIGNED": 10,
+                "POSIX_SIZE_READ_0_100": 7,
+                "POSIX_SIZE_WRITE_0_100": 6,
+                "POSIX_ACCESS1_ACCESS": 4,
+                "POSIX_ACCESS3_ACCESS": 6,
+                "POSIX_ACCESS4_ACCESS": 9,
+                "POSIX_ACCESS1_COUNT": 3,
+                "POSIX_ACCESS2_COUNT": 2,
+                "POSIX_ACCESS3_COUNT": 2,
+                "POSIX_ACCESS4_COUNT": 2,
+                "POSIX_STRIDE2_STRIDE": 2**64 - 26,
+                "POSIX_STRIDE3_STRIDE": 1,
+                "POSIX_STRIDE4_STRIDE": 6,
+                "POSIX_STRIDE1_COUNT": 7,
+                "POSIX_STRIDE2_COUNT": 2,
+                "POSIX_STRIDE3_COUNT": 1,
+                "POSIX_STRIDE4_COUNT": 1,
+                "POSIX_O_APPEND_OPENS": 1,
+                "STDIO_OPENS": 3,
+                "STDIO_READS": 7,
+                "STDIO_WRITES": 6,
+                "STDIO_SEEKS": 3,
+                "STDIO_FLUSHES": 2,
+            },
+            "sf2": {
+                "POSIX_READS": 2,
+                "POSIX_WRITES": 1,
+                "POSIX_SEEKS": 2,
+                "POSIX_BYTES_READ": 8,
+                "POSIX_BYTES_WRITTEN": 4,
+                "POSIX_MAX_BYTE_READ": 4,
+                "POSIX_MAX_BYTE_WRITTEN": 4,
+                "POSIX_RW_SWITCHES": 1,
+                "POSIX_SIZE_READ_0_100": 2,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_ACCESS1_ACCESS": 4,
+                "POSIX_ACCESS1_COUNT": 3,
+                "POSIX_STRIDE1_STRIDE": 2**64 - 4,
+                "POSIX_STRIDE1_COUNT": 2,
+                "STDIO_OPENS": 1,
+                "STDIO_READS": 2,
+                "STDIO_WRITES": 1,
+                "STDIO_SEEKS": 2,
+            },
+            "sf3": {
+                "POSIX_OPENS": 1,
+                "POSIX_WRITES": 1,
+                "POSIX_BYTES_WRITTEN": 9,
+                "POSIX_MAX_BYTE_WRITTEN": 9,
+                "POSIX_SIZE_WRITE_0_100": 1,
+                "POSIX_ACCESS1_ACCESS": 9,
+                "POSIX_ACCESS1_COUNT": 1,
+                "STDIO_OPENS": 1,
+                "STDIO_WRITES": 1,
+            },
+        },  # fmt: skip
+    ),
+    "stdout": (
+        # puts (10 bytes), printf (9) and __printf_chk (6) reach stdout, redirected by the case to the file so
+        {"WRITES": 3, "BYTES_WRITTEN": 25},
+        {
+            "so": {
+                "POSIX_WRITES": 3,
+                "POSIX_BYTES_WRITTEN": 25,
+                "POSIX_MAX_BYTE_WRITTEN": 25,
+                "POSIX_CONSEC_WRITES": 2,
+                "POSIX_SEQ_WRITES": 2,
+                "POSIX_FILE_NOT_ALIGNED": 2,
+                "POSIX_SIZE_WRITE_0_100": 3,
+                "POSIX_ACCESS1_ACCESS": 6,
+                "POSIX_ACCESS2_ACCESS": 9,
+                "POSIX_ACCESS3_ACCESS": 10,
+                "POSIX_ACCESS1_COUNT": 1,
+                "POSIX_ACCESS2_COUNT": 1,
+                "POSIX_ACCESS3_COUNT": 1,
+                "POSIX_STRIDE1_COUNT": 2,
+                "STDIO_WRITES": 3,
+                "STDIO_FLUSHES": 1,
+            },  # fmt: skip
+        },
+    ),
+}
+
+# The pre-2.33 stat entry points can be called only where glibc has them at that version.
+if sys.platform != "linux" or os.uname().machine != "x86_64":
+    EXPECTED["stat"] = (
+        {"OPENS": 1, "WRITES": 1, "BYTES_WRITTEN": 5, "STATS": 12, "ERRORS": 3, "UNTRACKED_OPS": 2},
+        {"st": {**EXPECTED["stat"][1]["st"], "POSIX_OPENS": 1, "POSIX_STATS": 11}},
+    )
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_log_counts_exactly_what_the_case_did(
+    case: str, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    log = single(profile_build, tmpfs_dir, logs, case)
+    want_proc, want_files = EXPECTED[case]
+    assert log.clean and not log.truncated
+    assert stable(log.proc) == want_proc
+    got = {}
+    for path, counters in log.files.items():
+        rel = os.path.relpath(path, tmpfs_dir)
+        assert not rel.startswith(".."), f"{path}: a file outside the case's directory"
+        got[rel] = stable(counters)
+    assert got == want_files
+
+
+def test_times_and_timestamps_follow_the_calls(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    log = single(profile_build, tmpfs_dir, logs, "read_write")
+    c = log.files[str(tmpfs_dir / "rw")]
+    end = log.end_ns
+    assert 0 < c["POSIX_F_OPEN_START_TIMESTAMP"] <= c["POSIX_F_OPEN_END_TIMESTAMP"]
+    assert (
+        c["POSIX_F_OPEN_END_TIMESTAMP"]
+        <= c["POSIX_F_WRITE_START_TIMESTAMP"]
+        <= c["POSIX_F_WRITE_END_TIMESTAMP"]
+    )
+    assert (
+        c["POSIX_F_WRITE_END_TIMESTAMP"]
+        <= c["POSIX_F_READ_START_TIMESTAMP"]
+        <= c["POSIX_F_READ_END_TIMESTAMP"]
+    )
+    assert (
+        c["POSIX_F_READ_END_TIMESTAMP"]
+        <= c["POSIX_F_CLOSE_START_TIMESTAMP"]
+        <= c["POSIX_F_CLOSE_END_TIMESTAMP"]
+    )
+    assert c["POSIX_F_CLOSE_END_TIMESTAMP"] <= end + 1
+    for kind in ("READ", "WRITE"):
+        assert 0 < c[f"POSIX_F_MAX_{kind}_TIME"] <= c[f"POSIX_F_{kind}_TIME"]
+    assert c["POSIX_F_META_TIME"] > 0
+    assert log.proc["READ_TIME"] == c["POSIX_F_READ_TIME"]
+    assert log.proc["WRITE_TIME"] == c["POSIX_F_WRITE_TIME"]
+    # A process that ran for milliseconds: the TSC calibration must not be off by orders of magnitude.
+    assert 1_000 < end < 5_000_000_000
+
+
+def test_header_names_the_process(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:
+    log = single(profile_build, tmpfs_dir, logs, "open", IOLENS_JOB_ID="job-42", PMI_RANK="3")
+    h = log.header
+    assert h.job_id == "job-42" and log.name.startswith("job-42.")
+    assert h.rank == 3
+    assert h.exe == str(profile_build.program("profile_calls"))
+    assert h.cmdline == [str(profile_build.program("profile_calls")), str(tmpfs_dir), "open"]
+    assert h.parent_log == ""
+    assert h.hostname == os.uname().nodename
+    assert abs(h.start_wall_ns / 1e9 - time.time()) < 120
+    assert log.file_mount(str(tmpfs_dir / "a")) is not None
+    assert log.file_mount(str(tmpfs_dir / "a"))[1] == "tmpfs"
+    assert log.file_flags(str(tmpfs_dir)) == 2  # opened with O_DIRECTORY: not a regular file
+
+
+def test_scheduler_job_id_wins_and_a_generated_one_is_inherited(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    calls = str(profile_build.program("profile_calls"))
+    r = run(
+        [calls, str(tmpfs_dir), "open"],
+        profiled_env(profile_build, logs, SLURM_JOB_ID="777", IOLENS_JOB_ID="x"),
+    )
+    assert r.returncode == 0
+    assert only_log(logs).header.job_id == "777"
+    shutil.rmtree(logs)
+    logs.mkdir()
+    r = run([calls, str(tmpfs_dir), "fork"], profiled_env(profile_build, logs))
+    assert r.returncode == 0
+    ids = {log.header.job_id for log in logs_in(logs)}
+    assert len(ids) == 1
+    (job,) = ids
+    parent = min(logs_in(logs), key=lambda log: log.header.pid)
+    assert job.startswith("iolens-") and job.endswith(f"-{parent.header.pid}")
+
+
+def test_excluded_paths_and_untracked_descriptors_make_no_records(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    log = single(profile_build, tmpfs_dir, logs, "read_write", IOLENS_PROFILE_EXCLUDE=f"/nothing,{tmpfs_dir}")
+    assert dict(log.files) == {}
+    # the calls still count in the process totals, as untracked ones
+    p = log.proc
+    assert p["OPENS"] == 1 and p["READS"] == 4 and p["WRITES"] == 3 and p["BYTES_WRITTEN"] == 12
+    assert p["UNTRACKED_OPS"] == 16  # every call of the case: open, 3 writes, 4 reads, 4 lseeks, close, 3 on
+    # the closed descriptor
+    assert p["READ_TIME"] == 0 and p["WRITE_TIME"] == 0  # untracked calls are not timed
+
+
+def test_trace_records_every_call(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:
+    log = single(profile_build, tmpfs_dir, logs, "read_write", IOLENS_TRACE="1")
+    assert log.trace_on
+    rw = str(tmpfs_dir / "rw")
+    ops = [(e.op, e.path, e.offset, e.size, e.result) for e in log.trace]
+    assert ops == [
+        ("open", rw, 0, 0, ops[0][4]),
+        ("write", rw, 0, 4, 4),
+        ("write", rw, 4, 4, 4),
+        ("write", rw, 8, 4, 4),
+        ("lseek", rw, 0, 0, 0),
+        ("read", rw, 0, 4, 4),
+        ("read", rw, 4, 100, 8),
+        ("read", rw, 12, 100, 0),
+        ("lseek", rw, 2, 0, 2),
+        ("read", rw, 2, 4, 4),
+        ("lseek", rw, 0, 0, 12),
+        ("lseek", rw, 2**64 - 1, 0, -22),  # EINVAL
+        ("close", rw, 0, 0, 0),
+        ("read", None, 0, 4, -9),  # EBADF: the descriptor is closed
+        ("write", None, 0, 4, -9),
+        ("lseek", None, 0, 0, -9),
+    ]
+    assert ops[0][4] >= 3
+    starts = [e.start_ns for e in log.trace]
+    assert starts == sorted(starts)
+    assert all(e.thread == 0 for e in log.trace)
+
+
+def test_fork_child_logs_and_links_to_its_parent(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "fork"],
+        profiled_env(profile_build, logs),
+    )
+    assert r.returncode == 0
+    parent, child = sorted(logs_in(logs), key=lambda log: log.header.pid)
+    assert child.header.ppid == parent.header.pid
+    assert child.header.parent_log and Path(child.header.parent_log).stem == parent.stem
+    assert parent.proc["FORKS"] == 1 and parent.clean and child.clean
+    assert child.header.exit_status == 3  # _exit(3)
+    assert str(tmpfs_dir / "forked") in child.files and str(tmpfs_dir / "forked") not in parent.files
+    assert child.files[str(tmpfs_dir / "forked")]["POSIX_BYTES_WRITTEN"] == 6
+    assert parent.files[str(tmpfs_dir / "parent")]["POSIX_BYTES_WRITTEN"] == 7
+
+
+def children_of(logs: list[ProcessLog], parent: ProcessLog) -> list[ProcessLog]:
+    return [log for log in logs if log.header.parent_log and Path(log.header.parent_log).stem == parent.stem]
+
+
+@pytest.mark.parametrize("case,name", [("vfork_exec", "vforked"), ("clone", "cloned")])
+def test_vfork_and_clone_children_log_under_their_parent(
+    case: str, name: str, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), case], profiled_env(profile_build, logs)
+    )
+    assert r.returncode == 0
+    all_logs = logs_in(logs)
+    assert len(all_logs) == 2
+    parent = next(log for log in all_logs if not log.header.parent_log)
+    (child,) = children_of(all_logs, parent)
+    assert parent.proc["FORKS"] == 1
+    assert parent.clean and child.clean
+    # what the child did on the parent's memory (vfork: a close(-1) before its exec) is not the parent's
+    assert str(tmpfs_dir / name) not in parent.files
+    assert parent.proc.get("ERRORS", 0) == 0
+    assert child.files[str(tmpfs_dir / name)]["POSIX_WRITES"] == 1
+
+
+def test_posix_spawn_children_link_to_the_spawner(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "spawn"],
+        profiled_env(profile_build, logs),
+    )
+    assert r.returncode == 0
+    all_logs = logs_in(logs)
+    parent = next(log for log in all_logs if not log.header.parent_log)
+    kids = children_of(all_logs, parent)
+    assert len(kids) == 2 and len(all_logs) == 3
+    assert parent.proc["SPAWNS"] == 2 and parent.proc["ERRORS"] == 1  # the third spawn: ENOENT
+    written = {Path(p).name for kid in kids for p in kid.files}
+    assert written == {"spawned", "spawnedp"}
+
+
+def test_every_exec_form_ends_the_log_and_the_new_image_links_to_it(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "exec"],
+        profiled_env(profile_build, logs),
+    )
+    assert r.returncode == 0
+    forms = ["execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve", "execveat"]
+    assert r.stdout.decode().count("child status = 0") == len(forms)
+    all_logs = logs_in(logs)
+    by_stem = {log.stem: log for log in all_logs}
+    parent = next(log for log in all_logs if not log.header.parent_log)
+    # two failed execs: counted as errors, the log goes on (and ends cleanly)
+    assert parent.clean and not parent.exec_replaced
+    assert (
+        parent.proc.get("EXECS", 0) == 0 and parent.proc["ERRORS"] == 2 and parent.proc["FORKS"] == len(forms)
+    )
+    assert str(tmpfs_dir / "after_failed_exec") in parent.files
+    images = [log for log in all_logs if log.files and Path(next(iter(log.files))).name in forms]
+    assert sorted(Path(next(iter(log.files))).name for log in images) == sorted(forms)
+    for image in images:
+        before = by_stem[Path(image.header.parent_log).stem]
+        assert before.exec_replaced and not before.clean and before.proc["EXECS"] == 1
+        assert before.header.pid == image.header.pid
+        assert Path(before.header.parent_log).stem == parent.stem
+        assert image.clean
+    # every log ended up compressed (the new images compressed the ones their exec ended)
+    assert all(log.path.suffix == ".iolpz" for log in all_logs)
+
+
+def test_exec_in_place_keeps_the_pid_and_chains_the_logs(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "exec_self"],
+        profiled_env(profile_build, logs),
+    )
+    assert r.returncode == 0
+    first, second = sorted(logs_in(logs), key=lambda log: log.name)
+    assert first.header.pid == second.header.pid
+    assert first.exec_replaced and first.header.end_ns > 0
+    assert Path(second.header.parent_log).stem == first.stem
+    assert second.header.cmdline[-1] == "exec_self"
+    assert str(tmpfs_dir / "before_exec") in first.files and str(tmpfs_dir / "exec_self") in second.files
+
+
+@pytest.mark.parametrize(
+    "case,status", [("exit_status", 7), ("underscore_exit", 9), ("underscore_Exit", 11), ("return_status", 4)]
+)
+def test_exit_status_is_recorded(
+    case: str, status: int, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+):
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), case], profiled_env(profile_build, logs)
+    )
+    assert r.returncode == status
+    log = only_log(logs)
+    assert log.clean and log.path.suffix == ".iolpz"
+    assert log.header.exit_status == status
+    assert log.header.end_ns > 0
+    assert len(log.files) == 1
+
+
+@pytest.mark.parametrize("case,sig", [("killed_by_signal", signal.SIGTERM), ("abort", signal.SIGABRT),
+                                      ("segv", signal.SIGSEGV)])  # fmt: skip
+def test_death_by_signal_is_recorded(
+    case: str, sig: int, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+):
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), case], profiled_env(profile_build, logs)
+    )
+    assert r.returncode == -sig  # the parent sees the same death
+    log = only_log(logs)
+    assert log.path.suffix == ".iolp"  # left raw: no compression in a dying process
+    assert log.killed_by_signal and not log.clean
+    assert log.header.exit_signal == sig
+    assert log.header.end_ns > 0
+    (counters,) = log.files.values()
+    assert counters["POSIX_WRITES"] == 1
+
+
+def test_shell_pipeline_every_process_logs(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:
+    """sh -c 'cat f | wc -c > g' (through system()): the caller, sh, and the images its children exec, each
+    linked to the log of the process that started it; wc's output counted on g, whose descriptor it
+    inherited."""
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "pipeline"],
+        profiled_env(profile_build, logs),
+    )
+    assert r.returncode == 0
+    assert (tmpfs_dir / "pout").read_text().strip() == "11"
+    all_logs = logs_in(logs)
+    by_stem = {log.stem: log for log in all_logs}
+    names = {}
+    for log in all_logs:
+        parent = log.header.parent_log
+        assert not parent or Path(parent).stem in by_stem, f"{log.name}: parent {parent} missing"
+        names.setdefault(Path(log.header.exe).name, []).append(log)
+    assert {"profile_calls", "cat", "wc"} <= set(names)
+    (cat,) = names["cat"]
+    (wc,) = names["wc"]
+    assert cat.files[str(tmpfs_dir / "pin")]["POSIX_BYTES_READ"] == 11
+    # "11" through printf; wc ends the line with putchar_unlocked, which <stdio.h> expands inline in a
+    # program built with optimisation: no library call that any interposer could see.
+    assert wc.files[str(tmpfs_dir / "pout")]["POSIX_BYTES_WRITTEN"] in (2, 3)
+    assert wc.files[str(tmpfs_dir / "pout")]["STDIO_WRITES"] >= 1
+    # follow the links from cat up to the caller
+    top = next(log for log in all_logs if Path(log.header.exe).name == "profile_calls")
+    node, hops = cat, 0
+    while node.header.parent_log and hops < 10:
+        node, hops = by_stem[Path(node.header.parent_log).stem], hops + 1
+    assert node is top
+    assert all(log.clean or log.exec_replaced for log in all_logs)
+
+
+def test_threads_count_exactly(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:
+    """8 threads x 100k 4-byte pwrites then 100k preads each, on a file of their own."""
+    threads, ops = 8, 100_000
+    r = run([str(profile_build.program("profile_threads")), str(tmpfs_dir), str(threads), str(ops)],
+            profiled_env(profile_build, logs), timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    log = only_log(logs)
+    assert log.threads >= threads
+    for i in range(threads):
+        c = log.files[str(tmpfs_dir / f"t{i}")]
+        assert c["POSIX_OPENS"] == 1
+        assert c["POSIX_WRITES"] == ops and c["POSIX_READS"] == ops
+        assert c["POSIX_BYTES_WRITTEN"] == 4 * ops and c["POSIX_BYTES_READ"] == 4 * ops
+        assert c["POSIX_CONSEC_WRITES"] == ops - 1 and c["POSIX_SEQ_READS"] == ops - 1
+        assert c["POSIX_MAX_BYTE_WRITTEN"] == 4 * ops
+        assert c["POSIX_ACCESS1_ACCESS"] == 4 and c["POSIX_ACCESS1_COUNT"] == 2 * ops
+        assert c["POSIX_RW_SWITCHES"] == 1
+    p = log.proc
+    assert p["WRITES"] == threads * ops and p["READS"] == threads * ops
+    assert p["BYTES_WRITTEN"] == 4 * threads * ops
+    assert p["OPENS"] == threads
+
+
+def test_killed_process_leaves_a_readable_log(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """kill -9 after 1000 writes, 100 fsyncs and 1000 preads: the raw log holds them all, trace included."""
+    n = 1000
+    prog = str(profile_build.program("profile_sleeper"))
+    env = profiled_env(profile_build, logs, IOLENS_TRACE="1")
+    proc = subprocess.Popen([prog, str(tmpfs_dir), str(n)], env=env, stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == b"ready\n"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    log = only_log(logs)
+    assert log.path.suffix == ".iolp"
+    assert not log.clean and not log.killed_by_signal and not log.truncated
+    c = log.files[str(tmpfs_dir / "sleeper")]
+    assert c["POSIX_WRITES"] == n and c["POSIX_BYTES_WRITTEN"] == 8 * n
+    assert c["POSIX_READS"] == n and c["POSIX_FSYNCS"] == n // 10
+    ops = [e.op for e in log.trace if e.path == str(tmpfs_dir / "sleeper")]
+    assert ops.count("write") == n and ops.count("pread") == n and ops.count("fsync") == n // 10
+    assert ops[0] == "open"
+    assert log.end_ns > 0  # the reader takes the last time recorded
+
+
+@pytest.mark.mpi
+def test_mpi_ranks_log_their_own_files(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path, mpi_env: dict[str, str]
+) -> None:
+    prog = profile_build.program("profile_mpi")
+    env = {**mpi_env, **profiled_env(profile_build, logs, IOLENS_JOB_ID="mpi-job")}
+    env["LD_PRELOAD"] = str(profile_build.lib)
+    r = run(["mpirun", "-np", "2", str(prog), str(tmpfs_dir)], env, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    ranked = {log.header.rank: log for log in logs_in(logs) if log.header.rank >= 0}
+    assert set(ranked) == {0, 1}
+    for rank, log in ranked.items():
+        assert log.header.job_id == "mpi-job" and log.clean
+        c = log.files[str(tmpfs_dir / f"rank.{rank}")]
+        assert c["POSIX_BYTES_WRITTEN"] == 1 << 20 and c["POSIX_BYTES_READ"] == 1 << 20
+        assert c["POSIX_WRITES"] == 256 and c["POSIX_SIZE_WRITE_1K_10K"] == 256
+        assert str(tmpfs_dir / f"rank.{1 - rank}") not in log.files
+
+
+def test_python_writing_files_is_profiled_byte_exact(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    code = (
+        "import os, sys\n"
+        "d = sys.argv[1]\n"
+        "with open(os.path.join(d, 'big'), 'wb') as f:\n"
+        "    for i in range(100): f.write(bytes([i]) * 10000)\n"
+        "with open(os.path.join(d, 'text'), 'w') as f: f.write('hello\\n' * 1000)\n"
+        "print(len(open(os.path.join(d, 'big'), 'rb').read()), os.path.getsize(os.path.join(d, 'text')))\n"
+    )
+    a, b = tmpfs_dir / "a", tmpfs_dir / "b"
+    a.mkdir()
+    b.mkdir()
+    plain = run([sys.executable, "-c", code, str(a)], plain_env())
+    prof = run([sys.executable, "-c", code, str(b)], profiled_env(profile_build, logs))
+    assert prof.returncode == plain.returncode == 0
+    assert prof.stdout == plain.stdout == b"1000000 6000\n"
+    assert tree(a) == tree(b)
+    log = only_log(logs)
+    big = log.files[str(b / "big")]
+    assert big["POSIX_BYTES_WRITTEN"] == 1_000_000 and big["POSIX_BYTES_READ"] == 1_000_000
+    assert log.files[str(b / "text")]["POSIX_BYTES_WRITTEN"] == 6000
+    assert log.clean and log.header.exit_status == 0
+
+
+def test_cp_and_tar_are_profiled_byte_exact(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:
+    for tool in ("cp", "tar"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not installed")
+    src = tmpfs_dir / "src"
+    src.mkdir()
+    (src / "one").write_bytes(os.urandom(3 << 20) + b"tail")
+    (src / "two").write_bytes(b"x" * 12345)
+    for label, env in (("plain", plain_env()), ("prof", profiled_env(profile_build, logs))):
+        out = tmpfs_dir / label
+        out.mkdir()
+        r = run(["cp", "-r", str(src), str(out / "copy")], env)
+        assert r.returncode == 0, r.stderr
+        r = run(["tar", "-cf", str(out / "a.tar"), "-C", str(src), "one", "two"], env)
+        assert r.returncode == 0, r.stderr
+        (out / "x").mkdir()
+        r = run(["tar", "-xf", str(out / "a.tar"), "-C", str(out / "x")], env)
+        assert r.returncode == 0, r.stderr
+    assert tree(tmpfs_dir / "plain") == tree(tmpfs_dir / "prof")
+    prof = tmpfs_dir / "prof"
+    all_logs = logs_in(logs)
+    by_exe: dict[str, list[ProcessLog]] = {}
+    for log in all_logs:
+        by_exe.setdefault(Path(log.header.exe).name, []).append(log)
+    (cp,) = by_exe["cp"]
+    assert cp.files[str(prof / "copy" / "one")]["POSIX_BYTES_WRITTEN"] == (3 << 20) + 4
+    assert cp.files[str(prof / "copy" / "two")]["POSIX_BYTES_WRITTEN"] == 12345
+    assert cp.files[str(src / "one")]["POSIX_BYTES_READ"] >= (3 << 20) + 4
+    tars = by_exe["tar"]
+    archive = str(prof / "a.tar")
+    writer = next(log for log in tars if archive in log.files and log.files[archive]["POSIX_BYTES_WRITTEN"])
+    assert writer.files[archive]["POSIX_BYTES_WRITTEN"] == (prof / "a.tar").stat().st_size
+    reader = next(log for log in tars if str(prof / "x" / "one") in log.files)
+    assert reader.files[str(prof / "x" / "one")]["POSIX_BYTES_WRITTEN"] == (3 << 20) + 4
+    assert reader.files[str(prof / "x" / "two")]["POSIX_BYTES_WRITTEN"] == 12345
+
+
+def test_runtime_never_writes_to_the_programs_output(profile_build: ProfileBuild, tmpfs_dir: Path) -> None:
+    """Even when it cannot work (no writable log directory), the program's output and status are untouched;
+    its own complaint goes to IOLENS_PROFILE_DEBUG."""
+    debug = tmpfs_dir / "debug.txt"
+    env = profiled_env(profile_build, tmpfs_dir / "missing-dir", IOLENS_PROFILE_DEBUG=str(debug))
+    r = run(["sh", "-c", "echo out; echo err >&2; exit 5"], env)
+    assert (r.returncode, r.stdout, r.stderr) == (5, b"out\n", b"err\n")
+    assert "cannot create a log" in debug.read_text()

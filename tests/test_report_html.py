@@ -1,0 +1,184 @@
+"""HTML reports opened in a real headless Chromium (Debian's, driven by Playwright; no browser download):
+no console errors, every plot drawn with data, nothing fetched from the network; screenshots are kept in
+build/test-artifacts/ for a person to look at."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from iolens.store import Store
+
+from .conftest import REPO
+from .db_helpers import IO500_REFERENCE, iolens, iolens_env, ior_document
+from .test_db_imports import darshan_example, profile_job
+
+ARTIFACTS = REPO / "build" / "test-artifacts"
+GIB = 1024**3
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
+    if exe is None:
+        pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_report(browser: Any, path: Path, shot: str) -> dict[str, Any]:
+    """Load the report, wait for the plots; its console errors, requests and plots' state."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_function(
+        "Array.from(document.querySelectorAll('div[data-figure]')).every(d => d.querySelector('.main-svg'))",
+        timeout=30_000,
+    )
+    plots = page.evaluate(
+        """Array.from(document.querySelectorAll('div[data-figure]')).map(d => ({
+            title: (d.layout && d.layout.title && d.layout.title.text) || '',
+            traces: (d.data || []).length,
+            points: (d.data || []).reduce((n, t) => n + Math.max((t.x || []).length, (t.y || []).length), 0),
+            drawn: d.querySelectorAll('.main-svg .point, .main-svg .js-line, .main-svg .js-fill').length,
+        }))"""
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
+    text = page.inner_text("body")
+    page.close()
+    return {"errors": errors, "requests": requests, "plots": plots, "text": text}
+
+
+def assert_clean(result: dict[str, Any], min_plots: int) -> None:
+    assert result["errors"] == []
+    assert all(u.startswith("file://") for u in result["requests"]), result["requests"]
+    assert len(result["plots"]) >= min_plots
+    for plot in result["plots"]:
+        assert plot["traces"] > 0 and plot["points"] > 0 and plot["drawn"] > 0, plot
+
+
+def report(url: str, tmp_path: Path, ref: str, name: str) -> Path:
+    out = tmp_path / f"{name}.html"
+    r = iolens("report", ref, "--html", str(out), "--db", url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_io500_run_report_with_monitoring_and_phase_windows(
+    browser: Any, db_url: str, tmp_path: Path
+) -> None:
+    env = iolens_env(home=tmp_path)
+    assert (
+        iolens("db", "import", str(IO500_REFERENCE), "--db", db_url, "--system", "ref", env=env).returncode
+        == 0
+    )
+    with Store.open(db_url, create=False) as store:
+        row = store.db.query_one("SELECT started_at, ended_at FROM runs WHERE id = 1")
+    assert row is not None
+    t0, t1 = row
+    lines = []
+    for i in range(int(t1 - t0) + 40):
+        t = t0 - 20 + i
+        for host in ("n1", "n2"):
+            base = {"t": t, "host": host, "source": "lustre"}
+            lines.append(
+                {
+                    **base,
+                    "target": "scratch-OST0000",
+                    "metric": "write_bytes_per_s",
+                    "value": 1e9 * (1 + i % 7),
+                }
+            )
+            lines.append(
+                {**base, "target": "scratch-MDT0000", "metric": "open_per_s", "value": 1e4 * (i % 5)}
+            )
+    samples = tmp_path / "mon.jsonl"
+    samples.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert iolens("db", "import", str(samples), "--db", db_url, env=env).returncode == 0
+
+    result = open_report(browser, report(db_url, tmp_path, "1", "io500"), f"report-io500-{_backend(db_url)}")
+    assert_clean(result, min_plots=6)
+    titles = " | ".join(p["title"] for p in result["plots"])
+    assert "phases in GiB/s" in titles and "phases in kIOPS" in titles and "IO500 score" in titles
+    assert "lustre on n1" in titles and "lustre on n2" in titles and "score on ref" in titles
+    assert "score 31.923" in result["text"] and "mdtest-hard-delete" in result["text"]
+    assert "No monitoring samples" not in result["text"]
+
+
+def test_ior_run_report_with_percentiles_and_trend(browser: Any, db_url: str, tmp_path: Path) -> None:
+    d = tmp_path / "docs"
+    d.mkdir()
+    for day, bw in enumerate((3.0, 3.2, 2.9, 3.1, 2.2), start=1):
+        doc = ior_document(
+            bw * GIB, 2 * bw * GIB, started=f"2026-05-{day:02d}T02:00:00Z", p99_ns=1_000_000 * day
+        )
+        (d / f"{day}.json").write_text(json.dumps(doc))
+    env = iolens_env(home=tmp_path)
+    assert iolens("db", "import", str(d), "--db", db_url, "--system", "lustre", env=env).returncode == 0
+    result = open_report(browser, report(db_url, tmp_path, "5", "ior"), f"report-ior-{_backend(db_url)}")
+    assert_clean(result, min_plots=4)
+    titles = [p["title"] for p in result["plots"]]
+    assert any("latency per operation" in t for t in titles)
+    trend = next(p for p in result["plots"] if p["title"].startswith("write on lustre"))
+    assert trend["points"] == 5 + 1  # five runs, and this run marked
+    trend_html = tmp_path / "trend.html"
+    t = iolens(
+        "db",
+        "trend",
+        "--phase",
+        "read",
+        "--system",
+        "lustre",
+        "--html",
+        str(trend_html),
+        "--db",
+        db_url,
+        env=env,
+    )
+    assert t.returncode == 0, t.stderr
+    assert_clean(open_report(browser, trend_html, f"report-trend-{_backend(db_url)}"), min_plots=1)
+
+
+def test_profile_report_with_sizes_top_files_timeline_and_advice(
+    browser: Any, db_url: str, tmp_path: Path
+) -> None:
+    env = iolens_env(home=tmp_path)
+    logs = profile_job(tmp_path / "logs", traced=True)
+    assert iolens("db", "import", str(logs), "--db", db_url, env=env).returncode == 0
+    result = open_report(
+        browser, report(db_url, tmp_path, "profile:1", "profile"), f"report-profile-{_backend(db_url)}"
+    )
+    assert_clean(result, min_plots=4)
+    titles = [p["title"] for p in result["plots"]]
+    assert titles[:2] == ["operations (calls)", "access sizes (bytes per call)"]
+    assert any(t.startswith("top 2 files") for t in titles) and "what the job did over time" in titles
+    assert "/lus/out" in result["text"] and "Advice" in result["text"]
+
+
+def test_darshan_profile_report(browser: Any, sqlite_url: str, tmp_path: Path) -> None:
+    env = iolens_env(home=tmp_path)
+    r = iolens("db", "import", str(darshan_example("dxt.darshan")), "--db", sqlite_url, env=env)
+    assert r.returncode == 0, r.stderr
+    result = open_report(browser, report(sqlite_url, tmp_path, "profile:1", "darshan"), "report-darshan")
+    assert_clean(result, min_plots=4)
+    assert "Darshan logs carry no advice" in result["text"]
+
+
+def _backend(url: str) -> str:
+    return "postgresql" if url.startswith("postgresql") else "sqlite"
