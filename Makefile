@@ -6,6 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 NATIVE_BUILD := build/native
+NATIVE_NOMPI_BUILD := build/native-nompi
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The installed package is rebuilt only when something that goes into it changed.
@@ -29,12 +30,19 @@ install: $(VENV)/.installed
 
 # The C engine and its unit tests, warnings as errors, in a build tree of its own; with the profiler runtime's
 # test programs (tests/test_profile_runtime.py runs them from here) and its ThreadSanitizer thread test.
+# A second tree builds the engine and its C unit tests without MPI (local mode only, as on a machine without
+# mpicc) and without the profiler, which the first tree already covers: that build must keep working too.
 native:
 	cmake -S native -B $(NATIVE_BUILD) -DIOLENS_WERROR=ON -DIOLENS_TESTS=ON -DIOLENS_PROFILE_TSAN=ON
 	cmake --build $(NATIVE_BUILD) -j $(JOBS)
+	cmake -S native -B $(NATIVE_NOMPI_BUILD) -DIOLENS_WERROR=ON -DIOLENS_TESTS=ON -DIOLENS_WITH_MPI=OFF \
+		-DIOLENS_PROFILER=OFF
+	cmake --build $(NATIVE_NOMPI_BUILD) -j $(JOBS)
 
 test-native: native
 	cd $(NATIVE_BUILD) && ctest --output-on-failure
+	cd $(NATIVE_NOMPI_BUILD) && ctest --output-on-failure
+	$(NATIVE_NOMPI_BUILD)/iolens-bench --version | grep -q 'mpi=no'
 
 lint: install
 	$(VENV)/bin/ruff check python tests $(if $(BENCH_PY),bench)

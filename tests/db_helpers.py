@@ -198,3 +198,34 @@ def iolens(
         timeout=timeout,
         check=False,
     )
+
+
+# --- a tiny real IO500 run ----------------------------------------------------------------------------
+
+TINY_IO500 = """\
+[global]
+datadir = {root}/data
+resultdir = {root}/results
+timestamp-resultdir = FALSE
+[debug]
+stonewall-time = 1
+[ior-easy]
+transferSize = 64k
+blockSize = 1m
+[ior-hard]
+segmentCount = 10
+[mdtest-easy]
+n = 50
+[mdtest-hard]
+n = 50
+"""
+
+
+def tiny_io500(root: Path, *args: str, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`iolens io500` on 2 processes with sizes that run in well under a second on a tmpfs (1 MiB per rank
+    for ior-easy, 10 segments for ior-hard, 50 mdtest items, a 1 s stonewall: an invalid run, but every phase
+    runs for real); its output, and its result directory."""
+    cfg = root / "io500.ini"
+    cfg.write_text(TINY_IO500.format(root=root))
+    r = iolens("io500", str(cfg), "--np", "2", "--no-live", *args, env=env)
+    return r, root / "results"

@@ -1,5 +1,6 @@
-"""The Python side without the real engine: the result model, command construction, and the CLI driven
-through a stand-in engine (IOLENS_BENCH) that behaves as the engine's contract says."""
+"""The Python side, mostly without the real engine: the result model, command construction, the CLI driven
+through a stand-in engine (IOLENS_BENCH) that behaves as the engine's contract says, and the live line (also
+from the real engine's progress lines)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from iolens import __version__, cli, launch, results
+from iolens import __version__, cli, launch, render, results
 
 from .conftest import REPO
-from .ior_helpers import stand_in_engine
+from .ior_helpers import assert_only_canary_left, place_canary, stand_in_engine
 
 # --- results.py ----------------------------------------------------------------------------------------
 
@@ -417,3 +418,40 @@ def test_narrow_terminal_drops_columns_but_never_cuts_figures(sample_doc: dict[s
     assert "…" not in text
     assert "490.42" in text and "1.90 ms" in text and "Summary of all tests" in text
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
+
+
+# --- the live line of `iolens ior` -----------------------------------------------------------------------
+
+
+def test_ior_live_line_shows_phase_rate_bytes_and_times() -> None:
+    # As ior.c prints it: bytes = rank 0's bytes x ranks, bw_bytes_per_s their rate over the phase so far.
+    progress = {"phase": "write", "iteration": 1, "elapsed_s": 2.5, "bytes": 3 * 1024**3,
+                "bw_bytes_per_s": 1258291200.0, "estimate": True}  # fmt: skip
+    line = render.progress_line(progress, 4.25, "ior").plain
+    assert line.startswith("write iter 1")
+    assert "1,200.0 MiB/s" in line and "3.00 GiB" in line
+    assert "phase 2.5 s" in line and "total 4.2 s" in line and "(estimate)" in line
+    assert "items" not in line
+
+
+def test_engine_progress_lines_become_ior_live_lines(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    # A stonewalled write lasts 2 s: the engine reports about every 0.5 s.
+    proc = subprocess.run(
+        [str(engine), "ior", "--np", "2", "--quiet", "--progress", "-F", "-t", "64k", "-b", "4g", "-w",
+         "-D", "2", "-o", str(tmpfs_dir / "live")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert_only_canary_left(tmpfs_dir, canary)
+    progress = [p for p in map(launch.parse_progress, proc.stderr.splitlines()) if p is not None]
+    assert len(progress) >= 2, proc.stderr
+    assert all(p["phase"] == "write" and p["iteration"] == 0 for p in progress)
+    moved = [p["bytes"] for p in progress]
+    assert moved == sorted(moved) and moved[0] > 0
+    elapsed = [p["elapsed_s"] for p in progress]
+    assert elapsed == sorted(elapsed) and 0.4 < elapsed[0] and elapsed[-1] < 2.5
+    for p in progress:
+        assert p["bw_bytes_per_s"] == pytest.approx(p["bytes"] / p["elapsed_s"], rel=0.01)
+        line = render.progress_line(p, p["elapsed_s"] + 0.1, "ior").plain
+        assert line.startswith("write iter 0") and "MiB/s" in line and f"phase {p['elapsed_s']:.1f} s" in line

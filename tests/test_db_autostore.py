@@ -1,24 +1,51 @@
 """Benchmark commands store their result when a database is configured (--db, IOLENS_DB, the config file),
-tagged with the system; --no-store skips it; a store that fails says so and fails the command."""
+tagged with the system; --no-store skips it; a store that fails says so and fails the command. Every case
+that stores runs on both backends (a SQLite file, the tests' PostgreSQL server): real runs of ior, fio,
+mdtest, find and io500 (tiny sizes on a tmpfs), a profile, and the monitor's samples (PostgreSQL: COPY)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from iolens import results
+from iolens.io500.results_files import read_result
+from iolens.io500.spec import runnable_phases
 from iolens.store import Store, queries
 
-from .db_helpers import iolens, iolens_env
+from .db_helpers import PgServer, iolens, iolens_env, tiny_io500
 
 
 def _env(tmp_path: Path, engine: Path, **extra: str) -> dict[str, str]:
     return iolens_env({"IOLENS_BENCH": str(engine), **extra}, home=tmp_path)
 
 
+def _runs(url: str) -> list[tuple[Any, ...]]:
+    with Store.open(url, create=False) as store:
+        return [(r["id"], r["system"], r["tool"], r["ranks"]) for r in queries.list_runs(store.db)]
+
+
+def _run(url: str, run_id: int) -> tuple[dict[str, Any], results.Document]:
+    """A stored run (with its phase rows) and its stored document, parsed."""
+    with Store.open(url, create=False) as store:
+        run = queries.get_run(store.db, run_id, document=True)
+    return run, results.parse(json.loads(run["document"]))
+
+
+def _stores_nothing_with_no_store(url: str, args: list[str], env: dict[str, str]) -> None:
+    before = _runs(url)
+    r = iolens(*args, "--db", url, "--no-store", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "stored" not in r.stderr
+    assert _runs(url) == before
+
+
 def test_ior_run_is_stored_when_a_database_is_configured(
-    engine: Path, tmpfs_dir: Path, tmp_path: Path
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
 ) -> None:
-    db = tmp_path / "runs.db"
     args = [
         "ior",
         "-F",
@@ -34,29 +61,157 @@ def test_ior_run_is_stored_when_a_database_is_configured(
         str(tmpfs_dir / "f"),
         "--no-live",
     ]
-    r = iolens(*args, "--db", str(db), "--system", "laptop", env=_env(tmp_path, engine))
+    r = iolens(*args, "--db", db_url, "--system", "laptop", env=_env(tmp_path, engine))
     assert r.returncode == 0, r.stderr
-    assert f"stored as run 1 in {db}" in r.stderr
+    assert f"stored as run 1 in {db_url}" in r.stderr
     assert "Summary of all tests" in r.stdout  # the run's own report is shown as usual
 
-    skipped = iolens(*args, "--db", str(db), "--no-store", env=_env(tmp_path, engine))
-    assert skipped.returncode == 0 and "stored" not in skipped.stderr
-    by_env = iolens(*args, env=_env(tmp_path, engine, IOLENS_DB=str(db), IOLENS_SYSTEM="other"))
+    _stores_nothing_with_no_store(db_url, args, _env(tmp_path, engine))
+    by_env = iolens(*args, env=_env(tmp_path, engine, IOLENS_DB=db_url, IOLENS_SYSTEM="other"))
     assert by_env.returncode == 0 and "stored as run 2" in by_env.stderr
 
-    with Store.open(str(db), create=False) as store:
-        runs = queries.list_runs(store.db)
-        first = queries.get_run(store.db, 1, document=True)
-    assert [(r["id"], r["system"], r["tool"], r["ranks"]) for r in runs] == [
-        (2, "other", "ior", 2),
-        (1, "laptop", "ior", 2),
-    ]
-    doc = json.loads(first["document"])
-    assert doc["workload"] == "ior" and "--db" not in doc["command"]
+    assert _runs(db_url) == [(2, "other", "ior", 2), (1, "laptop", "ior", 2)]
+    first, doc = _run(db_url, 1)
+    assert doc.workload == "ior" and "--db" not in doc.raw["command"]
     phases = {p["name"]: p for p in first["phases"]}
     assert phases["write"]["bytes"] == 2 * 1024 * 1024 and phases["write"]["ops"] == 32
-    assert phases["write"]["value"] == doc["phases"][0]["bw_bytes_per_s"]
-    assert phases["read"]["p50_ns"] == doc["phases"][1]["latency_ns"]["p50"] > 0
+    assert phases["write"]["value"] == doc.raw["phases"][0]["bw_bytes_per_s"]
+    assert phases["read"]["p50_ns"] == doc.raw["phases"][1]["latency_ns"]["p50"] > 0
+
+
+FIO_JOBS = """\
+[global]
+bs=4k
+
+[seq]
+ioengine=psync
+rw=write
+size=256k
+directory={directory}
+
+[nul]
+ioengine=null
+rw=randrw
+size=1m
+"""
+
+
+def test_fio_run_is_stored_with_a_row_per_job_and_direction(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    jobs = tmp_path / "jobs.fio"
+    jobs.write_text(FIO_JOBS.format(directory=tmpfs_dir))
+    args = ["fio", str(jobs), "--no-live"]
+    r = iolens(*args, "--db", db_url, "--system", "nvme", env=_env(tmp_path, engine))
+    assert r.returncode == 0, r.stderr
+    assert f"stored as run 1 in {db_url}" in r.stderr
+
+    assert _runs(db_url) == [(1, "nvme", "fio", 1)]
+    run, doc = _run(db_url, 1)
+    assert isinstance(doc, results.FioDocument) and run["status"] == "ok" and run["valid"]
+    rows = {p["name"]: p for p in run["phases"]}
+    assert sorted(rows) == ["nul:read", "nul:write", "seq:write"]  # no row for a direction that moved nothing
+    seq = rows["seq:write"]
+    assert (seq["bytes"], seq["ops"], seq["unit"]) == (256 * 1024, 64, "B/s")
+    nul_bytes = rows["nul:read"]["bytes"] + rows["nul:write"]["bytes"]
+    assert nul_bytes == 1024 * 1024 and rows["nul:read"]["ops"] + rows["nul:write"]["ops"] == 256
+    for job in doc.jobs:
+        for direction in job.directions:
+            d = job.direction(direction)
+            row = rows[f"{job.name}:{direction}"]
+            assert row["value"] == d.bw_bytes_per_s > 0 and row["p50_ns"] == d.lat_ns.p50
+    assert run["file_system"] == "tmpfs"
+
+    _stores_nothing_with_no_store(db_url, args, _env(tmp_path, engine))
+
+
+def test_mdtest_run_is_stored_with_a_row_per_phase(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    args = ["mdtest", "-n", "10", "-F", "--np", "2", "-d", str(tmpfs_dir / "md"), "--no-live"]
+    r = iolens(*args, "--db", db_url, env=_env(tmp_path, engine, IOLENS_SYSTEM="meta"))
+    assert r.returncode == 0, r.stderr
+    assert f"stored as run 1 in {db_url}" in r.stderr
+
+    assert _runs(db_url) == [(1, "meta", "mdtest", 2)]
+    run, doc = _run(db_url, 1)
+    assert isinstance(doc, results.MdtestDocument)
+    names = [p["name"] for p in run["phases"]]
+    assert names == ["tree-create", "file-create", "file-stat", "file-read", "file-remove", "tree-remove"]
+    for row, phase in zip(run["phases"], doc.phases, strict=True):
+        assert row["value"] == phase.rate_per_s > 0 and row["unit"] == "items/s"
+        assert row["ops"] == phase.items
+    assert {p["name"]: p["ops"] for p in run["phases"]}["file-create"] == 2 * 10  # both ranks' files
+
+    _stores_nothing_with_no_store(db_url, args, _env(tmp_path, engine))
+
+
+def test_find_run_is_stored_with_its_entries_scanned(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    root = tmpfs_dir / "tree"
+    for d in range(3):
+        (root / f"d{d}").mkdir(parents=True)
+        for f in range(10):
+            (root / f"d{d}" / f"f{f:02d}").write_bytes(b"x" * f)
+    args = ["find", str(root), "-name", "*1*", "--no-live"]
+    r = iolens(*args, "--db", db_url, "--system", "scratch", env=_env(tmp_path, engine))
+    assert r.returncode == 0, r.stderr
+    assert f"stored as run 1 in {db_url}" in r.stderr
+
+    assert [row[:3] for row in _runs(db_url)] == [(1, "scratch", "find")]
+    run, doc = _run(db_url, 1)
+    assert isinstance(doc, results.FindDocument) and doc.find is not None
+    (row,) = run["phases"]
+    scanned = 1 + 3 + 30  # the root, its directories, their files
+    assert (doc.find.scanned, doc.find.matched) == (scanned, 3 + 1)  # f01 in each directory, and d1
+    assert (row["name"], row["ops"], row["unit"], row["valid"]) == ("find", scanned, "entries/s", True)
+    assert row["value"] == doc.find.rate_per_s > 0
+    assert run["file_system"] == "tmpfs" and run["valid"]
+
+    _stores_nothing_with_no_store(db_url, args, _env(tmp_path, engine))
+
+
+def test_io500_run_is_stored_as_one_run_with_every_phase_and_the_scores(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    env = _env(tmp_path, engine)
+    r, result_dir = tiny_io500(tmpfs_dir, "--db", db_url, "--system", "lustre", env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"stored as run 1 in {db_url}" in r.stderr
+
+    assert _runs(db_url) == [(1, "lustre", "io500", 2)]
+    run, doc = _run(db_url, 1)
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    assert doc.raw == json.loads((result_dir / "iolens-io500.json").read_text())
+    standard = [p.name for p in runnable_phases("standard")]
+    phases = [p for p in run["phases"] if p["kind"] == "phase"]
+    assert [p["name"] for p in phases] == standard
+    app = read_result(result_dir / "result.txt")
+    printed = app.phase_scores()
+    for row in phases:
+        if row["name"] != "timestamp":
+            assert row["value"] == pytest.approx(printed[row["name"]], abs=1e-6), row["name"]
+            assert row["value"] > 0 and row["unit"] in ("GiB/s", "kIOPS")
+    by_name = {p["name"]: p for p in phases}
+    assert by_name["ior-easy-write"]["bytes"] == 2 * 1024 * 1024  # 1 MiB per rank, both ranks
+    scores = {p["name"]: p["value"] for p in run["phases"] if p["kind"] == "score"}
+    stated = app.score_values()
+    assert stated is not None
+    assert scores == {
+        "bw": pytest.approx(stated[0].bw, abs=1e-6),
+        "md": pytest.approx(stated[0].md, abs=1e-6),
+        "score": pytest.approx(stated[0].score, abs=1e-6),
+    }
+    assert run["score"] == scores["score"] and run["valid"] is False  # a 1 s stonewall is no valid run
+    assert run["config_hash"] == doc.config["config_hash"]
+
+    # The result directory is the same run: importing it stores nothing new.
+    again = iolens("db", "import", str(result_dir), "--db", db_url, env=env)
+    assert again.returncode == 0 and "already stored as run 1" in again.stdout + again.stderr
+    r2, _ = tiny_io500(tmpfs_dir, "--db", db_url, "--no-store", env=env)
+    assert r2.returncode == 0 and "stored" not in r2.stderr
+    assert len(_runs(db_url)) == 1
 
 
 def test_mdtest_run_without_a_database_stores_nothing(engine: Path, tmpfs_dir: Path, tmp_path: Path) -> None:
@@ -66,14 +221,18 @@ def test_mdtest_run_without_a_database_stores_nothing(engine: Path, tmpfs_dir: P
     assert not (tmp_path / ".local" / "share" / "iolens").exists()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_store_that_fails_is_said_and_fails_the_command(
-    engine: Path, tmpfs_dir: Path, tmp_path: Path
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    r = iolens(
-        "find", str(tmpfs_dir), "--db", str(tmp_path), "--no-live", env=_env(tmp_path, engine)
-    )  # a directory is no database
+    if backend == "sqlite":
+        url, why = str(tmp_path), "is a directory"  # a directory is no database
+    else:
+        server: PgServer = request.getfixturevalue("pg_server")
+        url, why = server.url("no_such_database"), 'database "no_such_database" does not exist'
+    r = iolens("find", str(tmpfs_dir), "--db", url, "--no-live", env=_env(tmp_path, engine))
     assert r.returncode == 1
-    assert "the result was not stored" in r.stderr and "is a directory" in r.stderr
+    assert "the result was not stored" in r.stderr and why in r.stderr
     assert "scanned" in r.stdout.lower()
 
 
@@ -90,7 +249,7 @@ sys.exit(3)
 """
 
 
-def test_profile_run_stores_its_job_and_keeps_the_programs_status(tmp_path: Path) -> None:
+def test_profile_run_stores_its_job_and_keeps_the_programs_status(tmp_path: Path, db_url: str) -> None:
     """A stand-in program writes its log where the runtime would (the runtime itself is another test's)."""
     import sys
 
@@ -100,31 +259,32 @@ def test_profile_run_stores_its_job_and_keeps_the_programs_status(tmp_path: Path
     lib.write_text("a stand-in: the loader says it is not a library and goes on\n")
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM.format(repo=str(REPO)))
-    db = tmp_path / "p.db"
     env = iolens_env({"IOLENS_PROFILE_LIB": str(lib)}, home=tmp_path)
     env.pop("IOLENS_JOB_ID", None)
-    args = ["profile", "--db", str(db), "--system", "hpc", "--out", str(tmp_path / "logs"), "--no-report"]
+    args = ["profile", "--db", db_url, "--system", "hpc", "--out", str(tmp_path / "logs"), "--no-report"]
     r = iolens(*args, "--", sys.executable, str(prog), "--db", "the-programs-own", env=env)
     assert r.returncode == 3, r.stderr
-    assert f"stored as profile:1 in {db}" in r.stderr
-    with Store.open(str(db), create=False) as store:
+    assert f"stored as profile:1 in {db_url}" in r.stderr
+    with Store.open(db_url, create=False) as store:
         jobs = queries.jobs(store.db)
     assert [(j["system"], j["bytes_written"], j["files"]) for j in jobs] == [("hpc", 3 * 1048576, 1)]
     assert jobs[0]["command"].endswith("prog.py --db the-programs-own")  # the program's args untouched
 
 
-def test_monitor_stores_its_samples(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
+def test_monitor_stores_its_samples(tmp_path: Path, db_url: str) -> None:
     out = tmp_path / "m.jsonl"
     r = iolens(
         "monitor", "--interval", "0.1", "--duration", "0.5", "--sources", "loadavg,stat", "--out", str(out),
-        "--db", str(db), env=iolens_env(home=tmp_path),
+        "--db", db_url, env=iolens_env(home=tmp_path),
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     records = [json.loads(line) for line in out.read_text().splitlines()]
     samples = [rec for rec in records if rec.get("type") == "sample"]
-    with Store.open(str(db), create=False) as store:
+    assert len(samples) >= 3
+    with Store.open(db_url, create=False) as store:
         load1 = queries.samples(store.db, 0, 1e12, metrics=["load1"])
         stored = queries.counts(store.db)["samples"]
+    assert [row[0] for row in load1] == pytest.approx([rec["time"] for rec in samples])
     assert [row[5] for row in load1] == [rec["data"]["loadavg"]["load1"] for rec in samples]
-    assert f"stored {stored} samples in {db}" in r.stderr
+    assert stored > len(samples)  # the stat source's counters and rates too
+    assert f"stored {stored} samples in {db_url}" in r.stderr

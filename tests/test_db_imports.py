@@ -1,6 +1,6 @@
-"""Imports of profiles and monitoring samples on both backends: iolens profile logs (built to
-docs/profile-log.md by tests/profile_logs.py and read by iolens.profile), real Darshan logs (the examples the
-darshan package ships, read through it), and monitoring streams (made by iolens.monitor's sampler, and
+"""Imports on both backends: the result directory of a real `iolens io500` run, iolens profile logs (built
+to docs/profile-log.md by tests/profile_logs.py and read by iolens.profile), real Darshan logs (the examples
+the darshan package ships, read through it), and monitoring streams (made by iolens.monitor's sampler, and
 narrow records); idempotent re-imports, damaged input refused with nothing stored, killed writers."""
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
+from iolens import results
+from iolens.io500.results_files import read_result
 from iolens.store import Store, queries
 
-from .db_helpers import iolens, iolens_env
+from .db_helpers import iolens, iolens_env, tiny_io500
 from .profile_logs import TRACE_ON, FileSpec, LogSpec, MountSpec, TraceSpec, poke, write_log
 
 MiB = 1 << 20
@@ -36,6 +38,54 @@ def run_import(
 ) -> subprocess.CompletedProcess[str]:
     extra = ["--system", system] if system else []
     return iolens("db", "import", *map(str, paths), "--db", url, *extra, env=iolens_env(home=tmp_path))
+
+
+# --- iolens io500 result directories ---------------------------------------------------------------------
+
+
+def test_iolens_io500_result_directory_is_imported_from_its_document(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    """A directory `iolens io500` wrote holds the app's files and iolens-io500.json: the run is stored from
+    the document (per-phase bytes and latencies, which result.txt lacks), once, and its per-phase documents
+    are part of it, not runs of their own."""
+    r, rd = tiny_io500(tmpfs_dir, env=iolens_env({"IOLENS_BENCH": str(engine)}, home=tmp_path))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "stored" not in r.stderr and len(list(rd.glob("*.json"))) > 10  # no database: nothing stored
+
+    imp = run_import(db_url, tmp_path, tmpfs_dir, system="lustre")  # the parent: the result dir is found
+    assert imp.returncode == 0, imp.stderr
+    assert imp.stdout.strip() == f"{rd}: stored as run 1"
+    raw = json.loads((rd / "iolens-io500.json").read_text())
+    doc = results.parse(raw)
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    with Store.open(db_url, create=False) as store:
+        run = queries.get_run(store.db, 1, document=True)
+    assert (run["tool"], run["origin"], run["system"], run["ranks"]) == ("io500", "iolens", "lustre", 2)
+    assert json.loads(run["document"]) == raw and run["source_path"] == str(rd / "iolens-io500.json")
+
+    phases = [p for p in run["phases"] if p["kind"] == "phase"]
+    assert [p["name"] for p in phases] == [p.name for p in doc.io500.phases]
+    printed = read_result(rd / "result.txt").phase_scores()
+    for row, phase in zip(phases, doc.io500.phases, strict=True):
+        assert (row["value"], row["unit"], row["valid"]) == (phase.score, phase.unit, phase.valid)
+        assert row["bytes"] == phase.figures.get("bytes")
+        assert row["p50_ns"] == phase.figures.get("latency_p50_ns")
+        if phase.name != "timestamp":
+            assert row["value"] == pytest.approx(printed[phase.name], abs=1e-6)  # what result.txt says
+    assert {p["name"]: p["bytes"] for p in phases}["ior-easy-write"] == 2 * MiB
+    assert {p["name"]: p["ops"] for p in phases}["mdtest-easy-write"] == 2 * 50
+    scores = {p["name"]: p["value"] for p in run["phases"] if p["kind"] == "score"}
+    s = doc.io500.score
+    assert scores == {"bw": s.bw_gib_per_s, "md": s.md_kiops, "score": s.score}
+    assert run["score"] == s.score > 0 and run["valid"] is False
+    assert run["config_hash"] == read_result(rd / "result.txt").config_hash
+
+    before = counts(db_url)
+    for path in (rd, tmpfs_dir):
+        again = run_import(db_url, tmp_path, path)
+        assert again.returncode == 0 and again.stdout.strip() == f"{rd}: already stored as run 1"
+    assert counts(db_url) == before and before["runs"] == 1
 
 
 # --- iolens profile logs ----------------------------------------------------------------------------------

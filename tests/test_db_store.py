@@ -391,6 +391,52 @@ def test_runs_trend_and_compare_answer_from_the_stored_runs(db_url: str, tmp_pat
     assert iolens("db", "show", "99", "--db", db_url, env=env).returncode == 1
 
 
+def test_systems_record_what_an_io500_submission_says_about_them(db_url: str, tmp_path: Path) -> None:
+    env = iolens_env(home=tmp_path)
+
+    def db(*args: str) -> subprocess.CompletedProcess[str]:
+        return iolens("db", *args, "--db", db_url, env=env)
+
+    r = db(
+        "system", "lustre-prod", "--site", "HLRS", "--fs-type", "lustre", "--fs-version", "2.15.4",
+        "--servers", "8", "--clients", "64", "--description", "scratch, 2 MDS",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "system lustre-prod (id 1)"
+    empty = db("systems")
+    assert empty.returncode == 0, empty.stderr
+    assert "lustre-prod" in empty.stdout and "HLRS" in empty.stdout
+
+    # Runs tagged with it count towards it and leave what was recorded alone; a new name is a new system.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_doc(docs / "a.json", ior_document(2 * GIB))
+    write_doc(docs / "b.json", ior_document(3 * GIB, started="2026-05-02T10:00:00Z"))
+    assert db("import", str(docs), "--system", "lustre-prod").returncode == 0
+    write_doc(tmp_path / "c.json", ior_document(1 * GIB, started="2026-05-03T10:00:00Z"))
+    assert db("import", str(tmp_path / "c.json"), "--system", "laptop").returncode == 0
+
+    # Fields given again are changed, the others kept.
+    r = db("system", "lustre-prod", "--clients", "128", "--fs-version", "2.16.0")
+    assert r.returncode == 0 and r.stdout.strip() == "system lustre-prod (id 1)"
+    assert db("system", "lustre-prod", "--servers", "many").returncode == 2  # not a number: a usage error
+
+    with Store.open(db_url, create=False) as store:
+        rows = queries.list_systems(store.db)
+    assert rows == [
+        {"id": 2, "name": "laptop", "site": None, "fs_type": None, "fs_version": None, "servers": None,
+         "clients": None, "description": None, "runs": 1, "profiles": 0},
+        {"id": 1, "name": "lustre-prod", "site": "HLRS", "fs_type": "lustre", "fs_version": "2.16.0",
+         "servers": 8, "clients": 128, "description": "scratch, 2 MDS", "runs": 2, "profiles": 0},
+    ]  # fmt: skip
+    listed = db("systems")
+    assert listed.returncode == 0, listed.stderr
+    lines = {line.split()[0]: line.split() for line in listed.stdout.splitlines() if line.strip()}
+    prod = ["HLRS", "lustre", "2.16.0", "8", "128", "2", "0", "scratch,", "2", "MDS"]
+    assert lines["lustre-prod"][1:] == prod
+    assert lines["laptop"][1:] == ["-", "-", "-", "-", "1", "0"]
+
+
 def test_python_api_returns_data_frames(db_url: str, tmp_path: Path) -> None:
     import pandas as pd
 

@@ -6,6 +6,7 @@ once per module and checked by several tests.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -119,6 +120,13 @@ def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolen
         ("[global]\napi = MPIIO\n", 8, "API 'MPIIO' is not supported"),
         ("[global]\napi = POSIX --posix.foo\n", 8, "'--posix.foo' is not supported"),
         ("[ior-hard]\ncollective = TRUE\n", 8, "collective"),
+        # O_DIRECT needs transfers in multiples of 512 bytes: ior-easy's are the config's.
+        (
+            "[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n"
+            "[ior-easy]\ntransferSize = 1000\nblockSize = 1000000\n",
+            8,
+            "ior-easy-write: transferSize 1000 is not a multiple of 512 bytes",
+        ),
     ],
 )
 def test_bad_config_exits_2_naming_the_line_and_creates_nothing(iolens_bin, tmp_path, extra, line, words):
@@ -130,6 +138,44 @@ def test_bad_config_exits_2_naming_the_line_and_creates_nothing(iolens_bin, tmp_
     assert lines[0].startswith(f"iolens: error: {cfg}:{line}: ")
     assert words in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
+
+
+@pytest.mark.parametrize("mode", [["--dry-run"], ["--quick", "--np", "2"]])
+def test_odirect_for_ior_hard_is_refused_before_any_io(iolens_bin, tmp_path: Path, mode: list[str]):
+    # ior-hard's 47008-byte transfers are not a multiple of 512 bytes: O_DIRECT writes of them fail (the
+    # app's IOR would fail mid-run), so the config check refuses them, naming the line that asked for it.
+    cfg = write_config(tmp_path, "[global]\napi = POSIX --posix.odirect\n")
+    out = run_io500(iolens_bin, str(cfg), *mode)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.strip() == (
+        f"iolens: error: {cfg}:8: api = POSIX --posix.odirect: "
+        "--posix.odirect cannot apply to ior-hard-write: "
+        "ior-hard's fixed 47008-byte transfers are not a multiple of 512 bytes, so they cannot be O_DIRECT "
+        "(IOR's writes would fail mid-run); keep O_DIRECT for ior-easy with API = POSIX in [ior-hard]"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
+
+
+def test_odirect_stays_on_ior_easy_when_ior_hard_has_its_own_api(iolens_bin, tmp_path: Path):
+    cfg = write_config(tmp_path, "[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n")
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--quick")
+    assert out.returncode == 0, out.stderr
+    commands = {
+        name: cmd for name, cmd in re.findall(r"^\s*\d+\. (\S+).*\n\s+(iolens-bench .*)$", out.stdout, re.M)
+    }
+    odirect = sorted(n for n, c in commands.items() if "--posix.odirect" in c)
+    assert odirect == ["ior-easy-read", "ior-easy-write", "ior-rnd4K-easy-read"]
+    assert "-t 47008" in commands["ior-hard-write"] and "-a posix" in commands["ior-hard-write"]
+
+
+@pytest.mark.parametrize("skip", ["[ior-hard]\nrun = FALSE\n", "[ior-hard-write]\nrun = FALSE\n"])
+def test_odirect_is_no_error_when_ior_hard_does_not_run(iolens_bin, tmp_path: Path, skip: str):
+    cfg = write_config(tmp_path, "[global]\napi = POSIX --posix.odirect\n" + skip)
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--quick")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"\d+\. ior-hard-write .*\(run = FALSE in \[ior-hard(-write)?\]\)", out.stdout)
+    assert re.search(r"\d+\. ior-hard-read .*\((run = FALSE|skipped: it needs ior-hard-write)", out.stdout)
 
 
 def test_missing_datadir_parent_is_an_error_naming_the_line(iolens_bin, tmp_path: Path):
@@ -301,3 +347,231 @@ def test_phases_with_run_false_are_skipped_and_their_data_never_made(iolens_bin:
     assert hard is not None and hard.get("score") == "0.000000"
     # mdtest-easy-delete did not run: the driver removed the tree the engine's way; nothing is left.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini", "results"]
+
+
+# ------------------------------------------------------------------------- extended mode, drop-caches
+
+
+def _tmpfs_root(prefix: str) -> Path:
+    shm = Path("/dev/shm")
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=shm if os.access(shm, os.W_OK) else None))
+
+
+@pytest.fixture(scope="module")
+def extended_run(iolens_bin: list[str]) -> Iterator[dict]:
+    # drop-caches-cmd records, each time it runs, how many phase documents the result directory holds:
+    # run before every phase (and after the one before it), it must see 0, 1, 2, ... documents.
+    root = _tmpfs_root("iolens-io500-ext-")
+    marker = root / "drops.txt"
+    cfg = write_config(
+        root,
+        f"[global]\ndrop-caches = TRUE\ndrop-caches-cmd = ls {root}/results | grep -c 'json$' >> {marker}\n",
+    )
+    try:
+        out = run_io500(iolens_bin, str(cfg), "--quick", "--mode", "extended", "--np", "2", "--no-live")
+        yield {"out": out, "root": root, "results": root / "results", "marker": marker, "cfg": cfg}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_drop_caches_cmd_runs_once_before_each_phase_that_runs(extended_run: dict):
+    assert extended_run["out"].returncode == 0, extended_run["out"].stderr[-3000:]
+    doc = results.load(extended_run["results"] / "iolens-io500.json")
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    ran = [p.name for p in doc.io500.phases if p.status == "ok" and p.name != "timestamp"]
+    assert len(ran) == 15  # the 13 standard I/O phases, find-easy and find-hard (not the dummy timestamp)
+    seen = extended_run["marker"].read_text().split()
+    assert seen == [str(i) for i in range(len(ran))]
+
+
+def test_extended_quick_run_scores_find_easy_and_find_hard(extended_run: dict):
+    out = extended_run["out"]
+    assert out.returncode == 0, out.stderr[-3000:]
+    rd = extended_run["results"]
+    result = results_files.read_result(rd / "result.txt")
+    assert section_names(result) == EXTENDED  # md-workbench's sections hold only "not implemented"
+    assert result.mode == "extended"
+    scores = result.phase_scores()
+    for name in ("find", "find-easy", "find-hard"):
+        section = result.section(name)
+        assert section is not None and int(section.get("found") or 0) > 0, name
+        assert scores[name] > 0, name
+    assert re.search(
+        r"\[SCOREX\] Bandwidth [\d.]+ GiB/s : IOPS [\d.]+ kiops : TOTAL [\d.]+ +\[INVALID\]", out.stdout
+    )
+    doc = results.load(rd / "iolens-io500.json")
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    ext = doc.io500.extended_score
+    assert ext is not None and ext.score > 0 and ext.md_kiops > 0 and ext.bw_gib_per_s > 0 and not ext.valid
+    # md-workbench is not implemented: named as such, not run.
+    status = {p.name: p.status for p in doc.io500.phases}
+    assert {n for n, s in status.items() if s == "not-implemented"} == {
+        "mdworkbench-create",
+        "mdworkbench-bench",
+        "mdworkbench-delete",
+    }
+
+
+def test_extended_quick_run_leaves_no_file_in_the_data_directory(extended_run: dict):
+    root = extended_run["root"]
+    assert not (root / "data").exists()  # the timestamped data directory and its parent, both made by the run
+    assert sorted(p.name for p in root.iterdir()) == ["drops.txt", "io500.ini", "results"]
+
+
+def test_drop_caches_cmd_runs_on_every_rank_of_an_mpi_launch(tmp_path: Path, mpi_env: dict[str, str]):
+    # As the app (every rank calls system()), so that every node of the job drops its caches.
+    from iolens.io500.driver import DriverOptions, drop_caches_command
+
+    marker = tmp_path / "drops.txt"
+    cmd = f"echo dropped >> {marker}"
+    opts = DriverOptions("c.ini", np=2, launcher="mpirun", launcher_args=["--oversubscribe"])
+    argv = drop_caches_command(cmd, opts)
+    assert argv == ["mpirun", "-np", "2", "--oversubscribe", "/bin/sh", "-c", cmd]
+    assert subprocess.run(argv, env=mpi_env, capture_output=True, timeout=60, check=False).returncode == 0
+    assert marker.read_text() == "dropped\n" * 2
+    srun = drop_caches_command(cmd, DriverOptions("c.ini", np=4, launcher="srun"))
+    assert srun == ["srun", "-n", "4", "/bin/sh", "-c", cmd]
+    assert drop_caches_command(cmd, DriverOptions("c.ini", np=4)) == ["/bin/sh", "-c", cmd]
+
+
+# ----------------------------------------------------------------------------------- the stonewall
+
+
+@pytest.fixture(scope="module")
+def stonewall_run(iolens_bin: list[str]) -> Iterator[dict]:
+    # A 1 s stonewall with sizes that take several seconds to write on tmpfs: every write phase is cut by
+    # the stonewall (the ranks then wear out to the same count) and the reads must find exactly that.
+    # Not --quick: its caps make every write end long before any stonewall on tmpfs.
+    root = _tmpfs_root("iolens-io500-sw-")
+    cfg = write_config(
+        root,
+        "[ior-easy]\ntransferSize = 1m\nblockSize = 3g\n[ior-hard]\nsegmentCount = 40000\n"
+        "[mdtest-easy]\nn = 400000\n[mdtest-hard]\nn = 120000\n",
+    )
+    cfg.write_text(cfg.read_text().replace("stonewall-time = 300", "stonewall-time = 1"))
+    try:
+        out = run_io500(iolens_bin, str(cfg), "--np", "2", "--no-live")
+        doc = None
+        if (root / "results" / "iolens-io500.json").exists():
+            doc = results.load(root / "results" / "iolens-io500.json")
+        yield {"out": out, "root": root, "results": root / "results", "doc": doc}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+WRITES_AND_READS = {
+    "ior-easy-write": ["ior-easy-read"],
+    "ior-hard-write": ["ior-hard-read"],
+    "mdtest-easy-write": ["mdtest-easy-stat", "mdtest-easy-delete"],
+    "mdtest-hard-write": ["mdtest-hard-stat", "mdtest-hard-read", "mdtest-hard-delete"],
+}
+
+
+def test_stonewalled_writes_are_read_back_exactly(stonewall_run: dict):
+    out, doc = stonewall_run["out"], stonewall_run["doc"]
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    phases = {p.name: p for p in doc.io500.phases}
+    for write, reads in WRITES_AND_READS.items():
+        fig = phases[write].figures
+        assert fig["stonewall"]["hit"] is True, write
+        count = "bytes" if write.startswith("ior") else "items"
+        written = fig[count]
+        # Cut short: far less than the config asked for (3 GiB per rank, 40000 segments, n files per rank).
+        asked = {"ior-easy-write": 2 * 3 * 2**30, "ior-hard-write": 2 * 40000 * 47008,
+                 "mdtest-easy-write": 2 * 400000, "mdtest-hard-write": 2 * 120000}[write]  # fmt: skip
+        assert 0 < written < asked, write
+        # Wear-out: every rank did the same count.
+        unit = {"ior-easy-write": 2 * 2**20, "ior-hard-write": 2 * 47008}.get(write, 2)
+        assert written % unit == 0, write
+        for read in reads:
+            assert phases[read].status == "ok", read
+            assert phases[read].figures[count] == written, (write, read)
+            assert not phases[read].invalid_reasons, read  # no verification error, a score > 0
+
+
+def test_stonewalled_run_is_invalid_with_the_apps_reasons(stonewall_run: dict):
+    out, doc = stonewall_run["out"], stonewall_run["doc"]
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert isinstance(doc, results.Io500Document) and doc.io500 is not None
+    writes = list(WRITES_AND_READS)
+    assert list(doc.io500.invalid_reasons) == ["[run] stonewall-time 1s != 300s"] + [
+        f"[{w}] Runtime is smaller than expected minimum runtime" for w in STANDARD if w in writes
+    ]
+    assert not doc.io500.valid and not doc.io500.score.valid
+    result = results_files.read_result(stonewall_run["results"] / "result.txt")
+    run = result.section("run")
+    assert run is not None and list(run.invalid_reasons) == ["stonewall-time 1s != 300s"]
+    for w in writes:
+        section = result.section(w)
+        # The stonewall was hit: no "Write phase needed ..." and no "below stonewall time" reason.
+        assert section is not None and list(section.invalid_reasons) == [
+            "Runtime is smaller than expected minimum runtime"
+        ], w
+        assert float(section.get("t_delta") or 0) >= 1.0
+    summary = results_files.read_summary(stonewall_run["results"] / "result_summary.txt")
+    assert summary.score is not None and not summary.score.valid
+    assert "not a valid IO500 run (5 reason(s)); the first: [run] stonewall-time 1s != 300s" in out.stdout
+    assert sorted(p.name for p in stonewall_run["root"].iterdir()) == ["io500.ini", "results"]
+
+
+# ------------------------------------------------------------------------------------------ live display
+
+
+def _render(display: object) -> str:
+    from rich.console import Console
+
+    console = Console(record=True, width=200, force_terminal=False, color_system=None)
+    console.print(display)
+    return console.export_text()
+
+
+def test_live_display_shows_phase_live_rate_stonewall_left_and_running_score(tmp_path: Path):
+    from rich.console import Console
+
+    from iolens import launch
+    from iolens.io500.driver import Display, PhaseRecord
+    from iolens.io500.ini import load_config
+    from iolens.io500.phases import plan
+    from iolens.io500.score import PhaseOutcome
+
+    plan_ = plan(load_config(write_config(tmp_path)), quick=True, np=2, check_dirs=False)  # 2 s stonewall
+    err = Console(record=True, width=200, force_terminal=False)
+    display = Display(plan_, Console(file=io.StringIO()), err, live=True)
+    assert display.live is None  # not a terminal: one line per phase instead of a rich Live
+
+    display.start(plan_.phases[0], 1)
+    text = _render(display)
+    assert "[1/14] ior-easy-write  starting" in text and "stonewall: 2.0 s left" in text
+    assert "running score: BW 0.000 GiB/s  MD 0.000 kIOPS  SCORE 0.000" in text
+
+    # The engine's progress lines, as launch.run hands them to the display.
+    for elapsed, moved, bw in ((0.502, 985661440, 1964739607.4), (1.524, 1214251008, 796501466.5)):
+        line = (f'IOLENS-PROGRESS {{"phase": "write", "iteration": 0, "elapsed_s": {elapsed}, '
+                f'"bytes": {moved}, "bw_bytes_per_s": {bw}, "estimate": true}}')  # fmt: skip
+        progress = launch.parse_progress(line)
+        assert progress is not None
+        display.on_progress(progress)
+    text = _render(display)
+    assert re.search(
+        r"\[1/14\] ior-easy-write +write iter 0 +759\.6 MiB/s +1\.13 GiB +phase 1\.5 s .*\(estimate\)"
+        r" +stonewall: 0\.5 s left",
+        text,
+    ), text
+
+    # Done phases join the table and the running score: BW and MD are geometric means, SCORE √(BW × MD).
+    for name, score in (("ior-easy-write", 2.0), ("mdtest-easy-write", 50.0), ("ior-hard-write", 0.5)):
+        p = plan_.phase(name)
+        assert p is not None
+        display.done(PhaseRecord(p, "ok", PhaseOutcome(name, score, 2.25)))
+    display.start(plan_.phase("ior-easy-read"), 7)  # type: ignore[arg-type]
+    text = _render(display)
+    assert re.search(r"ior-easy-write +2\.000000 +GiB/s +2\.250", text)
+    assert re.search(r"mdtest-easy-write +50\.000000 +kIOPS +2\.250", text)
+    assert "running score: BW 1.000 GiB/s  MD 50.000 kIOPS  SCORE 7.071" in text
+    assert "[7/14] ior-easy-read  starting" in text
+    assert "stonewall" not in text.split("[7/14]")[1]  # a read phase has no stonewall
+    # Without a terminal, each phase done is one line on standard error.
+    lines = err.export_text().splitlines()
+    assert lines[0].startswith("[1/14] ior-easy-write") and "2.000000 GiB/s  2.250 s" in lines[0]
+    assert len(lines) == 3

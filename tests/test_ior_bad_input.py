@@ -29,6 +29,12 @@ CASES = [
     (["-O", "stoneWallingWearOut=maybe"], "stoneWallingWearOut", ""),
     (["--np", "0"], "--np", "below the minimum"),
     (["-t"], "-t", "missing value"),
+    (
+        ["-t", "4k", "-b", "64k", "-O", "stoneWallingWearOutIterations=17"],
+        "stoneWallingWearOutIterations",
+        "16",
+    ),
+    (["-O", "stoneWallingWearOutIterations=-1"], "stoneWallingWearOutIterations", ""),
 ]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -11,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .ior_helpers import assert_only_canary_left, long_write, place_canary, run_engine
+from .ior_helpers import CANARY_TEXT, assert_only_canary_left, long_write, place_canary, run_engine
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -167,12 +169,14 @@ def test_stonewall_wear_out_ends_with_equal_counts(engine: Path, tmpfs_dir: Path
 
 
 def test_without_wear_out_ranks_keep_their_own_counts(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     w = run_engine(engine, ["-F", "-t", "4k", "-b", "4g", "-w", "-D", "1", "-o", str(tmpfs_dir / "nw")], np=2)
     assert w.returncode == 0, w.stderr
     ph = w.doc["phases"][0]
     sw = ph["stonewall"]
     assert sw["hit"] is True and sw["wear_out"] is False
     assert sorted(r["ops"] for r in ph["per_rank"]) == [sw["pairs_min"], sw["pairs_max"]]
+    assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_reorder_tasks_reads_the_neighbours_data(engine: Path, tmpfs_dir: Path) -> None:
@@ -201,6 +205,7 @@ def test_reorder_tasks_reads_the_neighbours_data(engine: Path, tmpfs_dir: Path) 
 
 
 def test_reorder_detects_data_of_the_wrong_rank(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     path = str(tmpfs_dir / "swap")
     assert run_engine(engine, ["-F", "-t", "16k", "-b", "64k", "-w", "-k", "-o", path], np=2).returncode == 0
     # Swap the two ranks' files: each rank's read check must now find foreign data.
@@ -212,6 +217,11 @@ def test_reorder_detects_data_of_the_wrong_rank(engine: Path, tmpfs_dir: Path) -
     r = run_engine(engine, ["-F", "-t", "16k", "-b", "64k", "-r", "-R", "-o", path], np=2)
     assert r.returncode == 1
     assert r.doc["phases"][0]["verify"]["errors"] > 0
+    # A failed check keeps the files; they are still iolens's (same names), so a plain read removes them.
+    assert sorted(p.name for p in tmpfs_dir.glob("swap.*")) == [a.name, b.name]
+    cleanup = run_engine(engine, ["-F", "-t", "16k", "-b", "64k", "-r", "-o", path], np=2)
+    assert cleanup.returncode == 0, cleanup.stderr
+    assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_null_backend_creates_nothing(engine: Path, tmpfs_dir: Path) -> None:
@@ -224,6 +234,7 @@ def test_null_backend_creates_nothing(engine: Path, tmpfs_dir: Path) -> None:
 
 
 def test_existing_foreign_file_is_never_overwritten(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     precious = tmpfs_dir / "precious"
     precious.write_text("user data\n")
     res = run_engine(engine, ["-t", "4k", "-b", "64k", "-w", "-o", str(precious)], np=1)
@@ -236,15 +247,20 @@ def test_existing_foreign_file_is_never_overwritten(engine: Path, tmpfs_dir: Pat
     rd = run_engine(engine, ["-t", "4k", "-b", "64k", "-r", "-o", str(big)], np=1)
     assert rd.returncode == 0, rd.stderr
     assert big.read_bytes() == b"x" * 65536
+    assert canary.read_text() == CANARY_TEXT
+    assert sorted(p.name for p in tmpfs_dir.iterdir()) == sorted([canary.name, "dataset", "precious"])
 
 
 def test_use_existing_writes_into_a_foreign_file(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     target = tmpfs_dir / "given"
     target.write_bytes(b"\0" * 65536)
     res = run_engine(engine, ["-E", "-k", "-t", "4k", "-b", "64k", "-w", "-W", "-o", str(target)], np=1)
     assert res.returncode == 0, res.stderr
     assert target.stat().st_size == 65536
     assert res.doc["phases"][0]["verify"]["errors"] == 0
+    assert canary.read_text() == CANARY_TEXT
+    assert sorted(p.name for p in tmpfs_dir.iterdir()) == sorted([canary.name, "given"])
 
 
 def test_iterations_summary_and_multi_file(engine: Path, tmpfs_dir: Path) -> None:
@@ -278,6 +294,7 @@ def test_unique_dirs_are_created_and_removed(engine: Path, tmpfs_dir: Path) -> N
 
 
 def test_text_report_looks_like_ior(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     res = run_engine(
         engine, ["-F", "-t", "64k", "-b", "1m", "-w", "-r", "-o", str(tmpfs_dir / "txt")], np=2, quiet=False
     )
@@ -289,9 +306,11 @@ def test_text_report_looks_like_ior(engine: Path, tmpfs_dir: Path) -> None:
     assert "Summary of all tests:" in out
     assert "latency p50" in out
     assert "tmpfs" in out  # the read note says a tmpfs read measures memory
+    assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_summary_format_json_prints_the_document(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     proc = subprocess.run(
         [
             str(engine),
@@ -315,9 +334,12 @@ def test_summary_format_json_prints_the_document(engine: Path, tmpfs_dir: Path) 
     doc = json.loads(proc.stdout)
     assert doc["schema_version"] == 1 and doc["workload"] == "ior"
     assert [p["name"] for p in doc["phases"]] == ["write", "read"]  # no -w/-r: both, as IOR does
+    assert [p["bytes"] for p in doc["phases"]] == [2 * 256 * KIB] * 2
+    assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_killed_rank_still_leaves_a_document_that_parses(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     out = tmpfs_dir / "result.json"
     with long_write(engine, out, tmpfs_dir / "kill", deadline_s=30) as proc:
         children: list[int] = []
@@ -339,6 +361,14 @@ def test_killed_rank_still_leaves_a_document_that_parses(engine: Path, tmpfs_dir
     assert doc["status"] == "failed"
     assert doc["error"]["rank"] == 1
     assert "signal 9" in doc["error"]["message"]
+    # A killed rank cannot clean up: what is left is the run's own files and ledger, which --remove-only
+    # takes away, and the canary.
+    out.unlink()
+    left = sorted(p.name for p in tmpfs_dir.iterdir())
+    assert left == sorted([canary.name, ".iolens-owned", "kill.00000000", "kill.00000001"])
+    rm = run_engine(engine, ["-F", "--remove-only", "-o", str(tmpfs_dir / "kill")], np=2)
+    assert rm.returncode == 0, rm.stderr
+    assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_read_after_stonewalled_write_reads_what_was_written(engine: Path, tmpfs_dir: Path) -> None:
@@ -440,3 +470,217 @@ def test_stonewalled_write_may_ask_for_more_than_the_free_space(engine: Path, tm
     assert res.returncode == 0, res.stderr
     assert res.doc["phases"][0]["stonewall"]["hit"] is True
     assert list(tmpfs_dir.iterdir()) == []
+
+
+# --- cache policy, seeds, fsync, delays, barriers, -Q, wear-out iterations, --direct ----------------------
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["evict", "keep-cache"])
+def test_buffered_read_on_disk_evicts_the_written_pages_unless_asked_to_keep_them(
+    engine: Path, disk_dir: Path, keep: bool
+) -> None:
+    canary = place_canary(disk_dir)
+    args = ["-F", "-t", "64k", "-b", "1m", "-w", "-r", "-R", "-o", str(disk_dir / "cache")]
+    res = run_engine(engine, [*args, "--keep-cache"] if keep else args, np=2)
+    assert res.returncode == 0, res.stderr
+    assert res.doc["target"]["file_system"] not in ("tmpfs", "ramfs")
+    write, read = res.doc["phases"]
+    assert write["cache"] == {"o_direct": False}
+    assert read["cache"]["o_direct"] is False
+    if keep:
+        assert (read["cache"]["policy"], read["cache"]["evicted"]) == ("keep", False)
+        assert "--keep-cache" in read["cache"]["note"]
+    else:
+        # A disk file system drops the pages (posix_fadvise DONTNEED after fsync): the read measures storage.
+        assert (read["cache"]["policy"], read["cache"]["evicted"]) == ("evict", True)
+        assert read["cache"]["note"] is None
+    assert read["verify"]["errors"] == 0 and read["verify"]["bytes_checked"] == 2 * MIB
+    assert_only_canary_left(disk_dir, canary)
+
+
+def test_seed_decides_the_data_and_a_read_with_another_seed_fails_the_check(
+    engine: Path, tmpfs_dir: Path
+) -> None:
+    canary = place_canary(tmpfs_dir)
+    base = ["-t", "16k", "-b", "256k", "-s", "2", "-k"]
+    for name, seed in (("g1", "1"), ("g2", "2"), ("g1again", "1")):
+        w = run_engine(engine, [*base, "-w", "-G", seed, "-o", str(tmpfs_dir / name)], np=2)
+        assert w.returncode == 0, w.stderr
+    g1, g2, again = ((tmpfs_dir / n).read_bytes() for n in ("g1", "g2", "g1again"))
+    assert len(g1) == len(g2) == 2 * 2 * 256 * KIB
+    assert g1 == again  # the same seed writes the same bytes
+    # Another seed changes every 8-byte word of the pattern, not just a few.
+    words = len(g1) // 8
+    same = sum(g1[i : i + 8] == g2[i : i + 8] for i in range(0, len(g1), 8))
+    assert same == 0, f"{same} of {words} words are the same under -G 1 and -G 2"
+
+    bad = run_engine(engine, [*base, "-r", "-R", "-G", "2", "-o", str(tmpfs_dir / "g1")], np=2)
+    assert bad.returncode == 1
+    v = bad.doc["phases"][0]["verify"]
+    assert v["errors"] > 0 and v["first_bad_offset"] == 0 and v["bytes_checked"] == len(g1)
+    assert bad.doc["status"] == "failed" and "differ" in bad.doc["error"]["message"]
+    # The right seed verifies; without -k these reads remove the files.
+    for name, seed in (("g1", "1"), ("g2", "2"), ("g1again", "1")):
+        good = run_engine(engine, ["-t", "16k", "-b", "256k", "-s", "2", "-r", "-R", "-G", seed,
+                                   "-o", str(tmpfs_dir / name)], np=2)  # fmt: skip
+        assert good.returncode == 0, good.stderr
+        assert good.doc["phases"][0]["verify"]["errors"] == 0
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def _fsync_calls(engine: Path, args: list[str], trace: Path) -> tuple[int, dict]:
+    """Runs the engine under strace (following the forked ranks) and counts fsync/fdatasync calls."""
+    with_strace = ["strace", "-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", str(trace)]
+    res = run_engine(engine, args, launcher=with_strace)
+    assert res.returncode == 0, res.stderr
+    calls = re.findall(r"^\d+\s+f(?:data)?sync\(", trace.read_text(), re.M)
+    return len(calls), res.doc
+
+
+def test_fsync_per_write_calls_fsync_after_every_transfer(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path
+) -> None:
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    canary = place_canary(tmpfs_dir)
+    args = ["-F", "-t", "4k", "-b", "64k", "-s", "2", "-w", "-o", str(tmpfs_dir / "y")]
+    transfers = 2 * 2 * 16
+    plain, doc = _fsync_calls(engine, [*args, "--np", "2"], tmp_path / "plain.trace")
+    assert doc["phases"][0]["fsync"] == {"on_close": False, "per_write": False}
+    per_write, doc = _fsync_calls(engine, [*args, "-Y", "--np", "2"], tmp_path / "y.trace")
+    assert doc["phases"][0]["fsync"] == {"on_close": False, "per_write": True}
+    assert doc["phases"][0]["ops"] == transfers
+    assert per_write - plain == transfers  # one fsync per write, on every rank
+    on_close, doc = _fsync_calls(engine, [*args, "-e", "--np", "2"], tmp_path / "e.trace")
+    assert doc["phases"][0]["fsync"] == {"on_close": True, "per_write": False}
+    assert on_close - plain == 2  # one per file, at close
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_delay_between_iterations_makes_the_run_longer_but_no_phase(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    args = ["-F", "-i", "3", "-t", "16k", "-b", "64k", "-w", "-r", "-o", str(tmpfs_dir / "d")]
+    t0 = time.monotonic()
+    plain = run_engine(engine, args, np=2)
+    t1 = time.monotonic()
+    delayed = run_engine(engine, [*args, "-d", "1"], np=2)
+    t2 = time.monotonic()
+    assert plain.returncode == 0 and delayed.returncode == 0, delayed.stderr
+    assert delayed.doc["config"]["inter-test-delay"] == 1
+    # Two waits of 1 s: before iterations 1 and 2, none before the first.
+    assert t2 - t1 >= 2.0
+    assert (t2 - t1) - (t1 - t0) > 1.0
+    assert len(delayed.doc["phases"]) == 6
+    assert all(p["times"]["total_s"] < 1.0 for p in delayed.doc["phases"])
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_intra_test_barriers_keep_open_transfer_and_close_apart(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    args = ["-F", "-g", "-i", "2", "-t", "16k", "-b", "256k", "-w", "-r", "-o", str(tmpfs_dir / "g")]
+    res = run_engine(engine, args, np=4)
+    assert res.returncode == 0, res.stderr
+    assert res.doc["config"]["intra-test-barriers"] is True
+    for p in res.doc["phases"]:
+        t = p["times"]
+        # With a barrier after the last open and after the last transfer, no rank transfers while another
+        # still opens, nor closes while another still transfers: the three spans lie end to end.
+        assert t["open_s"] + t["xfer_s"] + t["close_s"] <= t["total_s"] + 1e-9, p
+        assert p["bytes"] == 4 * 256 * KIB
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+@pytest.mark.parametrize("offset", [1, 2])
+def test_task_per_node_offset_chooses_whose_data_each_rank_reads(
+    engine: Path, tmpfs_dir: Path, offset: int
+) -> None:
+    canary = place_canary(tmpfs_dir)
+    path = tmpfs_dir / "q"
+    base = ["-F", "-t", "4k", "-b", "64k", "-o", str(path)]
+    assert run_engine(engine, [*base, "-w", "-k"], np=3).returncode == 0
+    reorder = ["-C", "-Q", str(offset), "--tasks-per-node", "1"]
+    good = run_engine(engine, [*base, *reorder, "-r", "-R", "-k"], np=3)
+    assert good.returncode == 0, good.stderr
+    assert good.doc["target"]["read_rank_shift"] == offset
+    assert good.doc["phases"][0]["verify"]["errors"] == 0
+    # Cut rank 1's file short: the rank that reads it, (r + Q) mod 3 == 1, is the one that fails.
+    os.truncate(f"{path}.00000001", 8 * KIB)
+    bad = run_engine(engine, [*base, *reorder, "-r", "-k"], np=3)
+    assert bad.returncode == 1
+    assert bad.doc["error"]["rank"] == (1 - offset) % 3
+    assert f"{path}.00000001" in bad.doc["error"]["message"]
+    assert run_engine(engine, [*base, "--remove-only"], np=3).returncode == 0
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_wear_out_iterations_make_a_read_read_what_a_stonewalled_write_wrote(
+    engine: Path, tmpfs_dir: Path
+) -> None:
+    canary = place_canary(tmpfs_dir)
+    path = str(tmpfs_dir / "wi")
+    w = run_engine(
+        engine,
+        ["-F", "-t", "4k", "-b", "4g", "-w", "-k", "-D", "1", "-O", "stoneWallingWearOut=1", "-o", path],
+        np=2,
+    )
+    assert w.returncode == 0, w.stderr
+    count = w.doc["phases"][0]["stonewall"]["pairs_max"]
+    assert [r["ops"] for r in w.doc["phases"][0]["per_rank"]] == [count, count]
+    # IOR's stoneWallingWearOutIterations: the number of transfers the stonewalled write did, given by hand.
+    r = run_engine(
+        engine,
+        [
+            "-F",
+            "-t",
+            "4k",
+            "-b",
+            "4g",
+            "-r",
+            "-R",
+            "-O",
+            f"stoneWallingWearOutIterations={count}",
+            "-o",
+            path,
+        ],
+        np=2,
+    )
+    assert r.returncode == 0, r.stderr
+    rp = r.doc["phases"][0]
+    assert [x["ops"] for x in rp["per_rank"]] == [count, count]
+    assert rp["bytes"] == 2 * count * 4 * KIB == w.doc["phases"][0]["bytes"]
+    assert rp["verify"]["errors"] == 0 and rp["verify"]["bytes_checked"] == rp["bytes"]
+    assert r.doc["config"]["stone-walling-wear-out-iterations"] == count
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_wear_out_iterations_read_only_that_many_transfers(engine: Path, tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
+    path = str(tmpfs_dir / "part")
+    assert run_engine(engine, ["-t", "4k", "-b", "256k", "-w", "-k", "-o", path], np=2).returncode == 0
+    r = run_engine(
+        engine,
+        ["-t", "4k", "-b", "256k", "-r", "-R", "--stone-walling-wear-out-iterations", "10", "-o", path],
+        np=2,
+    )
+    assert r.returncode == 0, r.stderr
+    ph = r.doc["phases"][0]
+    assert [x["ops"] for x in ph["per_rank"]] == [10, 10] and ph["latency_ns"]["count"] == 20
+    assert ph["bytes"] == ph["verify"]["bytes_checked"] == 2 * 10 * 4 * KIB
+    assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_direct_is_an_alias_of_posix_odirect(engine: Path, disk_dir: Path) -> None:
+    canary = place_canary(disk_dir)
+    helptext = subprocess.run([str(engine), "ior", "--help"], capture_output=True, text=True).stdout
+    line = next(x for x in helptext.splitlines() if "--posix.odirect" in x)
+    assert "--direct" in line
+    res = run_engine(
+        engine, ["--direct", "-t", "64k", "-b", "1m", "-w", "-r", "-R", "-o", str(disk_dir / "dio")]
+    )
+    if res.returncode != 0 and "Invalid argument" in res.stderr:
+        pytest.skip(f"this file system refuses O_DIRECT: {res.stderr.strip()}")
+    assert res.returncode == 0, res.stderr
+    assert res.doc["config"]["posix.odirect"] is True
+    assert [p["cache"]["o_direct"] for p in res.doc["phases"]] == [True, True]
+    assert res.doc["phases"][1]["verify"]["errors"] == 0
+    assert_only_canary_left(disk_dir, canary)

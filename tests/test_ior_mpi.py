@@ -59,6 +59,7 @@ def test_mpirun_moves_the_same_bytes_as_local(
 
 
 def test_mpi_stonewall_wear_out_equal_counts(engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path) -> None:
+    canary = place_canary(tmpfs_dir)
     res = run_engine(
         engine,
         [
@@ -82,6 +83,8 @@ def test_mpi_stonewall_wear_out_equal_counts(engine: Path, mpi_env: dict[str, st
     ph = res.doc["phases"][0]
     assert ph["stonewall"]["hit"]
     assert {r["ops"] for r in ph["per_rank"]} == {ph["stonewall"]["pairs_max"]}
+    assert ph["bytes"] == 4 * ph["stonewall"]["pairs_max"] * 4096
+    assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_mpi_bad_option_is_one_message(engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path) -> None:

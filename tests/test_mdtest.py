@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -248,6 +249,102 @@ def test_other_flags_keep_the_counts_exact(engine: Path, md_dir: Path) -> None:
     canary_only(md_dir)
 
 
+def test_dirs_only_creates_stats_and_removes_exactly_n_directories_per_rank(
+    engine: Path, md_dir: Path
+) -> None:
+    base = ["-D", "-u", "-n", "20", "-z", "1", "-b", "2", "-d", str(md_dir)]
+    doc = ok(md(engine, [*base, "-C"], np=2))
+    assert counts(doc) == expected(18, 2, unique=True, depth=1, branch=2, files=False, flags=("-C",))
+    assert counts(doc) == [("tree-create", 6), ("dir-create", 36)]
+    # On disk: directories only, 18 per rank spread over its 3 tree directories, no file.
+    root = md_dir / "test-dir.0-0"
+    made = [e for e in root.rglob("*") if e.name.startswith(("dir.mdtest.", "file.mdtest."))]
+    assert all(e.is_dir() and e.name.startswith("dir.mdtest.") for e in made)
+    assert Counter(e.name.rsplit(".", 1)[0] for e in made) == {"dir.mdtest.0": 18, "dir.mdtest.1": 18}
+    doc = ok(md(engine, [*base, "-T"], np=2))
+    assert counts(doc) == [("dir-stat", 36)]
+    check_phase_figures(doc, 18)
+    doc = ok(md(engine, [*base, "-r"], np=2))
+    assert counts(doc) == [("dir-remove", 36), ("tree-remove", 6)]
+    canary_only(md_dir)
+    # All phases in one run: no file phase at all.
+    doc = ok(md(engine, ["-D", "-n", "15", "-d", str(md_dir)], np=2))
+    assert counts(doc) == expected(15, 2, unique=False, files=False)
+    assert not any(p["name"].startswith("file-") for p in doc["phases"])
+    canary_only(md_dir)
+
+
+def test_pre_iteration_delay_makes_the_run_longer_but_no_phase(engine: Path, md_dir: Path) -> None:
+    args = ["-F", "-u", "-n", "10", "-i", "2", "-d", str(md_dir)]
+    t0 = time.monotonic()
+    plain = ok(md(engine, args, np=2))
+    t1 = time.monotonic()
+    delayed = ok(md(engine, [*args, "-p", "1"], np=2))
+    t2 = time.monotonic()
+    # mdtest waits before each iteration, the first one too: 2 waits of 1 s.
+    assert t2 - t1 >= 2.0
+    assert (t2 - t1) - (t1 - t0) > 1.5
+    assert counts(delayed) == counts(plain) == expected(10, 2, unique=True, dirs=False) * 2
+    assert all(p["time_s"] < 1.0 for p in delayed["phases"])
+    canary_only(md_dir)
+
+
+def test_random_order_stats_and_reads_every_item_exactly_once(
+    engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    def visits(extra: list[str], tag: str) -> dict[str, list[str]]:
+        debug = tmp_path / tag
+        args = ["-F", "-u", "-n", "60", "-w", "8", "-e", "8", *extra, "-d", str(md_dir)]
+        args += ["--debug-list", str(debug)]
+        doc = ok(md(engine, args, np=2))
+        assert counts(doc) == expected(60, 2, unique=True, dirs=False)
+        check_phase_figures(doc, 60)
+        by_phase: dict[str, list[str]] = {}
+        for name, path in _debug_lines(Path(f"{debug}.0")):
+            by_phase.setdefault(name, []).append(path)
+        return by_phase
+
+    ordered = visits([], "ordered")
+    shuffled = visits(["-R", "-G", "11"], "random")
+    again = visits(["-R", "-G", "11"], "again")
+    for name in ("file-stat", "file-read"):
+        # Each item once (a permutation of what was created), in an order that is not the creation order.
+        assert len(shuffled[name]) == 60 and sorted(shuffled[name]) == sorted(ordered["file-create"])
+        assert ordered[name] == ordered["file-create"]
+        assert shuffled[name] != ordered[name]
+        assert again[name] == shuffled[name]  # -G seeds the order
+    assert (
+        shuffled["file-create"] == ordered["file-create"]
+        and shuffled["file-remove"] == ordered["file-remove"]
+    )
+    canary_only(md_dir)
+
+
+def _engine_has(engine: Path, feature: str) -> bool:
+    return (
+        f"{feature}=yes" in subprocess.run([str(engine), "--version"], capture_output=True, text=True).stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("api", "feature"), [("io_uring", "liburing"), ("libaio", "libaio"), ("pvsync2", None)]
+)
+def test_other_backends_keep_the_counts_exact_and_the_data_right(
+    engine: Path, md_dir: Path, api: str, feature: str | None
+) -> None:
+    if feature and not _engine_has(engine, feature):
+        pytest.skip(f"the engine was built without {feature}")
+    args = ["-a", api, "-u", "-n", "20", "-z", "1", "-b", "2", "-w", "3901", "-e", "3901", "-X"]
+    doc = ok(md(engine, [*args, "-d", str(md_dir)], np=2))
+    assert doc["config"]["api"] == api
+    assert counts(doc) == expected(20, 2, unique=True, depth=1, branch=2)
+    check_phase_figures(doc, 18)
+    assert phase(doc, "file-read")["verify"] == {
+        "files_checked": 36, "bytes_checked": 36 * 3901, "errors": 0, "first_bad_path": None,
+    }  # fmt: skip
+    canary_only(md_dir)
+
+
 def test_timing_the_tree_with_the_items_keeps_item_counts(engine: Path, md_dir: Path) -> None:
     # -t puts creating and removing the -u trees inside the create and remove timings.
     doc = ok(md(engine, ["-n", "20", "-u", "-t", "-z", "1", "-b", "2", "-d", str(md_dir)], np=2))
@@ -463,21 +560,38 @@ def _shape(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
     ]  # fmt: skip
 
 
+# (extra arguments, expected(...) keywords, items per rank): trees with -u, -I splitting into test
+# directories, items only in the leaves (-L), and one directory shared by every rank.
+MPI_CASES = {
+    "unique-tree": (["-u", "-n", "18", "-z", "1", "-b", "2", "-N", "1", "-w", "64", "-e", "64", "-X"],
+                    {"n": 18, "unique": True, "depth": 1, "branch": 2}, 18),
+    "items-per-dir": (["-F", "-n", "40", "-I", "10", "-N", "1"],
+                      {"n": 40, "unique": False, "per_dir": 10, "dirs": False}, 40),
+    "leaf-tree": (["-u", "-L", "-n", "90", "-z", "2", "-b", "3"],
+                  {"n": 90, "unique": True, "depth": 2, "branch": 3, "leaf": True}, 90),
+    "shared-dir": (["-n", "24", "-N", "1", "-w", "100", "-e", "100", "-X"], {"n": 24, "unique": False}, 24),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(MPI_CASES))
 @pytest.mark.parametrize("np_", [2, 4])
 def test_mpirun_does_exactly_what_local_ranks_do(
-    engine: Path, mpi_env: dict[str, str], md_dir: Path, np_: int
+    engine: Path, mpi_env: dict[str, str], md_dir: Path, np_: int, case: str
 ) -> None:
     if not _engine_has_mpi(engine):
         pytest.fail("the engine was built without MPI although mpirun is installed")
-    args = ["-u", "-n", "18", "-z", "1", "-b", "2", "-N", "1", "-w", "64", "-e", "64", "-X"]
-    args += ["-d", str(md_dir)]
+    extra, want, per_rank = MPI_CASES[case]
+    args = [*extra, "-d", str(md_dir)]
     local = ok(md(engine, args, np=np_))
     mpi = ok(md(engine, args, launcher=["mpirun", "-np", str(np_), "--oversubscribe"], env=mpi_env))
     assert (local["comm"]["kind"], mpi["comm"]["kind"]) == ("local", "mpi")
     assert mpi["comm"]["ranks"] == np_
-    assert counts(mpi) == expected(18, np_, unique=True, depth=1, branch=2)
+    assert counts(mpi) == expected(np=np_, **want)
+    check_phase_figures(mpi, per_rank)
     assert _shape(mpi) == _shape(local)
     assert mpi["geometry"] == local["geometry"] and mpi["config"] == local["config"]
+    if case == "items-per-dir":
+        assert mpi["geometry"]["loops"] == 4
     canary_only(md_dir)
 
 

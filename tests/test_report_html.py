@@ -56,6 +56,21 @@ def open_report(browser: Any, path: Path, shot: str) -> dict[str, Any]:
             traces: (d.data || []).length,
             points: (d.data || []).reduce((n, t) => n + Math.max((t.x || []).length, (t.y || []).length), 0),
             drawn: d.querySelectorAll('.main-svg .point, .main-svg .js-line, .main-svg .js-fill').length,
+            // Rectangles on the x axis (the phase windows): their range as epoch ms (the report gives
+            // plotly local times, read here as local times), the pixels plotly drew them at, and the
+            // pixels the axis puts those times at.
+            shapes: (d.layout.shapes || []).map(s => ({
+                type: s.type, xref: s.xref, yref: s.yref, y0: s.y0, y1: s.y1,
+                t0: Date.parse(String(s.x0).replace(' ', 'T')),
+                t1: Date.parse(String(s.x1).replace(' ', 'T')),
+                px0: d._fullLayout.xaxis._offset + d._fullLayout.xaxis.d2p(s.x0),
+                px1: d._fullLayout.xaxis._offset + d._fullLayout.xaxis.d2p(s.x1),
+            })),
+            shapes_drawn: Array.from(d.querySelectorAll('.shapelayer path')).map(p => {
+                const box = p.getBBox();
+                return {x0: box.x, x1: box.x + box.width, height: box.height};
+            }),
+            labels: (d.layout.annotations || []).map(a => a.text),
         }))"""
     )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -120,6 +135,31 @@ def test_io500_run_report_with_monitoring_and_phase_windows(
     assert "score 31.923" in result["text"] and "mdtest-hard-delete" in result["text"]
     assert "No monitoring samples" not in result["text"]
 
+    # Each monitoring plot shades every phase window of the run: one rectangle per phase, over its
+    # start..end (result.txt's t_start, t_end), the full plot height, drawn where the axis puts those times.
+    with Store.open(db_url, create=False) as store:
+        windows = store.db.query(
+            "SELECT name, started_at, ended_at FROM phases WHERE run_id = 1 AND kind = 'phase' ORDER BY seq"
+        )
+    assert len(windows) == 14 and all(a is not None and b is not None for _, a, b in windows)
+    monitoring = [p for p in result["plots"] if p["title"].startswith("lustre on")]
+    assert len(monitoring) == 2
+    for plot in monitoring:
+        assert plot["labels"] == [name for name, _, _ in windows]
+        assert [(s["t0"], s["t1"]) for s in plot["shapes"]] == [(a * 1000, b * 1000) for _, a, b in windows]
+        assert all(
+            (s["type"], s["xref"], s["yref"], s["y0"], s["y1"]) == ("rect", "x", "paper", 0, 1)
+            for s in plot["shapes"]
+        )
+        drawn = plot["shapes_drawn"]
+        assert len(drawn) == len(windows)
+        for shape, box in zip(plot["shapes"], drawn, strict=True):
+            assert box["x0"] == pytest.approx(shape["px0"], abs=1.5)
+            assert box["x1"] == pytest.approx(shape["px1"], abs=1.5)
+            assert box["height"] > 100
+    # The plots without a time axis have no shading.
+    assert all(p["shapes"] == [] for p in result["plots"] if not p["title"].startswith("lustre on"))
+
 
 def test_ior_run_report_with_percentiles_and_trend(browser: Any, db_url: str, tmp_path: Path) -> None:
     d = tmp_path / "docs"
@@ -171,11 +211,13 @@ def test_profile_report_with_sizes_top_files_timeline_and_advice(
     assert "/lus/out" in result["text"] and "Advice" in result["text"]
 
 
-def test_darshan_profile_report(browser: Any, sqlite_url: str, tmp_path: Path) -> None:
+def test_darshan_profile_report(browser: Any, db_url: str, tmp_path: Path) -> None:
     env = iolens_env(home=tmp_path)
-    r = iolens("db", "import", str(darshan_example("dxt.darshan")), "--db", sqlite_url, env=env)
+    r = iolens("db", "import", str(darshan_example("dxt.darshan")), "--db", db_url, env=env)
     assert r.returncode == 0, r.stderr
-    result = open_report(browser, report(sqlite_url, tmp_path, "profile:1", "darshan"), "report-darshan")
+    result = open_report(
+        browser, report(db_url, tmp_path, "profile:1", "darshan"), f"report-darshan-{_backend(db_url)}"
+    )
     assert_clean(result, min_plots=4)
     assert "Darshan logs carry no advice" in result["text"]
 

@@ -830,16 +830,31 @@ class RunResult:
     document: dict[str, Any] | None = None
 
 
-def _drop_caches_fn(plan_: Plan, display: Display) -> Callable[[], None] | None:
+def drop_caches_command(cmd: str, opts: DriverOptions) -> list[str]:
+    """How `drop-caches-cmd` runs. The app has every rank call system(cmd), so that every node of the job
+    drops its caches; iolens does the same through the launcher (mpirun, srun) with the run's processes.
+    Locally every rank shares this node's caches: the command runs once."""
+    shell = ["/bin/sh", "-c", cmd]
+    if opts.launcher == "mpirun":
+        return ["mpirun", "-np", str(opts.np), *opts.launcher_args, *shell]
+    if opts.launcher == "srun":
+        return ["srun", "-n", str(opts.np), *opts.launcher_args, *shell]
+    return shell
+
+
+def _drop_caches_fn(plan_: Plan, display: Display, opts: DriverOptions) -> Callable[[], None] | None:
     if not plan_.config.value("global", "drop-caches"):
         return None
     cmd = plan_.config.get("global", "drop-caches-cmd") or ""
+    argv = drop_caches_command(cmd, opts)
 
     def drop() -> None:
         # As the app: a failing command is a warning, not the end of the run.
-        rc = subprocess.run(
-            cmd, shell=True, check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True
-        )
+        try:
+            rc = subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        except OSError as exc:
+            display.message(f"warning: drop-caches-cmd {cmd!r}: {argv[0]}: {exc.strerror}", "yellow")
+            return
         if rc.returncode != 0:
             display.message(f"warning: drop-caches-cmd {cmd!r} returned {rc.returncode}", "yellow")
 
@@ -913,7 +928,7 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     console.print(f"data directory:   {plan_.dirs.datadir}")
 
     display = Display(plan_, console, err, opts.live)
-    runner = Runner(plan_, opts, engine, display, _drop_caches_fn(plan_, display))
+    runner = Runner(plan_, opts, engine, display, _drop_caches_fn(plan_, display, opts))
     interrupted: str | None = None
     fatal: str | None = None
     with display:

@@ -10,6 +10,9 @@ onto iolens-bench's flags. What iolens leaves out, and why:
 - ior-rnd4K-easy-read reads `-s -1` (as many segments as the files hold, as the current app does) where the
   app at 02091cf asked for 10,000,000 segments of 4 KiB, most of them past the end of the files.
 - mdtest has no `--posix.odirect` in the engine: the option reaches the ior phases only (a note says so).
+  An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's 47008-byte
+  transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the app's IOR
+  would fail in the middle of the run.
 
 Nothing here does I/O: `plan()` checks the config (errors name the file and line, `PlanError`) and returns the
 phase table; the driver runs it.
@@ -47,6 +50,9 @@ _FIT_WHY = (
     "is invalid, as in the app)"
 )
 MDTEST_HARD_BYTES = 3901
+# O_DIRECT transfers must be a multiple of the device's logical block size; 512 bytes is the least any Linux
+# file system asks (the engine refuses other sizes before any I/O, as this planner does before the run).
+O_DIRECT_ALIGN = 512
 
 # Phase -> its option section ([ior-easy] holds the options of ior-easy-write/-read and ior-rnd4K-easy-read).
 PARENT = {
@@ -243,8 +249,10 @@ def _check_dir(where: _Where, option: str, path: str) -> None:
 
 @dataclass
 class _Api:
-    args: list[str]  # -a posix [--posix.odirect]
+    args: list[str]  # -a posix
     odirect: bool
+    section: str  # where the API value comes from (for an error naming its line)
+    option: str
 
 
 def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
@@ -273,7 +281,21 @@ def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
             raise where.error(
                 section, option, f"API option {word!r} is not supported (iolens: --posix.odirect)"
             )
-    return _Api(["-a", "posix"], odirect)
+    return _Api(["-a", "posix"], odirect, section, option)
+
+
+def _odirect_refusal(phase: str, transfer: int) -> str:
+    """Why a phase cannot run with --posix.odirect (its transfers are not O_DIRECT-aligned)."""
+    if phase.startswith("ior-hard"):
+        return (
+            f"--posix.odirect cannot apply to {phase}: ior-hard's fixed {IOR_HARD_XFER}-byte transfers are "
+            f"not a multiple of {O_DIRECT_ALIGN} bytes, so they cannot be O_DIRECT (IOR's writes would fail "
+            "mid-run); keep O_DIRECT for ior-easy with API = POSIX in [ior-hard]"
+        )
+    return (
+        f"--posix.odirect cannot apply to {phase}: transferSize {transfer} is not a multiple of "
+        f"{O_DIRECT_ALIGN} bytes, so its transfers cannot be O_DIRECT"
+    )
 
 
 def _size_option(config: Io500Config, where: _Where, section: str, option: str) -> int:
@@ -416,8 +438,12 @@ def plan(
             "-N", "1", "-F", "-d", f"{d}/mdtest-hard", "-x", f"{r}/mdtest-hard.stonewall",
         ]  # fmt: skip
 
-    def ior_api(phase: str) -> list[str]:
+    def ior_api(phase: str, transfer: int) -> list[str]:
         api = _api(config, where, phase)
+        need = NEEDS.get(phase)
+        runs = _run_false(config, phase) is None and (need is None or _run_false(config, need) is None)
+        if api.odirect and transfer % O_DIRECT_ALIGN and runs:  # a phase that does not run does no I/O
+            raise where.error(api.section, api.option, _odirect_refusal(phase, transfer))
         return api.args + (["--posix.odirect"] if api.odirect else [])
 
     def md_api(phase: str) -> list[str]:
@@ -436,24 +462,25 @@ def plan(
         name = spec.name
         p = PlannedPhase(name, "ior")
         if name == "ior-easy-write":
-            p.args = ior_easy() + ["-w", "-D", sw, "-O", "stoneWallingWearOut=1", *ior_api(name)]
+            p.args = ior_easy() + ["-w", "-D", sw, "-O", "stoneWallingWearOut=1", *ior_api(name, xfer)]
             p.stonewall_s, p.engine_phase = stonewall, "write"
         elif name == "ior-easy-read":
-            p.args = ior_easy() + ["-r", "-R", *ior_api(name)]
+            p.args = ior_easy() + ["-r", "-R", *ior_api(name, xfer)]
             p.engine_phase = "read"
         elif name == "ior-rnd4K-easy-read":
             p.args = ior_easy(with_reorder=False) + [
-                "-r", "-D", sw, "-z", "-z", *ior_api(name), "-t", "4096", "-b", "4096", "-s", "-1",
+                "-r", "-D", sw, "-z", "-z", *ior_api(name, 4096), "-t", "4096", "-b", "4096", "-s", "-1",
                 "-O", "stoneWallingWearOut=1",
             ]  # fmt: skip
             if fpp:
                 p.args += ["-C", "-Q", "2"]
             p.stonewall_s, p.engine_phase = stonewall, "read"
         elif name == "ior-hard-write":
-            p.args = ior_hard() + ["-w", "-D", sw, *ior_api(name), "-O", "stoneWallingWearOut=1"]
+            p.args = ior_hard() + ["-w", "-D", sw, *ior_api(name, IOR_HARD_XFER)]
+            p.args += ["-O", "stoneWallingWearOut=1"]
             p.stonewall_s, p.engine_phase = stonewall, "write"
         elif name == "ior-hard-read":
-            p.args = ior_hard() + ["-r", "-R", *ior_api(name)]
+            p.args = ior_hard() + ["-r", "-R", *ior_api(name, IOR_HARD_XFER)]
             p.engine_phase = "read"
         elif name.startswith("mdtest-"):
             p.kind = "mdtest"
@@ -526,17 +553,24 @@ def _fill_params(
         p.params["nproc"] = str(p.np)
 
 
+def _run_false(config: Io500Config, phase: str) -> str | None:
+    """The section whose `run = FALSE` skips the phase (its own or its parent's), or None."""
+    for section in (phase, PARENT.get(phase)):
+        spec = PHASE_BY_NAME.get(section) if section else None
+        if spec is not None and spec.option("run") is not None and config.get(section, "run") == "FALSE":
+            return section
+    return None
+
+
 def _apply_skips(config: Io500Config, phases: list[PlannedPhase]) -> None:
     """run = FALSE in the phase's section or its parent's; then phases that need a skipped one."""
     by_name = {p.name: p for p in phases}
     for p in phases:
         if p.skip is not None:
             continue
-        for section in (p.name, PARENT.get(p.name)):
-            spec = PHASE_BY_NAME.get(section) if section else None
-            if spec is not None and spec.option("run") is not None and config.get(section, "run") == "FALSE":
-                p.skip = f"run = FALSE in [{section}]"
-                break
+        section = _run_false(config, p.name)
+        if section is not None:
+            p.skip = f"run = FALSE in [{section}]"
     for p in phases:
         need = NEEDS.get(p.name)
         if p.skip is None and need is not None and need in by_name and by_name[need].skip is not None:

@@ -74,6 +74,12 @@ class Store:
         info = SystemInfo(system) if isinstance(system, str) else system
         if not info.name:
             return None
+        fills = (info.site, info.fs_type, info.fs_version, info.servers, info.clients, info.description)
+        if not info.info and all(v is None for v in fills):
+            # A run tagged with a known system: no upsert (each one uses up an id in PostgreSQL).
+            known = self.db.query_one("SELECT id FROM systems WHERE name = ?", (info.name,))
+            if known is not None:
+                return int(known[0])
         with self.db.transaction():
             self.db.execute(
                 "INSERT INTO systems (name, site, fs_type, fs_version, servers, clients, description, info,"
