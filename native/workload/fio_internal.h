@@ -30,7 +30,8 @@ struct fio_plan {
     unsigned bs_cum[FIO_BSSPLIT_MAX];   /* cumulative percent, the last one 100 */
     uint64_t bs_min, bs_max, align;
     uint64_t filesize;                  /* the I/O region of each file (from offset) */
-    uint64_t size;                      /* per loop per instance = filesize * nfiles */
+    uint64_t size;                      /* the region of an instance = filesize * nfiles */
+    uint64_t io_size;                   /* bytes of I/O per loop per instance: size=, at most the region */
     int nfiles;
     int shared_files;                   /* filename= given: every instance uses the same files */
     uint64_t runtime_ns, ramp_ns;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
@@ -54,7 +55,8 @@ struct io_run {
     struct iol_dist dist;
     int have_dist;
     unsigned perm_bits;
-    uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit) in the whole region */
+    uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit, blockalign) in the whole region */
+    uint64_t loop_nios;       /* one bs: I/Os per loop (io_size / bs, whatever the alignment) */
     uint64_t loop, loop_ios, loop_bytes, seq_pos[FIO_NDIR];
     int finished;             /* no more I/O to issue */
     uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
@@ -82,7 +84,7 @@ static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op 
 {
     const struct fio_plan *p = r->p;
     const struct fio_job_opts *o = p->o;
-    if (p->nbs == 1 ? r->loop_ios >= r->nunits : r->loop_bytes >= p->size) return 0;
+    if (p->nbs == 1 ? r->loop_ios >= r->loop_nios : r->loop_bytes >= p->io_size) return 0;
     int dir = p->rwmixread == 100 ? FIO_DIR_READ
             : p->rwmixread == 0   ? FIO_DIR_WRITE
             : (iol_rng_below(&r->rng, 100) < (uint64_t)p->rwmixread ? FIO_DIR_READ : FIO_DIR_WRITE);
@@ -228,6 +230,10 @@ static int sync_files(struct io_run *r, int data_only)
 static int transfer_failed(struct io_run *r, const struct iol_req *d)
 {
     const char *what = d->op == IOL_IO_READ ? "read" : "write";
+    if (d->error == EOPNOTSUPP && r->p->o->hipri)
+        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "hipri: polled I/O is not supported on %s (its file "
+                             "system or device cannot poll; run without hipri): %s of %zu bytes at offset %" PRIu64,
+                             r->paths[d->file - r->files], what, d->len, d->offset);
     if (d->error)
         return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s of %zu bytes at offset %" PRIu64, what, d->len, d->offset);
     return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "%s of %zu bytes at offset %" PRIu64 " moved %" PRId64 " bytes (end of file?)",
@@ -518,6 +524,32 @@ static void free_run(struct io_run *r)
     if (r->have_dist) iol_dist_free(&r->dist);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* getrusage(RUSAGE_THREAD) of a running thread lags by up to a scheduler tick (the kernel brings the running
+ * thread's time up to date only at ticks and switches), which on a short job is all of it, and would then be
+ * counted as kernel workers' time. The thread's CPU clock is exact: keep rusage's user/system split, scaled
+ * to it (all as system time when rusage saw nothing yet). */
+static void fix_thread_cpu(struct rusage *ru, uint64_t exact_ns)
+{
+    double usr = (double)ru->ru_utime.tv_sec * 1e9 + (double)ru->ru_utime.tv_usec * 1e3;
+    double sys = (double)ru->ru_stime.tv_sec * 1e9 + (double)ru->ru_stime.tv_usec * 1e3;
+    if (usr < 0) usr = 0;
+    if (sys < 0) sys = 0;
+    if (!exact_ns || (double)exact_ns <= usr + sys) return;
+    double scale = usr + sys > 0 ? (double)exact_ns / (usr + sys) : 0.0;
+    uint64_t u = (uint64_t)(usr * scale), st = usr + sys > 0 ? exact_ns - u : exact_ns;
+    ru->ru_utime.tv_sec = (time_t)(u / 1000000000ull);
+    ru->ru_utime.tv_usec = (suseconds_t)(u % 1000000000ull / 1000);
+    ru->ru_stime.tv_sec = (time_t)(st / 1000000000ull);
+    ru->ru_stime.tv_usec = (suseconds_t)(st % 1000000000ull / 1000);
+}
+
 int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char *const *paths)
 {
     const struct fio_plan *p = in->plan;
@@ -538,6 +570,7 @@ int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char 
     iol_rng_seed(&r.rng, iol_mix64(seed + in->instance * 0x632be59bd9b4e019ull + (uint64_t)p->index));
     r.nunits = p->nbs == 1 && !(p->random && p->o->norandommap && p->align != p->bs[0]) ? p->size / p->bs[0]
                                                                                          : p->size / p->align;
+    r.loop_nios = p->io_size / p->bs[0];
     r.perm_bits = iol_permute_bits(r.nunits);
     int rc = alloc_run(&r);
     if (rc == 0 && p->dist != IOL_DIST_RANDOM) {
@@ -546,6 +579,7 @@ int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char 
     }
     struct rusage ru0, ru1;
     getrusage(RUSAGE_THREAD, &ru0);
+    uint64_t cpu0 = thread_cpu_ns();
     if (rc == 0) rc = open_all(&r, paths);
     in->t_start = t->count_from_ns;
     in->t_end = 0;
@@ -559,6 +593,7 @@ int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char 
     in->ru.ru_utime.tv_usec = ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec;
     in->ru.ru_stime.tv_sec = ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec;
     in->ru.ru_stime.tv_usec = ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec;
+    fix_thread_cpu(&in->ru, thread_cpu_ns() - cpu0);
     in->ru.ru_nvcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
     in->ru.ru_nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
     if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);

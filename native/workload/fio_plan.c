@@ -183,6 +183,11 @@ static int plan_sizes(struct fio_plan *p, struct iol_err *err)
         if (!name[0]) return iol_err_set(err, IOL_ERR_USAGE, "filename: an empty name in '%s'", o->filename);
     }
     uint64_t filesize = o->filesize;
+    if (filesize) {   /* fio: each file is filesize bytes, and its I/O region runs from offset to its end */
+        if (o->offset >= filesize)
+            return iol_err_set(err, IOL_ERR_USAGE, "offset: %" PRIu64 " is not below filesize %" PRIu64, o->offset, filesize);
+        filesize -= o->offset;
+    }
     if (!filesize && o->size) filesize = o->size / (uint64_t)p->nfiles;
     if (!filesize && p->be->does_io && p->shared_files) {
         /* fio uses an existing file's size when no size is given */
@@ -204,6 +209,11 @@ static int plan_sizes(struct fio_plan *p, struct iol_err *err)
                            filesize, p->bs_max);
     p->filesize = filesize;
     p->size = filesize * (uint64_t)p->nfiles;
+    /* fio: size= is the I/O per loop; with filesize= the files may hold more than that, never less. */
+    p->io_size = o->size && o->size < p->size ? o->size - o->size % unit : p->size;
+    if (p->io_size < p->bs_max)
+        return iol_err_set(err, IOL_ERR_USAGE, "size: %" PRIu64 " bytes of I/O is less than the block size %" PRIu64,
+                           o->size, p->bs_max);
     return 0;
 }
 
