@@ -19,7 +19,8 @@ import numpy as np
 HEADER_SIZE = 4096
 CHUNK_HEADER = 64
 PROCESS = 0xFFFFFFFF
-NAMES, FILES, MOUNTS, FILE_REC, PROC_REC, TRACE = 1, 2, 3, 4, 5, 6
+NAMES, FILES, MOUNTS, FILE_REC, PROC_REC, TRACE, PATHS = 1, 2, 3, 4, 5, 6, 7
+PATH_ID = 0x80000000
 
 CLEAN, SIGNAL, EXEC, TRACE_ON, TRACE_TRUNCATED = 1, 2, 4, 8, 16
 EXCLUDED, NOT_REGULAR = 1, 2
@@ -142,11 +143,14 @@ class LogSpec:
     # (thread, {counter: value}); one per thread.
     proc_recs: list[tuple[int, dict[str, int]]] = field(default_factory=list)
     trace: list[TraceSpec] = field(default_factory=list)
+    # PATHS records (minor version 1): (path id with PATH_ID set, path) of traced paths that are no files.
+    paths: list[tuple[int, str]] = field(default_factory=list)
+    minor_version: int = 1
     file_counters: list[tuple[str, str]] = field(default_factory=lambda: list(FILE_COUNTERS))
     proc_counters: list[tuple[str, str]] = field(default_factory=lambda: list(PROC_COUNTERS))
     chunk_size: int = 1 << 20
     # Chunk order: "names", "mounts", "files", "file_rec", "proc_rec", "trace" (the document fixes none).
-    order: tuple[str, ...] = ("names", "mounts", "files", "file_rec", "proc_rec", "trace")
+    order: tuple[str, ...] = ("names", "mounts", "files", "file_rec", "proc_rec", "trace", "paths")
     # Extra raw chunks (kind, thread, record_size, body) appended after the others.
     extra_chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)
 
@@ -171,7 +175,7 @@ def header_bytes(spec: LogSpec, chunk_count: int) -> bytes:
     struct.pack_into("<ii", h, 72, spec.exit_status, spec.exit_signal)
     struct.pack_into("<q", h, 80, spec.rank)
     struct.pack_into("<II", h, 88, len(spec.file_counters), len(spec.proc_counters))
-    struct.pack_into("<Q", h, 96, spec.trace_dropped)
+    struct.pack_into("<QI", h, 96, spec.trace_dropped, spec.minor_version)
     h[128:192] = _cstr(spec.job_id, 64)
     h[192:256] = _cstr(spec.hostname, 64)
     h[256:768] = _cstr(spec.exe, 512)
@@ -287,6 +291,13 @@ def build_chunks(spec: LogSpec) -> list[bytes]:
         )
         trace_chunks += _pack(TRACE, thread, 48, recs, cs)
     parts["trace"] = trace_chunks
+    parts["paths"] = _pack(
+        PATHS,
+        PROCESS,
+        0,
+        (struct.pack("<IIII", pid, 0, len(p.encode()), 0) + _pad8(p.encode()) for pid, p in spec.paths),
+        cs,
+    )
     out = [c for name in spec.order for c in parts[name]]
     out += [chunk(k, t, r, b, cs) for k, t, r, b in spec.extra_chunks]
     return out

@@ -20,6 +20,7 @@ from .profile_logs import (
     FILE_COUNTERS,
     HEADER_SIZE,
     NOT_REGULAR,
+    PATH_ID,
     PROC_COUNTERS,
     SIGNAL,
     TRACE_ON,
@@ -258,6 +259,36 @@ def test_trace_events_in_start_order(tmp_path: Path, compressed: bool) -> None:
     assert ev[1].path == "/lus/a" and ev[1].offset == 4096 and ev[1].size == 4096 and ev[1].thread == 1
     assert ev[1].dur_ns == 50 and ev[1].result == 4096
     assert ev[2].path is None and ev[2].result == -2
+
+
+def test_trace_paths_name_calls_on_paths_that_are_no_files(tmp_path: Path, compressed: bool) -> None:
+    """PATHS records (minor version 1) name what a traced call on a directory or a missing path named; they
+    are not files: the file table and its counters never list them."""
+    spec = two_thread_spec(
+        paths=[(PATH_ID | 1, "/lus/run/out"), (PATH_ID | 2, "/lus/missing")],
+        trace=[
+            TraceSpec(1_000, 10, "mkdir", file_id=PATH_ID | 1),
+            TraceSpec(2_000, 10, "stat", file_id=PATH_ID | 2, result=-2),
+            TraceSpec(3_000, 10, "pread", file_id=1, offset=0, size=8, result=8),
+            TraceSpec(4_000, 10, "rmdir", file_id=PATH_ID | 7, result=-2),  # no record: no name
+        ],
+    )
+    log = read_log(write_log(tmp_path, spec, compressed))
+    assert log.header.minor_version == 1
+    assert [(e.op, e.path) for e in log.trace] == [
+        ("mkdir", "/lus/run/out"),
+        ("stat", "/lus/missing"),
+        ("pread", "/lus/a"),
+        ("rmdir", None),
+    ]
+    assert "/lus/run/out" not in log.files and "/lus/missing" not in log.files
+    assert sorted(log.files) == ["/dev/pts/3", "/lus/a", "/lus/b", "/proc/self/maps"]
+
+
+def test_log_of_minor_version_0_reads_the_same(tmp_path: Path) -> None:
+    log = read_log(write_log(tmp_path, two_thread_spec(minor_version=0)))
+    assert log.header.minor_version == 0 and log.messages == []
+    assert [e.op for e in log.trace] == ["open", "pread", "unlink"]
 
 
 def test_log_that_did_not_end_uses_the_largest_time_seen(tmp_path: Path, compressed: bool) -> None:

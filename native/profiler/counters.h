@@ -43,7 +43,8 @@
     X(ACCESSES, sum) X(TRUNCATES, sum) X(FALLOCATES, sum) X(CHMODS, sum) X(LINKS, sum) \
     X(MMAPS, sum) X(MUNMAPS, sum) X(MSYNCS, sum) X(COPY_FILE_RANGES, sum) X(SENDFILES, sum) \
     X(FORKS, sum) X(EXECS, sum) X(SPAWNS, sum) \
-    X(READ_TIME, sum) X(WRITE_TIME, sum) X(META_TIME, sum) X(ERRORS, sum) X(UNTRACKED_OPS, sum)
+    X(READ_TIME, sum) X(WRITE_TIME, sum) X(META_TIME, sum) X(ERRORS, sum) X(UNTRACKED_OPS, sum) \
+    X(MMAPS_UNTRACKED, sum)
 
 /* Trace op numbers (TRACE records' `op`): fixed by the document, never renumbered. */
 #define IOL_TRACE_OPS(X) \

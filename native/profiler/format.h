@@ -8,6 +8,8 @@
 #define IOLP_MAGIC "IOLENSP1"
 #define IOLPZ_MAGIC "IOLPZ001"
 #define IOLP_VERSION 1u
+/* Additions a version-1 reader may ignore: 1 = PATHS chunks (names of traced paths that are not files). */
+#define IOLP_MINOR_VERSION 1u
 #define IOLP_HEADER_SIZE 4096u
 /* 64 KiB: a short-lived process (every command of a shell script) leaves a log of a few hundred KiB, while a
  * log of 10k files still needs only ~120 chunks. The reader takes the size from the header. */
@@ -17,7 +19,8 @@
 #define IOLP_PROCESS_THREAD 0xFFFFFFFFu
 
 enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_ON = 8, IOLP_TRACE_CUT = 16 };
-enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6 };
+enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6,
+                 IOLP_PATHS = 7 };
 enum iolp_file_flag { IOLP_FILE_EXCLUDED = 1, IOLP_FILE_NOT_REGULAR = 2 };
 
 struct iolp_header {
@@ -38,7 +41,8 @@ struct iolp_header {
     uint32_t n_file_counters;
     uint32_t n_proc_counters;
     uint64_t trace_dropped;
-    uint8_t unused0[24];
+    uint32_t minor_version;
+    uint8_t unused0[20];
     char job_id[64];
     char hostname[64];
     char exe[512];
@@ -57,7 +61,7 @@ struct iolp_chunk {
 };
 
 /* Head of a variable-size record. FILES: file_id, mount_id, path_len, flags. MOUNTS: mount_id, dir_len,
- * type_len, 0. */
+ * type_len, 0. PATHS: path_id (IOLP_PATH_ID bit set), 0, path_len, 0. */
 struct iolp_var {
     uint32_t a, b, c, d;
 };
@@ -67,6 +71,9 @@ struct iolp_rec {
     uint32_t id;
     uint32_t thread;
 };
+
+/* A TRACE record's file_id with this bit names a PATHS record, not a file. */
+#define IOLP_PATH_ID 0x80000000u
 
 struct iolp_trace {
     uint64_t start_ns;
@@ -88,6 +95,7 @@ _Static_assert(offsetof(struct iolp_header, exit_status) == 72, "exit_status at 
 _Static_assert(offsetof(struct iolp_header, rank) == 80, "rank at 80");
 _Static_assert(offsetof(struct iolp_header, n_file_counters) == 88, "n_file_counters at 88");
 _Static_assert(offsetof(struct iolp_header, trace_dropped) == 96, "trace_dropped at 96");
+_Static_assert(offsetof(struct iolp_header, minor_version) == 104, "minor_version at 104");
 _Static_assert(offsetof(struct iolp_header, job_id) == 128, "job_id at 128");
 _Static_assert(offsetof(struct iolp_header, hostname) == 192, "hostname at 192");
 _Static_assert(offsetof(struct iolp_header, exe) == 256, "exe at 256");

@@ -53,23 +53,52 @@ static int grow(off_t off, size_t len)
     return 0;
 }
 
+/* The log grows, and is mapped, a window of chunks at a time: one chunk while the log is small (most
+ * processes write a few), up to WINDOW_MAX once it holds 4 * WINDOW_MAX (a process recording 100k files
+ * makes ~1000 chunks: two system calls per 16 chunks, not per chunk). The chunks of a window not yet handed
+ * out are space the file has (reserved, so never a SIGBUS) but its header does not count: a reader ignores
+ * them, and the compressed log leaves them out. Under iol_g.lock. */
+#define WINDOW_MAX 16u
+static uint8_t *win;            /* the mapping of chunks [win_first, win_first + win_n) of this log */
+static uint64_t win_first, win_n, win_gen;
+
+static uint8_t *chunk_space(uint64_t k)
+{
+    if (win != NULL && win_gen == iol_g.gen && k >= win_first && k < win_first + win_n)
+        return win + (k - win_first) * IOLP_CHUNK_SIZE;
+    uint64_t n = k / 4;
+    n = n < 1 ? 1 : n > WINDOW_MAX ? WINDOW_MAX : n;
+    for (;; n = 1) {
+        off_t off = (off_t)IOLP_HEADER_SIZE + (off_t)(k * IOLP_CHUNK_SIZE);
+        size_t len = (size_t)n * IOLP_CHUNK_SIZE;
+        int err = grow(off, len);
+        /* MAP_POPULATE: the pages are mapped now, in one call, rather than by a page fault each as records
+         * fill them (a fault costs microseconds on a VM, and a FILE_REC chunk is written page by page, a
+         * new file at a time). */
+        uint8_t *p = err == 0 ? iol_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, iol_g.log_fd, off)
+                              : MAP_FAILED;
+        if (p != MAP_FAILED) {
+            win = p;
+            win_first = k;
+            win_n = n;
+            win_gen = iol_g.gen;
+            return p;
+        }
+        if (err == 0)
+            err = -errno;
+        if (n == 1) { /* a bigger window may fail where one chunk still fits */
+            iol_debug("cannot grow the log to %llu chunks: %s", (unsigned long long)k + 1, strerror(-err));
+            return NULL;
+        }
+    }
+}
+
 struct iolp_chunk *iol_chunk_new(uint32_t kind, uint32_t thread, uint32_t rsize)
 {
     uint64_t k = iol_g.nchunks;
-    off_t off = (off_t)IOLP_HEADER_SIZE + (off_t)(k * IOLP_CHUNK_SIZE);
-    int err = grow(off, IOLP_CHUNK_SIZE);
-    if (err != 0) {
-        iol_debug("cannot grow the log to %llu chunks: %s", (unsigned long long)k + 1, strerror(-err));
+    uint8_t *p = chunk_space(k);
+    if (p == NULL)
         return NULL;
-    }
-    /* MAP_POPULATE: the chunk's pages are mapped now, in one call, rather than by a page fault each as
-     * records fill them (a fault costs microseconds on a VM, and a FILE_REC chunk is written page by page,
-     * a new file at a time). */
-    uint8_t *p = iol_sys_mmap(NULL, IOLP_CHUNK_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, iol_g.log_fd, off);
-    if (p == MAP_FAILED) {
-        iol_debug("cannot map chunk %llu of the log: %s", (unsigned long long)k, strerror(errno));
-        return NULL;
-    }
     struct iolp_chunk *c = (struct iolp_chunk *)p;
     memcpy(c->magic, "CHNK", 4);
     c->kind = kind;
@@ -175,6 +204,7 @@ int iol_log_create(const char *parent_log)
     h->rank = iol_g.rank;
     h->n_file_counters = IOL_NFILE;
     h->n_proc_counters = IOL_NPROC;
+    h->minor_version = IOLP_MINOR_VERSION;
     iol_strlcpy(h->job_id, iol_g.job_id, sizeof h->job_id);
     iol_strlcpy(h->hostname, iol_g.host, sizeof h->hostname);
     iol_strlcpy(h->exe, exe_path, sizeof h->exe);

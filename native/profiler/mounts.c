@@ -119,7 +119,8 @@ static int contains(const struct iol_mount *m, const char *abs, size_t len)
     return len >= d && memcmp(abs, m->dir, d) == 0 && (len == d || abs[d] == '/');
 }
 
-/* Under iol_g.lock. Files of one directory are usually on one mount: the thread remembers the last. */
+/* Under iol_g.lock; abs is a file entry's path (it lives as long as the process). Files of one directory
+ * are usually on one mount: the thread remembers the last directory (a pointer to such a path) and its mount. */
 struct iol_mount *iol_mount_of(struct iol_thread *t, const char *abs, size_t len)
 {
     if (!iol_g.mounts_loaded)
@@ -127,8 +128,7 @@ struct iol_mount *iol_mount_of(struct iol_thread *t, const char *abs, size_t len
     size_t dlen = len;
     while (dlen > 0 && abs[dlen - 1] != '/')
         dlen--;
-    uint64_t dh = iol_hash(abs, dlen);
-    if (t->dir_mount != NULL && t->dir_len == dlen && t->dir_hash == dh)
+    if (t->dir_mount != NULL && t->dir_len == dlen && memcmp(t->dir_path, abs, dlen) == 0)
         return (struct iol_mount *)t->dir_mount;
     for (int i = 0; i < iol_g.n_mounts; i++) {
         struct iol_mount *m = &iol_g.mounts[i];
@@ -141,7 +141,7 @@ struct iol_mount *iol_mount_of(struct iol_thread *t, const char *abs, size_t len
             if (m->dir_len <= dlen) {
                 t->dir_mount = m;
                 t->dir_len = (uint32_t)dlen;
-                t->dir_hash = dh;
+                t->dir_path = abs;
             }
             return m;
         }

@@ -27,8 +27,68 @@ uint64_t iol_hash(const char *s, size_t len)
     return h ^ (h >> 29);
 }
 
+/* The exact checks at a "/" followed by "/" or "." (j: the slash): 1 when the path is not normal there. */
+static int bad_at(const char *p, size_t j)
+{
+    char c1 = p[j + 1];
+    if (c1 == '/')
+        return 1;
+    char c2 = p[j + 2]; /* c1 == '.' */
+    if (c2 == '\0' || c2 == '/')
+        return 1;
+    return c2 == '.' && (p[j + 3] == '\0' || p[j + 3] == '/');
+}
+
 /* The length of path if it is absolute and already normal (no "//", "/./", "/../", trailing "/", "/." or
  * "/.."), else -1: most paths programs use are, and need no work. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* 16 bytes at a time, with aligned loads (which never cross into the next page, so reading past the string's
+ * end is safe): the bits of '/', of '/' or '.', and of NUL in each block tell where a slash is followed by
+ * one of them (a place to look at closely: "/.config" is normal) and where the string ends. */
+static long normal_len(const char *p)
+{
+    if (p[0] != '/')
+        return -1;
+    const __m128i slash = _mm_set1_epi8('/'), dot = _mm_set1_epi8('.'), zero = _mm_setzero_si128();
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)15;
+    unsigned skip = (unsigned)((uintptr_t)p - a); /* bytes of the first block before the string */
+    unsigned carry = 0;                            /* the previous block's last byte was '/' */
+    for (const char *b = (const char *)a;; b += 16) {
+        __m128i v = _mm_load_si128((const __m128i *)b);
+        unsigned s = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, slash));
+        unsigned n = s | (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, dot));
+        unsigned z = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, zero));
+        if (b == (const char *)a) {
+            s &= ~0u << skip;
+            z &= ~0u << skip;
+        }
+        /* bit i: byte i is "/" or "." and the byte before it is "/" */
+        unsigned cand = n & ((s << 1) | carry);
+        if (z != 0) {
+            unsigned end = (unsigned)__builtin_ctz(z);
+            cand &= (1u << end) - 1; /* the NUL is no candidate (a trailing slash is seen below) */
+            while (cand != 0) {
+                unsigned i = (unsigned)__builtin_ctz(cand);
+                if (bad_at(p, (size_t)(b + i - 1 - p)))
+                    return -1;
+                cand &= cand - 1;
+            }
+            size_t len = (size_t)(b + end - p);
+            if (len > 1 && p[len - 1] == '/')
+                return -1;
+            return (long)len;
+        }
+        while (cand != 0) {
+            unsigned i = (unsigned)__builtin_ctz(cand);
+            if (bad_at(p, (size_t)(b + i - 1 - p)))
+                return -1;
+            cand &= cand - 1;
+        }
+        carry = (s >> 15) & 1;
+    }
+}
+#else
 static long normal_len(const char *p)
 {
     if (p[0] != '/')
@@ -39,15 +99,8 @@ static long normal_len(const char *p)
         char c1 = p[i + 1];
         if (c1 == '\0')
             return i == 0 ? 1 : -1;
-        if (c1 == '/')
+        if ((c1 == '/' || c1 == '.') && bad_at(p, i))
             return -1;
-        if (c1 == '.') {
-            char c2 = p[i + 2];
-            if (c2 == '\0' || c2 == '/')
-                return -1;
-            if (c2 == '.' && (p[i + 3] == '\0' || p[i + 3] == '/'))
-                return -1;
-        }
         i++;
         while (p[i] != '\0' && p[i] != '/')
             i++;
@@ -55,6 +108,7 @@ static long normal_len(const char *p)
             return (long)i;
     }
 }
+#endif
 
 /* Appends the components of src to out (which holds an absolute normal path of length *len), resolving "."
  * and ".." lexically. */
@@ -154,65 +208,46 @@ long iol_path_abs(int dirfd, const char *path, char *out)
     return (long)len;
 }
 
-/* Called on every path a program names: plain loops, no calls (most prefixes differ from the path within a
- * byte or two). */
+/* Called on every path a program names: one masked 8-byte compare per excluded prefix (most differ from
+ * the path within its first word), memcmp for the rest of a longer one (the profile directory). */
 int iol_path_excluded(const char *abs, size_t len)
 {
     int n = iol_g.n_excl;
-    char a1 = abs[1];
+    uint64_t w = 0;
+    memcpy(&w, abs, len < 8 ? len : 8);
     for (int i = 0; i < n; i++) {
         size_t plen = iol_g.excl_len[i];
-        const char *p = iol_g.excl[i];
-        if (len < plen || (plen > 1 && p[1] != a1))
+        if (len < plen || ((w ^ iol_g.excl_word[i]) & iol_g.excl_mask[i]) != 0)
             continue;
-        /* short prefixes byte by byte, long ones (the profile directory) with the vectorised memcmp */
-        size_t k = 2;
-        if (plen > 16)
-            k = memcmp(abs, p, plen) == 0 ? plen : 0;
-        else
-            while (k < plen && abs[k] == p[k])
-                k++;
-        if (k < plen || (len != plen && abs[plen] != '/' && plen != 1))
+        if (plen > 8 && memcmp(abs + 8, iol_g.excl[i] + 8, plen - 8) != 0)
+            continue;
+        if (len != plen && abs[plen] != '/' && plen != 1)
             continue;
         /* the default list's /dev, but not the tmpfs /dev/shm */
-        if (plen == 4 && iol_g.keep_dev_shm && p[1] == 'd' && len >= 8 && abs[5] == 's' && abs[6] == 'h' &&
-            abs[7] == 'm' && (len == 8 || abs[8] == '/'))
+        if (plen == 4 && iol_g.keep_dev_shm && iol_g.excl[i][1] == 'd' && len >= 8 && abs[5] == 's' &&
+            abs[6] == 'h' && abs[7] == 'm' && (len == 8 || abs[8] == '/'))
             continue;
         return 1;
     }
     return 0;
 }
 
-/* The excluded prefixes of at most 8 bytes as words, for iol_path_quick_excluded. */
-#define QUICK_MAX 8
-static uint64_t quick_word[QUICK_MAX], quick_mask[QUICK_MAX];
-static uint8_t quick_len[QUICK_MAX];
-static int n_quick;
-
-/* 1 when path, as the program gave it, is surely excluded: it starts with a short excluded prefix (one
- * 8-byte compare each) and has no "." after it (so no ".." can lead out of it). 0: not known (the caller
- * makes the path absolute and normal, then asks iol_path_excluded). This is nearly all a call on /dev/null or
- * /proc/self/... costs. */
-int iol_path_quick_excluded(const char *path)
+/* After iol_path_quick_excluded's match of a prefix of plen bytes: 1 when path is surely under it — the
+ * prefix ends at a component boundary, and no "//" or "/." follows (so no ".." can lead out, and no "//"
+ * can hide "/dev//shm"). 0: not known (the caller makes the path absolute and normal, then asks
+ * iol_path_excluded). */
+int iol_path_quick_tail(const char *path, size_t plen)
 {
-    /* 8 bytes may be read at once only within one page (the string may end just before an unmapped one) */
-    if (path == NULL || path[0] != '/' || ((uintptr_t)path & 4095) > 4096 - 8)
+    char end = path[plen]; /* within the string: its first plen bytes are not NUL */
+    if (end != '/' && end != '\0')
         return 0;
-    uint64_t w;
-    memcpy(&w, path, 8);
-    for (int i = 0; i < n_quick; i++) {
-        if (((w ^ quick_word[i]) & quick_mask[i]) != 0)
-            continue;
-        size_t plen = quick_len[i];
-        char end = path[plen]; /* within the string: its first plen bytes are not NUL */
-        if (end != '/' && end != '\0')
-            continue;
-        if (plen == 4 && iol_g.keep_dev_shm && path[1] == 'd' && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
-            (path[8] == '/' || path[8] == '\0'))
+    if (plen == 4 && iol_g.keep_dev_shm && path[1] == 'd' && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
+        (path[8] == '/' || path[8] == '\0'))
+        return 0;
+    for (const char *q = path + plen; *q != '\0'; q++)
+        if (q[0] == '/' && (q[1] == '/' || q[1] == '.'))
             return 0;
-        return strchr(path + plen, '.') == NULL;
-    }
-    return 0;
+    return 1;
 }
 
 void iol_cwd_refresh(void)
@@ -242,17 +277,20 @@ static void add_exclude(const char *p, size_t len)
         return;
     memcpy(copy, p, len);
     copy[len] = '\0';
-    if (len <= 8 && len > 1 && n_quick < QUICK_MAX) {
-        uint64_t w = 0, m = 0;
-        memcpy(&w, copy, len);
-        memset(&m, 0xff, len);
-        quick_word[n_quick] = w;
-        quick_mask[n_quick] = m;
-        quick_len[n_quick] = (uint8_t)len;
-        n_quick++;
+    uint64_t w = 0, m = 0;
+    size_t k = len < 8 ? len : 8;
+    memcpy(&w, copy, k);
+    memset(&m, 0xff, k);
+    if (len <= 8 && len > 1 && iol_g.n_quick < IOL_QUICK_MAX) {
+        iol_g.quick_word[iol_g.n_quick] = w;
+        iol_g.quick_mask[iol_g.n_quick] = m;
+        iol_g.quick_len[iol_g.n_quick] = (uint8_t)len;
+        iol_g.n_quick++;
     }
     iol_g.excl[iol_g.n_excl] = copy;
     iol_g.excl_len[iol_g.n_excl] = (uint16_t)len;
+    iol_g.excl_word[iol_g.n_excl] = w;
+    iol_g.excl_mask[iol_g.n_excl] = m;
     iol_g.n_excl++;
 }
 

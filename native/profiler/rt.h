@@ -82,6 +82,7 @@ struct iol_desc {
 #define IOL_UNTRACKED ((struct iol_desc *)1)
 
 /* ---- per thread ---- */
+struct iol_pcall;   /* wrap.h */
 struct iol_topover; /* values beyond the four slots of a most-common set (account.c) */
 
 /* What one thread knows of one file: its FILE_REC values, and where its previous accesses ended. */
@@ -107,9 +108,11 @@ struct iol_thread {
     struct iol_file *recent[4]; /* paths this thread named last: an open, then a stat, then an unlink of one
                                    path find it here, not in the table (whose lookups miss the cache) */
     unsigned recent_next;
+    const struct iol_pcall *tpath; /* trace: the path of the call that started at tick tpath_t0 (trace.c) */
+    uint64_t tpath_t0;
     const struct iol_mount *dir_mount; /* last directory's mount (registration of many files in one dir) */
     uint32_t dir_len;
-    uint64_t dir_hash;
+    const char *dir_path;              /* its path (a file entry's, which is never freed), dir_len bytes */
 };
 
 extern __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec")));
@@ -128,6 +131,7 @@ struct iol_cwd {
 #define IOL_FD_CAP_MAX (1u << 22)
 #define IOL_BUCKETS (1u << 18)
 #define IOL_MAX_EXCLUDE 32
+#define IOL_QUICK_MAX 8
 
 struct iol_rt {
     int on;                  /* recording (set once the log exists; cleared when it is finished) */
@@ -168,6 +172,10 @@ struct iol_rt {
     int n_excl;
     uint16_t excl_len[IOL_MAX_EXCLUDE];
     char *excl[IOL_MAX_EXCLUDE];
+    uint64_t excl_word[IOL_MAX_EXCLUDE], excl_mask[IOL_MAX_EXCLUDE]; /* first (up to) 8 bytes, and their mask */
+    int n_quick;             /* the prefixes of at most 8 bytes, for iol_path_quick_excluded */
+    uint64_t quick_word[IOL_QUICK_MAX], quick_mask[IOL_QUICK_MAX];
+    uint8_t quick_len[IOL_QUICK_MAX];
     int keep_dev_shm;        /* the default list excludes /dev but not the tmpfs /dev/shm */
 
     /* mounts */
@@ -255,8 +263,23 @@ long iol_path_abs(int dirfd, const char *path, char *out);
 int iol_path_excluded(const char *abs, size_t len);
 /* The same, without a copy when path is already absolute and normal: *abs is then path itself, else buf. */
 long iol_path_resolve(int dirfd, const char *path, char *buf, const char **abs);
-/* 1 when the path as the program gave it is surely excluded (paths.c); 0: not known. */
-int iol_path_quick_excluded(const char *path);
+int iol_path_quick_tail(const char *path, size_t plen);
+/* 1 when the path as the program gave it is surely excluded: it starts with a short excluded prefix (one
+ * masked 8-byte compare each, in line) and iol_path_quick_tail agrees; 0: not known. This is nearly all a
+ * call on /dev/null or /proc/self/... costs. */
+static inline int iol_path_quick_excluded(const char *path)
+{
+    /* 8 bytes may be read at once only within one page (the string may end just before an unmapped one) */
+    if (path == NULL || path[0] != '/' || ((uintptr_t)path & 4095) > 4096 - 8)
+        return 0;
+    uint64_t w;
+    __builtin_memcpy(&w, path, 8);
+    int n = iol_g.n_quick;
+    for (int i = 0; i < n; i++)
+        if (((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) == 0)
+            return iol_path_quick_tail(path, iol_g.quick_len[i]);
+    return 0;
+}
 void iol_cwd_refresh(void);
 void iol_exclude_init(const char *spec);
 uint64_t iol_hash(const char *s, size_t len);
@@ -267,6 +290,8 @@ void iol_mount_log(struct iol_mount *m);             /* under iol_g.lock */
 
 /* ---- files.c ---- */
 struct iol_file *iol_file_find(const char *abs, size_t len);
+/* The file this thread named last when it is abs (a compare, no hash); else NULL. */
+struct iol_file *iol_file_last(const char *abs, size_t len);
 struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, enum iol_kind kind);
 void iol_file_set_kind(struct iol_file *f, enum iol_kind kind);
 int iol_file_log(struct iol_file *f);                /* under iol_g.lock: its FILES record in this log */

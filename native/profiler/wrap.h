@@ -97,6 +97,7 @@ static inline struct iol_file *iol_desc_file(struct iol_desc *d)
 
 struct iolp_trace *iol_trace_add(struct iol_thread *t, int op, uint32_t file_id, uint64_t t0, uint64_t t1,
                                  uint64_t off, uint64_t size, int64_t result);
+void iol_trace_set_file(struct iol_thread *t, struct iol_file *f, uint64_t t0);
 /* A TRACE record of the call (IOLENS_TRACE=1); the record, or NULL. */
 static inline struct iolp_trace *iol_trace(struct iol_thread *t, int op, uint32_t file_id, uint64_t t0, uint64_t t1,
                                            uint64_t off, uint64_t size, int64_t result)
@@ -117,6 +118,7 @@ struct iol_pcall {
     int *ep;
     long len;
     const char *abs; /* the path itself when it is absolute and normal, else buf */
+    struct iol_file *f; /* its file when the thread named it last (so it is known, and not excluded) */
     uint64_t t0;
     char buf[PATH_MAX];
 };
@@ -124,15 +126,22 @@ struct iol_pcall {
 static inline void iol_pcall_pre(struct iol_pcall *c, int dirfd, const char *path)
 {
     c->ep = NULL; /* the program's errno: looked up only when needed (not for an excluded path) */
+    c->f = NULL;
     if (iol_path_quick_excluded(path)) {
         c->len = -1;
         c->t0 = iol_t0(0);
         return;
     }
     c->len = iol_path_resolve(dirfd, path, c->buf, &c->abs);
-    if (c->len >= 0 && iol_path_excluded(c->abs, (size_t)c->len))
+    /* A file the runtime knows was not excluded (the list is fixed at start): the check is for new paths. */
+    if (c->len >= 0 && (c->f = iol_file_last(c->abs, (size_t)c->len)) == NULL &&
+        iol_path_excluded(c->abs, (size_t)c->len))
         c->len = -1;
     c->t0 = iol_t0(c->len >= 0);
+    if (IOL_UNLIKELY(iol_g.trace) && c->len >= 0) { /* the trace record names the path (trace.c) */
+        iol_tls.tpath = c;
+        iol_tls.tpath_t0 = c->t0;
+    }
 }
 
 /* The program's errno (the location is looked up only when needed: not for an excluded path). */
@@ -149,6 +158,8 @@ static inline struct iol_file *iol_pcall_file(struct iol_thread *t, const struct
 {
     if (c->len < 0)
         return NULL;
+    if (c->f != NULL && !create)
+        return c->f;
     return create ? iol_file_get(t, c->abs, (size_t)c->len, kind) : iol_file_find(c->abs, (size_t)c->len);
 }
 

@@ -1,10 +1,25 @@
 /* wrap_dir.c — directories: opendir, fdopendir, readdir(64), closedir, getdents64. Process totals only
  * (OPENDIRS, READDIRS); the directory's descriptor is remembered with its path, so that *at() calls relative
- * to it get absolute paths without a readlink. */
+ * to it get absolute paths without a readlink, and so that the trace names the directory of each call. */
 #include "wrap.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+
+/* With the trace on: the directory a descriptor is open on (the trace names it; the counts do not). */
+static struct iol_file *traced_dir(struct iol_thread *t, int fd)
+{
+    if (IOL_LIKELY(!iol_g.trace) || fd < 0)
+        return NULL;
+    struct iol_desc *d = iol_fd_known(t, fd); /* a descriptor not seen yet is looked up (errno kept) */
+    return d != NULL ? d->file : NULL;
+}
+
+static void trace_dir(struct iol_thread *t, struct iol_file *f, uint64_t t0)
+{
+    if (IOL_UNLIKELY(f != NULL))
+        iol_trace_set_file(t, f, t0);
+}
 
 IOL_EXPORT DIR *opendir(const char *path)
 {
@@ -40,6 +55,7 @@ IOL_EXPORT DIR *fdopendir(int fd)
     int e = *ep;
     iol_acct_meta(t, &(struct iol_meta){ IOL_OP_OPENDIR, -1, IOL_P_OPENDIRS, 0, NULL, 0, 0 }, d == NULL,
                   d == NULL ? -(int64_t)e : fd, t0);
+    trace_dir(t, traced_dir(t, fd), t0);
     *ep = e;
     iol_leave(t);
     return d;
@@ -60,6 +76,7 @@ IOL_EXPORT DIR *fdopendir(int fd)
         int failed = r == NULL && e != e0; \
         iol_acct_meta(t, &(struct iol_meta){ IOL_OP_READDIR, -1, IOL_P_READDIRS, 0, NULL, 0, 0 }, failed, \
                       failed ? -(int64_t)e : r != NULL, t0); \
+        trace_dir(t, traced_dir(t, dirfd(dir)), t0); \
         *ep = e; \
         iol_leave(t); \
         return r; \
@@ -78,11 +95,13 @@ IOL_EXPORT int closedir(DIR *dir)
     int fd = dir != NULL ? dirfd(dir) : -1;
     struct iol_desc *d = fd >= 0 ? iol_fd_take(fd) : NULL;
     uint64_t t0 = iol_t0(d != IOL_UNTRACKED);
+    struct iol_file *f = iol_g.trace && (uintptr_t)d > (uintptr_t)IOL_UNTRACKED ? d->file : NULL;
     int r = iol_real.closedir(dir);
     int e = *ep;
     iol_desc_release(t, d);
     iol_acct_meta(t, &(struct iol_meta){ IOL_OP_CLOSEDIR, -1, -1, d == IOL_UNTRACKED, NULL, 0, 0 }, r != 0,
                   iol_result(r, e), t0);
+    trace_dir(t, f, t0);
     *ep = e;
     iol_leave(t);
     return r;
@@ -99,6 +118,7 @@ IOL_EXPORT ssize_t getdents64(int fd, void *buf, size_t n)
     int e = *ep;
     iol_acct_meta(t, &(struct iol_meta){ IOL_OP_GETDENTS, -1, IOL_P_READDIRS, 0, NULL, 0, n }, r < 0,
                   iol_result(r, e), t0);
+    trace_dir(t, traced_dir(t, fd), t0);
     *ep = e;
     iol_leave(t);
     return r;

@@ -1,50 +1,110 @@
 /* wrap_mmap.c — mappings of files: mmap(64) of a descriptor counts on its file (POSIX_MMAPS) and in MMAPS;
- * munmap counts (MUNMAPS) when it unmaps a file mapping the runtime saw made; msync counts in MSYNCS.
+ * munmap (MUNMAPS) and msync (MSYNCS) count when their range meets a file mapping the runtime saw made.
  * Anonymous mappings (malloc's own go through the C library, not here) are not I/O: passed through. */
 #include "wrap.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
-/* Start addresses of file mappings, so that munmap of anonymous memory (most of them) is not counted. Open
- * addressing, a small lock: mmap and munmap are system calls that cost far more than either. */
+/* The address ranges of the file mappings the runtime saw made, so that munmap and msync of anonymous
+ * memory (most of them) are not counted. A small array and a lock: mmap and munmap are system calls that
+ * cost far more than a scan of it, and with no file mapping left munmap does not even take the lock. When
+ * the array is full, a new file mapping (or the far piece of one split by a munmap in its middle) is not
+ * remembered: MMAPS_UNTRACKED counts it, and its munmap and msync are not counted. */
 #define MAPS 4096
-static uintptr_t maps[MAPS];
+struct range {
+    uintptr_t lo, hi;
+};
+static struct range maps[MAPS];
+static uint32_t n_maps;
 static struct iol_lock maps_lock;
-#define TOMB ((uintptr_t)1)
+static uintptr_t page_mask;
 
 void iol_mmap_after_fork(void)
 {
     maps_lock.v = 0;
 }
 
-static size_t slot(uintptr_t a)
+static uintptr_t range_end(uintptr_t a, size_t len)
 {
-    return (size_t)((a >> 12) * 0x9E3779B97F4A7C15ull >> 52) & (MAPS - 1);
+    if (page_mask == 0) {
+        long pg = sysconf(_SC_PAGESIZE);
+        page_mask = (uintptr_t)(pg > 0 ? pg : 4096) - 1;
+    }
+    uintptr_t e = a + len;
+    return e < a ? UINTPTR_MAX : (e + page_mask) & ~page_mask;
 }
 
-static void maps_add(uintptr_t a)
+static int maps_push(uintptr_t lo, uintptr_t hi)
 {
-    iol_lock(&maps_lock);
-    for (size_t i = slot(a), n = 0; n < MAPS; i = (i + 1) & (MAPS - 1), n++)
-        if (maps[i] == 0 || maps[i] == TOMB || maps[i] == a) {
-            maps[i] = a;
-            break;
-        }
-    iol_unlock(&maps_lock);
+    if (n_maps >= MAPS)
+        return -1;
+    maps[n_maps] = (struct range){ lo, hi };
+    __atomic_store_n(&n_maps, n_maps + 1, __ATOMIC_RELAXED);
+    return 0;
 }
 
-static int maps_remove(uintptr_t a)
+/* Under maps_lock: [lo, hi) is no longer mapped. 1 when it met a file mapping; *lost: pieces of one that
+ * could not be kept. */
+static int maps_cut(uintptr_t lo, uintptr_t hi, int *lost)
 {
-    int found = 0;
-    iol_lock(&maps_lock);
-    for (size_t i = slot(a), n = 0; n < MAPS && maps[i] != 0; i = (i + 1) & (MAPS - 1), n++)
-        if (maps[i] == a) {
-            maps[i] = TOMB;
-            found = 1;
-            break;
+    int met = 0;
+    for (uint32_t i = 0; i < n_maps;) {
+        struct range *r = &maps[i];
+        if (r->hi <= lo || r->lo >= hi) {
+            i++;
+            continue;
         }
+        met = 1;
+        if (lo <= r->lo && hi >= r->hi) { /* all of it: the last entry takes its place */
+            *r = maps[n_maps - 1];
+            __atomic_store_n(&n_maps, n_maps - 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (lo > r->lo && hi < r->hi) { /* a hole in the middle: two pieces */
+            uintptr_t end = r->hi;
+            r->hi = lo;
+            *lost += maps_push(hi, end) != 0;
+        } else if (lo <= r->lo) {
+            r->lo = hi;
+        } else {
+            r->hi = lo;
+        }
+        i++;
+    }
+    return met;
+}
+
+static int maps_add(uintptr_t lo, uintptr_t hi)
+{
+    int lost = 0;
+    iol_lock(&maps_lock);
+    maps_cut(lo, hi, &lost); /* MAP_FIXED over an older mapping replaces it */
+    lost += maps_push(lo, hi) != 0;
     iol_unlock(&maps_lock);
-    return found;
+    return lost;
+}
+
+static int maps_remove(uintptr_t lo, uintptr_t hi, int *lost)
+{
+    if (__atomic_load_n(&n_maps, __ATOMIC_RELAXED) == 0)
+        return 0;
+    iol_lock(&maps_lock);
+    int met = maps_cut(lo, hi, lost);
+    iol_unlock(&maps_lock);
+    return met;
+}
+
+static int maps_meet(uintptr_t lo, uintptr_t hi)
+{
+    if (__atomic_load_n(&n_maps, __ATOMIC_RELAXED) == 0)
+        return 0;
+    int met = 0;
+    iol_lock(&maps_lock);
+    for (uint32_t i = 0; i < n_maps && !met; i++)
+        met = maps[i].hi > lo && maps[i].lo < hi;
+    iol_unlock(&maps_lock);
+    return met;
 }
 
 static void *mmap_common(struct iol_thread *t, void *addr, size_t len, int prot, int flags, int fd, off64_t off,
@@ -57,8 +117,8 @@ static void *mmap_common(struct iol_thread *t, void *addr, size_t len, int prot,
     *ep = e0;
     void *r = is64 ? iol_real.mmap64(addr, len, prot, flags, fd, off) : iol_real.mmap(addr, len, prot, flags, fd, (off_t)off);
     int e = *ep;
-    if (r != MAP_FAILED)
-        maps_add((uintptr_t)r);
+    if (r != MAP_FAILED && maps_add((uintptr_t)r, range_end((uintptr_t)r, len)) != 0)
+        iol_proc(t)[IOL_P_MMAPS_UNTRACKED]++;
     iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MMAP, IOL_F_POSIX_MMAPS, IOL_P_MMAPS, d == NULL, d != NULL ? d->file : NULL,
                                          (uint64_t)off, len },
                   r == MAP_FAILED, r == MAP_FAILED ? -(int64_t)e : 0, t0);
@@ -93,8 +153,14 @@ IOL_EXPORT int munmap(void *addr, size_t len)
     if (t == NULL)
         return IOL_REAL(munmap)(addr, len);
     int *ep = &errno;
-    int file = maps_remove((uintptr_t)addr);
+    int e0 = *ep;
+    int lost = 0;
+    /* Forgotten before the call: another thread may map the range again as soon as it is unmapped. */
+    int file = maps_remove((uintptr_t)addr, range_end((uintptr_t)addr, len), &lost);
+    if (lost)
+        iol_proc(t)[IOL_P_MMAPS_UNTRACKED] += (uint64_t)lost;
     uint64_t t0 = iol_t0(file);
+    *ep = e0;
     int r = iol_real.munmap(addr, len);
     int e = *ep;
     if (file)
@@ -111,11 +177,13 @@ IOL_EXPORT int msync(void *addr, size_t len, int flags)
     if (t == NULL)
         return IOL_REAL(msync)(addr, len, flags);
     int *ep = &errno;
-    uint64_t t0 = iol_t0(1);
+    int file = maps_meet((uintptr_t)addr, range_end((uintptr_t)addr, len));
+    uint64_t t0 = iol_t0(file);
     int r = iol_real.msync(addr, len, flags);
     int e = *ep;
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MSYNC, -1, IOL_P_MSYNCS, 0, NULL, 0, len }, r != 0,
-                  iol_result(r, e), t0);
+    if (file)
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MSYNC, -1, IOL_P_MSYNCS, 0, NULL, 0, len }, r != 0,
+                      iol_result(r, e), t0);
     *ep = e;
     iol_leave(t);
     return r;

@@ -3,7 +3,8 @@
  *
  * unlink and truncate of a path count on its file record (made if the path was not seen before: the call
  * succeeded, so it names a file); rename counts on the source's record and on the target's, when the source
- * is a file the runtime knows. The rest are process totals. */
+ * is a file the runtime knows. The rest are process totals. With the trace on, a record of a call on a path
+ * that is no file of the log (mkdir, rmdir, a missing path) names the path by a PATHS record (trace.c). */
 #include "wrap.h"
 
 #include <fcntl.h>
@@ -139,6 +140,10 @@ static void two_pre(struct two_paths *p, int olddir, const char *oldp, int newdi
     iol_pcall_pre(&p->a, olddir, oldp);
     iol_pcall_pre(&p->b, newdir, newp);
     p->a.t0 = p->b.t0 = iol_t0(p->a.len >= 0 || p->b.len >= 0);
+    if (IOL_UNLIKELY(iol_g.trace) && (p->a.len >= 0 || p->b.len >= 0)) { /* the trace names the source */
+        iol_tls.tpath = p->a.len >= 0 ? &p->a : &p->b;
+        iol_tls.tpath_t0 = p->a.t0;
+    }
 }
 
 static int rename_post(struct iol_thread *t, struct two_paths *p, int r)

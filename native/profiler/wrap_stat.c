@@ -29,6 +29,15 @@ static int path_stat_post(struct iol_thread *t, struct iol_pcall *c, int op, int
     return r;
 }
 
+/* A call on a path iol_path_quick_excluded knows to be excluded, without the trace: counted in the process
+ * totals, nothing else (no clock, no errno; the 4 KiB path buffer of the other calls is not even set up). */
+static inline int excluded_post(struct iol_thread *t, int pcount, int r)
+{
+    iol_count_untracked(t, pcount, r != 0);
+    iol_leave(t);
+    return r;
+}
+
 /* fstat-like: on an open descriptor; its result teaches the runtime the descriptor's type. */
 static struct iol_desc *fd_stat_pre(struct iol_thread *t, int fd, uint64_t *t0)
 {
@@ -53,15 +62,21 @@ static int fd_stat_post(struct iol_thread *t, struct iol_desc *d, int op, int r,
 }
 
 #define PATH_STAT(name, sttype, op) \
+    __attribute__((noinline)) static int name##_path(struct iol_thread *t, const char *path, sttype *st) \
+    { \
+        struct iol_pcall c; \
+        iol_pcall_pre(&c, AT_FDCWD, path); \
+        int r = iol_real.name(path, st); \
+        return path_stat_post(t, &c, op, r, r == 0 ? st->st_mode : 0); \
+    } \
     IOL_EXPORT int name(const char *path, sttype *st) \
     { \
         struct iol_thread *t = iol_enter(); \
         if (t == NULL) \
             return IOL_REAL(name)(path, st); \
-        struct iol_pcall c; \
-        iol_pcall_pre(&c, AT_FDCWD, path); \
-        int r = iol_real.name(path, st); \
-        return path_stat_post(t, &c, op, r, r == 0 ? st->st_mode : 0); \
+        if (IOL_LIKELY(!iol_g.trace) && iol_path_quick_excluded(path)) \
+            return excluded_post(t, IOL_P_STATS, iol_real.name(path, st)); \
+        return name##_path(t, path, st); \
     }
 PATH_STAT(stat, struct stat, IOL_OP_STAT)
 PATH_STAT(stat64, struct stat64, IOL_OP_STAT)
@@ -103,6 +118,8 @@ static int empty_path(const char *path, int flags)
             int e = errno; \
             return fd_stat_post(t, d, IOL_OP_FSTATAT, r, e, r == 0 ? st->st_mode : 0, r == 0 ? st->st_size : 0, t0); \
         } \
+        if (IOL_LIKELY(!iol_g.trace) && iol_path_quick_excluded(path)) \
+            return excluded_post(t, IOL_P_STATS, iol_real.name(dirfd, path, st, flags)); \
         struct iol_pcall c; \
         iol_pcall_pre(&c, dirfd, path); \
         int r = iol_real.name(dirfd, path, st, flags); \
@@ -125,6 +142,8 @@ IOL_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, 
         int typed = r == 0 && (stx->stx_mask & STATX_TYPE);
         return fd_stat_post(t, d, IOL_OP_STATX, r, e, typed ? stx->stx_mode : 0, typed ? (int64_t)stx->stx_size : 0, t0);
     }
+    if (IOL_LIKELY(!iol_g.trace) && iol_path_quick_excluded(path))
+        return excluded_post(t, IOL_P_STATS, iol_real.statx(dirfd, path, flags, mask, stx));
     struct iol_pcall c;
     iol_pcall_pre(&c, dirfd, path);
     int r = iol_real.statx(dirfd, path, flags, mask, stx);
@@ -134,15 +153,21 @@ IOL_EXPORT int statx(int dirfd, const char *path, int flags, unsigned int mask, 
 
 /* The pre-2.33 entry points (ver is the struct layout version). */
 #define XSTAT(name, sttype, op) \
+    __attribute__((noinline)) static int name##_path(struct iol_thread *t, int ver, const char *path, sttype *st) \
+    { \
+        struct iol_pcall c; \
+        iol_pcall_pre(&c, AT_FDCWD, path); \
+        int r = iol_real.name(ver, path, st); \
+        return path_stat_post(t, &c, op, r, r == 0 ? st->st_mode : 0); \
+    } \
     IOL_EXPORT int name(int ver, const char *path, sttype *st) \
     { \
         struct iol_thread *t = iol_enter(); \
         if (t == NULL) \
             return IOL_REAL(name)(ver, path, st); \
-        struct iol_pcall c; \
-        iol_pcall_pre(&c, AT_FDCWD, path); \
-        int r = iol_real.name(ver, path, st); \
-        return path_stat_post(t, &c, op, r, r == 0 ? st->st_mode : 0); \
+        if (IOL_LIKELY(!iol_g.trace) && iol_path_quick_excluded(path)) \
+            return excluded_post(t, IOL_P_STATS, iol_real.name(ver, path, st)); \
+        return name##_path(t, ver, path, st); \
     }
 XSTAT(__xstat, struct stat, IOL_OP_STAT)
 XSTAT(__xstat64, struct stat64, IOL_OP_STAT)
@@ -192,14 +217,20 @@ static int access_post(struct iol_thread *t, struct iol_pcall *c, int r)
 }
 
 #define ACCESS_LIKE(name) \
+    __attribute__((noinline)) static int name##_path(struct iol_thread *t, const char *path, int mode) \
+    { \
+        struct iol_pcall c; \
+        iol_pcall_pre(&c, AT_FDCWD, path); \
+        return access_post(t, &c, iol_real.name(path, mode)); \
+    } \
     IOL_EXPORT int name(const char *path, int mode) \
     { \
         struct iol_thread *t = iol_enter(); \
         if (t == NULL) \
             return IOL_REAL(name)(path, mode); \
-        struct iol_pcall c; \
-        iol_pcall_pre(&c, AT_FDCWD, path); \
-        return access_post(t, &c, iol_real.name(path, mode)); \
+        if (IOL_LIKELY(!iol_g.trace) && iol_path_quick_excluded(path)) \
+            return excluded_post(t, IOL_P_ACCESSES, iol_real.name(path, mode)); \
+        return name##_path(t, path, mode); \
     }
 ACCESS_LIKE(access)
 ACCESS_LIKE(euidaccess)
@@ -211,6 +242,8 @@ IOL_EXPORT int faccessat(int dirfd, const char *path, int mode, int flags)
     struct iol_thread *t = iol_enter();
     if (t == NULL)
         return IOL_REAL(faccessat)(dirfd, path, mode, flags);
+    if (IOL_LIKELY(!iol_g.trace) && iol_path_quick_excluded(path))
+        return excluded_post(t, IOL_P_ACCESSES, iol_real.faccessat(dirfd, path, mode, flags));
     struct iol_pcall c;
     iol_pcall_pre(&c, dirfd, path);
     return access_post(t, &c, iol_real.faccessat(dirfd, path, mode, flags));

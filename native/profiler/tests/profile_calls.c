@@ -52,6 +52,10 @@ size_t __fread_chk(void *, size_t, size_t, size_t, FILE *);
 char *__fgets_chk(char *, size_t, int, FILE *);
 int __fprintf_chk(FILE *, int, const char *, ...);
 int __printf_chk(int, const char *, ...);
+int __vfprintf_chk(FILE *, int, const char *, va_list);
+int __isoc99_fscanf(FILE *, const char *, ...);
+int __isoc99_vfscanf(FILE *, const char *, va_list);
+int fcntl64(int, int, ...);
 
 #if defined(__x86_64__)
 __asm__(".symver old_xstat, __xstat@GLIBC_2.2.5");
@@ -62,6 +66,14 @@ int old_xstat(int, const char *, struct stat *);
 int old_lxstat(int, const char *, struct stat *);
 int old_fxstat(int, int, struct stat *);
 int old_fxstatat(int, int, const char *, struct stat *, int);
+__asm__(".symver old_xstat64, __xstat64@GLIBC_2.2.5");
+__asm__(".symver old_lxstat64, __lxstat64@GLIBC_2.2.5");
+__asm__(".symver old_fxstat64, __fxstat64@GLIBC_2.2.5");
+__asm__(".symver old_fxstatat64, __fxstatat64@GLIBC_2.4");
+int old_xstat64(int, const char *, struct stat64 *);
+int old_lxstat64(int, const char *, struct stat64 *);
+int old_fxstat64(int, int, struct stat64 *);
+int old_fxstatat64(int, int, const char *, struct stat64 *, int);
 #endif
 
 static char out[1 << 16];
@@ -395,9 +407,37 @@ static void c_mmap(void)
     R("munmap(file)", munmap(p, 4096));
     char *anon;
     RP("mmap(anonymous)", anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    R("msync(anonymous)", msync(anon, 4096, MS_SYNC)); /* not I/O: not counted */
     R("munmap(anonymous)", munmap(anon, 4096));
     RP("mmap(closed fd)", mmap(NULL, 4096, PROT_READ, MAP_SHARED, 999, 0));
+    /* A file mapping unmapped a piece at a time: each piece counts, the range once gone does not. */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    RP("mmap(file, 3 pages)", p = mmap(NULL, 3 * pg, PROT_READ, MAP_SHARED, fd, 0));
+    R("msync(middle page)", msync(p + pg, pg, MS_ASYNC));
+    R("munmap(middle page)", munmap(p + pg, pg));
+    R("munmap(first page)", munmap(p, pg));
+    R("msync(unmapped middle)", msync(p + pg, pg, MS_SYNC));
+    R("munmap(last page)", munmap(p + 2 * pg, pg));
+    R("munmap(all again)", munmap(p, 3 * pg));
     R("close(m)", close(fd));
+}
+
+/* More file mappings at once than the runtime remembers (4096): the rest are counted as not remembered. */
+static void c_mmap_many(void)
+{
+    enum { N = 4106 };
+    static char *maps[N];
+    int fd = xopen("mm", O_CREAT | O_RDWR | O_TRUNC);
+    syscall(SYS_ftruncate, fd, 4096);
+    int ok = 0, unmapped = 0;
+    for (int i = 0; i < N; i++) {
+        maps[i] = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+        ok += maps[i] != MAP_FAILED;
+    }
+    for (int i = 0; i < N; i++)
+        unmapped += maps[i] != MAP_FAILED && munmap(maps[i], 4096) == 0;
+    syscall(SYS_close, fd);
+    say("mapped %d, unmapped %d\n", ok, unmapped);
 }
 
 static void c_copy(void)
@@ -501,6 +541,154 @@ static void c_stdio(void)
     RP("freopen(sf3, w)", f = freopen(P("sf3"), "w", f));
     R("fputs", fputs("reopened\n", f) >= 0);
     R("fclose", fclose(f));
+}
+
+/* The v- forms, each through a variadic helper (as a program's own logging function calls them). */
+static int my_vfprintf(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vfprintf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static int my_vprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vprintf(fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static int my_vfprintf_chk(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __vfprintf_chk(f, 1, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static int my_isoc99_vfscanf(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = __isoc99_vfscanf(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* The plain vfscanf symbol (what a program built for C89 calls), looked up by name. */
+static int my_plain_vfscanf(FILE *f, const char *fmt, ...)
+{
+    int (*fn)(FILE *, const char *, va_list) = (int (*)(FILE *, const char *, va_list))dlsym(RTLD_DEFAULT, "vfscanf");
+    va_list ap;
+    va_start(ap, fmt);
+    int r = fn(f, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* stdio calls the stdio case leaves out: a character, a line, a v-form at a time; freopen64. */
+static void c_stdio_more(void)
+{
+    FILE *f;
+    RP("fopen(sm0, w)", f = fopen(P("sm0"), "w"));
+    RP("freopen64(sm, w+)", f = freopen64(P("sm"), "w+", f));
+    R("vfprintf", my_vfprintf(f, "%d\n", 12345));                 /* 6 bytes */
+    R("__vfprintf_chk", my_vfprintf_chk(f, "%s\n", "chk"));      /* 4 */
+    R("fputc", fputc('a', f));                                    /* 1 */
+    R("putc", putc('b', f));                                      /* 1 */
+    R("fputs", fputs("\n7 8 9\nline2\nrest;tail\n", f) >= 0);     /* 23 */
+    R("fseek(0)", fseek(f, 0, SEEK_SET));
+    int n1 = 0, n2 = 0, n3 = 0;
+    char word[16];
+    R("__isoc99_fscanf", __isoc99_fscanf(f, "%d", &n1));         /* "12345": 5 bytes */
+    R("__isoc99_vfscanf", my_isoc99_vfscanf(f, "%15s", word));   /* "\nchk": 4 */
+    say("  scanned %d %s\n", n1, word);
+    R("fgetc", fgetc(f));                                         /* '\n' */
+    R("getc", getc(f));                                           /* 'a' */
+    R("fgetc", fgetc(f));                                         /* 'b' */
+    R("vfscanf", my_plain_vfscanf(f, "%d %d %d", &n1, &n2, &n3)); /* "\n7 8 9": 6 */
+    say("  scanned %d %d %d\n", n1, n2, n3);
+    R("fgetc", fgetc(f));                                         /* '\n' */
+    char *line = NULL;
+    size_t cap = 0;
+    R("getline", getline(&line, &cap, f));                        /* "line2\n": 6 */
+    R("getdelim(;)", getdelim(&line, &cap, ';', f));              /* "rest;": 5 */
+    R("getline", getline(&line, &cap, f));                        /* "tail\n": 5 */
+    R("getline at EOF", getline(&line, &cap, f));                 /* -1, a 0-byte read */
+    R("fgetc at EOF", fgetc(f));                                  /* EOF, a 0-byte read */
+    free(line);
+    R("fclose", fclose(f));
+
+    /* stdin and stdout redirected to files by the case: getchar, putchar and vprintf reach them. */
+    int in = xopen("sm", O_RDONLY);
+    int outfd = xopen("smo", O_CREAT | O_WRONLY | O_TRUNC);
+    int saved_in = (int)syscall(SYS_dup, 0), saved_out = (int)syscall(SYS_dup, 1);
+    syscall(SYS_dup2, in, 0);
+    syscall(SYS_dup2, outfd, 1);
+    syscall(SYS_close, in);
+    syscall(SYS_close, outfd);
+    int c1 = getchar(), c2 = getchar();
+    int p1 = putchar('X');
+    int p2 = my_vprintf("v%d\n", 5);
+    int fl = fflush(stdout);
+    syscall(SYS_dup2, saved_in, 0);
+    syscall(SYS_dup2, saved_out, 1);
+    syscall(SYS_close, saved_in);
+    syscall(SYS_close, saved_out);
+    say("getchar = %d\ngetchar = %d\nputchar = %d\nvprintf = %d\nfflush = %d\n", c1, c2, p1, p2, fl);
+}
+
+/* fcntl64's dup forms (glibc >= 2.28 exports fcntl64; fcntl is the same call), and the 64-bit pre-2.33
+ * stat entry points. */
+static void c_fd64(void)
+{
+    int fd, d1, d2;
+    R("open(f64)", fd = open(P("f64"), O_CREAT | O_RDWR | O_TRUNC, 0644));
+    R("write(3)", write(fd, "abc", 3));
+    R("fcntl64(F_DUPFD)", d1 = fcntl64(fd, F_DUPFD, 10));
+    R("fcntl64(F_DUPFD_CLOEXEC)", d2 = fcntl64(fd, F_DUPFD_CLOEXEC, 20));
+    R("fcntl64(F_GETFL) & O_ACCMODE", fcntl64(fd, F_GETFL) & O_ACCMODE);
+    R("fcntl64(-1, F_DUPFD)", fcntl64(-1, F_DUPFD, 0));
+    R("write(d1, 2)", write(d1, "de", 2));
+    R("close(d1)", close(d1));
+    R("close(d2)", close(d2));
+#if defined(__x86_64__)
+    struct stat64 o;
+    R("__xstat64(f64)", old_xstat64(1, P("f64"), &o));
+    say("  size %ld\n", (long)o.st_size);
+    R("__lxstat64(f64)", old_lxstat64(1, P("f64"), &o));
+    R("__fxstat64(f64)", old_fxstat64(1, fd, &o));
+    R("__fxstatat64(f64)", old_fxstatat64(1, AT_FDCWD, P("f64"), &o, 0));
+    R("__xstat64(missing)", old_xstat64(1, P("missing"), &o));
+#endif
+    R("close(f64)", close(fd));
+}
+
+/* Buffers not aligned to 8 bytes, and an O_DIRECT open (which a file system may refuse: EINVAL). */
+static char abuf[8192] __attribute__((aligned(4096)));
+
+static void c_align(void)
+{
+    int fd;
+    R("open(al)", fd = open(P("al"), O_CREAT | O_RDWR | O_TRUNC, 0644));
+    memset(abuf, 'z', sizeof abuf);
+    R("write(aligned 8)", write(fd, abuf, 8));
+    R("write(abuf+1, 8)", write(fd, abuf + 1, 8));
+    R("pwrite(abuf+3, 4 @0)", pwrite(fd, abuf + 3, 4, 0));
+    R("pread(abuf+8, 4 @0)", pread(fd, abuf + 8, 4, 0));
+    R("pread(abuf+5, 4 @4)", pread(fd, abuf + 5, 4, 4));
+    R("close(al)", close(fd));
+    R("open(dio, O_DIRECT)", fd = open(P("dio"), O_CREAT | O_RDWR | O_TRUNC | O_DIRECT, 0644));
+    if (fd >= 0) {
+        R("pwrite(4096 @0)", pwrite(fd, abuf, 4096, 0));
+        R("pread(4096 @0)", pread(fd, abuf + 4096, 4096, 0));
+        R("close(dio)", close(fd));
+    }
 }
 
 /* stdout redirected to a file by the case itself: puts and printf reach it. */
@@ -795,10 +983,14 @@ static const struct tcase cases[] = {
     { "namespace", c_namespace },
     { "dir", c_dir },
     { "mmap", c_mmap },
+    { "mmap_many", c_mmap_many },
     { "copy", c_copy },
     { "dup", c_dup },
     { "stdio", c_stdio },
     { "stdout", c_stdout },
+    { "stdio_more", c_stdio_more },
+    { "fd64", c_fd64 },
+    { "align", c_align },
     { "fork", c_fork },
     { "vfork_exec", c_vfork_exec },
     { "spawn", c_spawn },

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 MAGIC = b"IOLENSP1"
 ZMAGIC = b"IOLPZ001"
 VERSION = 1
+# Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks.
+MINOR_VERSION = 1
 HEADER_SIZE = 4096
 CHUNK_HEADER_SIZE = 64
 CHUNK_MAGIC = b"CHNK"
@@ -53,7 +55,10 @@ FILE_UNNAMED = 1 << 16
 
 # Chunk kinds.
 KIND_NAMES, KIND_FILES, KIND_MOUNTS, KIND_FILE_REC, KIND_PROC_REC, KIND_TRACE = 1, 2, 3, 4, 5, 6
-KIND_LABELS = {1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE"}
+KIND_PATHS = 7
+KIND_LABELS = {1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE", 7: "PATHS"}
+# A trace record's file_id with this bit names a PATHS record (a path that is no file of the log).
+PATH_ID_BIT = 0x80000000
 
 # Limits that no real log reaches: beyond them the header is corrupt, and believing it would allocate
 # absurd amounts of memory.
@@ -66,7 +71,7 @@ TRACE_OPS = (
     "open close read write pread pwrite readv writev preadv pwritev lseek fsync fdatasync stat fstat lstat "
     "statx fstatat access unlink mkdir rmdir rename opendir readdir closedir truncate ftruncate fallocate "
     "mmap munmap msync dup fopen fclose fread fwrite fseek fflush fgets fputs fprintf fscanf "
-    "copy_file_range sendfile sync_file_range getdents fork exec ftell"
+    "copy_file_range sendfile sync_file_range getdents fork exec ftell spawn chmod link"
 ).split()
 OP_NAMES: dict[int, str] = {i + 1: name for i, name in enumerate(TRACE_OPS)}
 
@@ -117,6 +122,7 @@ class Header:
     n_file_counters: int
     n_proc_counters: int
     trace_dropped: int
+    minor_version: int
     job_id: str
     hostname: str
     exe: str
@@ -271,6 +277,8 @@ class ProcessLog:
     messages: list[str]
     end_ns: int
     trace_array: np.ndarray
+    # PATHS records: path id -> the path a traced call named (not a file of the log).
+    trace_paths: dict[int, str] = field(default_factory=dict)
     # file id -> row of `table`, for the trace (sorted ids, their rows).
     _ids: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.uint64))
     _id_rows: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.intp))
@@ -328,6 +336,8 @@ class ProcessLog:
         return dict(zip(self.schema.proc.names, self.proc_values.tolist(), strict=True))
 
     def path_of_file_id(self, file_id: int) -> str | None:
+        if file_id & PATH_ID_BIT:
+            return self.trace_paths.get(file_id)
         i = int(np.searchsorted(self._ids, file_id))
         if i < self._ids.size and int(self._ids[i]) == file_id:
             row = int(self._id_rows[i])
@@ -342,7 +352,7 @@ class ProcessLog:
         if t.size == 0:
             return []
         fids = t["file_id"].tolist()
-        paths = {fid: self.path_of_file_id(fid) for fid in set(fids) if fid}
+        paths = {fid: self.path_of_file_id(fid) for fid in set(fids) if fid}  # files and PATHS ids
         return [
             TraceEvent(s, d, o, z, paths.get(f), OP_NAMES.get(op, f"op{op}"), th, r, f)
             for s, d, o, z, f, op, th, r in zip(
@@ -520,7 +530,8 @@ def _header(path: Path, head: bytes) -> Header:
         chunk_count=chunk_count, pid=pid, ppid=ppid, start_wall_ns=start_wall_ns,
         start_mono_ns=start_mono_ns, end_ns=end_ns, exit_status=exit_status, exit_signal=exit_signal,
         rank=rank, n_file_counters=n_file, n_proc_counters=n_proc, trace_dropped=trace_dropped,
-        job_id=_cstr(head[128:192]), hostname=_cstr(head[192:256]), exe=_cstr(head[256:768]),
+        minor_version=struct.unpack_from("<I", head, 104)[0], job_id=_cstr(head[128:192]),
+        hostname=_cstr(head[192:256]), exe=_cstr(head[256:768]),
         parent_log=_cstr(head[768:1024]), cmdline=_cmdline(head[1024:3072]),
     )  # fmt: skip
 
@@ -632,6 +643,7 @@ class _Collected:
         self.file_flags = array("Q")
         self.file_paths: list[str] = []
         self.mounts: dict[int, tuple[str, str]] = {}
+        self.trace_paths: dict[int, str] = {}
         # FILE_REC records whole (the first word holds the file id), one row each.
         self.file_recs = _Records(
             np.dtype("<u8"),
@@ -654,7 +666,7 @@ def _variable_records(path: Path, k: int, kind: str, body: memoryview) -> Iterat
             )
         a, b, c, d = _VAR.unpack_from(body, off)
         yield a, b, c, d, off + 16
-        length = _padded(b) + _padded(c) if kind == "MOUNTS" else _padded(c)
+        length = _padded(b) + _padded(c) if kind == "MOUNTS" else _padded(c)  # FILES, PATHS: c
         if off + 16 + length > end:
             raise ProfileLogError(
                 f"{path}: chunk {k} ({kind}): a record of {16 + length} bytes overruns the chunk's "
@@ -716,6 +728,9 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         for mid, dlen, tlen, _, at in _variable_records(path, k, label, body):
             t0 = at + _padded(dlen)
             got.mounts.setdefault(mid, (_text(body[at : at + dlen]), _text(body[t0 : t0 + tlen])))
+    elif kind == KIND_PATHS:
+        for pid, _, plen, _, at in _variable_records(path, k, label, body):
+            got.trace_paths.setdefault(pid, _text(body[at : at + plen]))
     else:
         n_values = {KIND_FILE_REC: header.n_file_counters, KIND_PROC_REC: header.n_proc_counters}.get(kind)
         expected = 48 if kind == KIND_TRACE else 8 + 8 * (n_values or 0)
@@ -984,7 +999,14 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
     if flags & FLAG_TRACE_TRUNCATED:
         messages.append(
             f"the trace is incomplete: {header.trace_dropped} events were not recorded "
-            "(the log could not grow)"
+            "(the trace reached IOLENS_TRACE_MAX, or the log could not grow)"
+        )
+    col = schema.proc.index.get("MMAPS_UNTRACKED")
+    untracked_maps = int(proc_values[col]) if col is not None and col < proc_values.size else 0
+    if untracked_maps:
+        messages.append(
+            f"{untracked_maps} file mapping(s) were not remembered (the runtime's table of mappings was "
+            "full): their munmap and msync calls are not counted"
         )
     unnamed = int(np.count_nonzero(table.flags & FILE_UNNAMED))
     if unnamed:
@@ -1002,6 +1024,7 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
         messages=messages,
         end_ns=end_ns,
         trace_array=trace,
+        trace_paths=got.trace_paths,
         _ids=ids,
         _id_rows=id_rows,
     )
