@@ -200,6 +200,31 @@ def test_job_stats_216_quoted_ids_hist_maps_sumsq_and_start_time() -> None:
     assert jobs["plain"]["counters"]["getattr"] == {"unit": "reqs", "samples": 3}
 
 
+def test_the_three_job_stats_readers_agree_on_a_216_text() -> None:
+    """A text with no odd line is read in one pass over the whole text; job by job and line by line must
+    give the same jobs (hist maps, empty ones too, sumsq, header times, quoted ids)."""
+    text = (
+        JOB_STATS_216.split("- job_id:          plain")[0]
+        + "- job_id:          plain\n"
+        + "  snapshot_time:   1700000102 secs.nsecs\n"
+        + "  getattr:         { samples: 3, unit: reqs }\n"
+        + "  open:            { samples: 0, unit: usecs, min: 0, max: 0, sum: 0, sumsq: 0, hist: {} }\n"
+    )
+    whole = jobstats._whole_text("\n" + text, ("\n" + text).index("\n- job_id"))
+    assert whole is not None, "the common layout must take the one-pass reader"
+    data, skipped = jobstats.parse(text)
+    assert skipped == 0 and data["jobs"] == whole
+    heads = [m.start() for m in jobstats._JOB.finditer("\n" + text)] + [len(text) + 1]
+    for job_id, a, b in zip(whole, heads, heads[1:], strict=False):
+        body = ("\n" + text)[a:b]
+        nl = body.index("\n", 1)
+        assert jobstats._fast_job("\n" + text, a + nl, b) == whole[job_id]
+        assert jobstats._slow_job(body[nl:]) == (whole[job_id], 0)
+    assert whole["plain"]["counters"]["open"]["hist"] == {}
+    assert whole["has space/slash"]["counters"]["write_bytes"]["hist"] == {}
+    assert whole["has space/slash"]["counters"]["read_bytes"]["sumsq"] == 1099528404992
+
+
 def test_job_ids_with_escapes_decode_to_their_bytes() -> None:
     assert jobstats.unquote_job_id('"a\\x0ab"') == "a\nb"
     assert jobstats.unquote_job_id('"caf\\xc3\\xa9"') == "café"

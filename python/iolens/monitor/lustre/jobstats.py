@@ -136,13 +136,13 @@ _HDR = re.compile(
 # The whole-text pass: one match per operation line, the first operation of a job also taking the job's
 # `job_id` line and the header lines before it (groups 1 and 2). Every match starts at a newline and ends at
 # the end of a line, so the text is of the common layout when the matches, job lines and header lines add up
-# to its line count; otherwise it is read job by job (_fast_job, _slow_job). Possessive quantifiers: nothing
-# here needs backtracking, and the engine is quicker without the bookkeeping for it.
+# to its line count; otherwise it is read job by job (_fast_job, _slow_job). No possessive quantifiers: Python
+# 3.10 has none (every part is bounded by a newline, so the greedy forms match the same).
 _WHOLE = re.compile(
-    r"\n(?:[ \t]*+-[ \t]*+(job_id:[^\n]*+)"
-    r"((?:\n[ \t]*+(?:snapshot_time|start_time|elapsed_time):[^\n]*+)*+)\n)?+"
-    r" ++(\w+): *+\{ samples: *+(\d+), unit: *+(\w+)(?:, min: *+(-?\d+), max: *+(-?\d+), sum: *+(-?\d+)"
-    r"(?:, sumsq: *+(\d+))?+)?+(?:, hist: \{([^{}\n]*+)\})?+ \}[ \t]*+(?=\n|\Z)"
+    r"\n(?:[ \t]*-[ \t]*(job_id:[^\n]*)"
+    r"((?:\n[ \t]*(?:snapshot_time|start_time|elapsed_time):[^\n]*)*)\n)?"
+    r" +(\w+): *\{ samples: *(\d+), unit: *(\w+)(?:, min: *(-?\d+), max: *(-?\d+), sum: *(-?\d+)"
+    r"(?:, sumsq: *(\d+))?)?(?:, hist: (\{[^{}\n]*\}))? \}[ \t]*(?=\n|\Z)"
 )
 
 
@@ -179,7 +179,7 @@ def _whole_text(text: str, start: int) -> Tree | None:
             c = {"samples": _int(samples), "unit": unit}
         if hist:
             try:
-                c["hist"] = parse_hist(hist)
+                c["hist"] = parse_hist(hist[1:-1])
             except ValueError:
                 return None
         counters[name] = c
