@@ -15,7 +15,6 @@
 #include "../common/clock.h"
 #include "../common/fstype.h"
 #include "../common/interrupt.h"
-#include "../common/ledger.h"
 #include "ior_internal.h"
 #include "run_doc.h"
 #include "run_sync.h"
@@ -512,30 +511,28 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     return 0;
 }
 
-static int remove_files(struct ior_run *r, int it)
+/* Every rank removes its file of iteration `it` (if iolens created it; with `unlink_files` 0 none), then
+ * rank 0 drops the names of what no longer exists from the ledger. */
+static int remove_files(struct ior_run *r, int it, int unlink_files, struct iol_err *err)
 {
     struct iol_comm *c = r->comm;
     if (c->barrier(c)) return comm_failed(r);
-    if (r->cfg->fpp || c->rank == 0) ior_remove_file(r, c->rank, it, &r->err);
-    return agree(r) ? -1 : 0;
+    if (unlink_files && (r->cfg->fpp || c->rank == 0)) ior_remove_file(r, c->rank, it, err);
+    if (c->barrier(c)) return comm_failed(r);
+    if (c->rank == 0 && r->be->does_io) ior_forget_removed(r->cfg, r->nranks, it, err);
+    return 0;
 }
 
 /* A run that failed (or was interrupted) still removes what it created, unless -k, so a Ctrl-C leaves no
- * test files behind. After a verification failure the files stay: they are the evidence. The ranks reach
- * this together (they agreed on the error), unless the communicator itself broke. */
+ * test files behind. After a verification failure the files stay: they are the evidence. Either way the
+ * ledger forgets the names of files the run meant to create and never did. The ranks reach this together
+ * (they agreed on the error), unless the communicator itself broke. */
 static void cleanup_after_failure(struct ior_run *r)
 {
-    struct iol_comm *c = r->comm;
-    if (r->verify_failed || c->barrier(c)) return;
     struct iol_err e = {0, ""};
     int reps = r->cfg->multi_file ? (int)r->cfg->reps : 1;
     for (int it = 0; it < reps; it++)
-        if (r->cfg->fpp || c->rank == 0) ior_remove_file(r, c->rank, it, &e);
-    if (c->barrier(c) == 0 && c->rank == 0) {
-        char dir[IOL_STR_MAX], base[IOL_STR_MAX];
-        ior_split_path(r->cfg->path, dir, sizeof dir, base, sizeof base);
-        iol_ledger_remove(dir, base, &e);
-    }
+        if (remove_files(r, it, !r->cfg->keep && !r->verify_failed, &e)) return;
 }
 
 /* -s -1: as many segments as the file to read holds (the smallest over the ranks, so none reads past
@@ -684,20 +681,15 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     /* --remove-only: what a run without -k would have removed at its end (files iolens created, found by
      * the same names), for a run that kept them with -k. */
     for (int it = 0; !failed && cfg->remove_only && it < (cfg->multi_file ? cfg->reps : 1); it++)
-        if (remove_files(r, it)) break;
+        if (remove_files(r, it, 1, &r->err) || agree(r)) break;
     for (int it = 0; !failed && !cfg->remove_only && it < cfg->reps; it++) {
         if (it > 0 && cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);
         if (cfg->write && do_write(r, it, text)) break;
         if (cfg->read && do_read(r, it, text)) break;
-        if (!cfg->keep && !r->verify_failed && remove_files(r, it)) break;
+        if (!cfg->keep && !r->verify_failed && (remove_files(r, it, 1, &r->err) || agree(r))) break;
     }
     failed = r->err.code != 0;
-    if (failed && !cfg->keep && r->files_may_exist) cleanup_after_failure(r);
-    if (!failed && !cfg->keep && !r->verify_failed && comm->rank == 0 && r->be->does_io) {
-        char dir[IOL_STR_MAX], base[IOL_STR_MAX];
-        ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
-        iol_ledger_remove(dir, base, &r->err);
-    }
+    if (failed && r->files_may_exist && r->be->does_io) cleanup_after_failure(r);
     if (comm->rank == 0) {
         verification_verdict(r);
         if (text) ior_report_text_end(text, r);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -29,35 +30,48 @@ void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t
     }
 }
 
-/* IOR's names: "path", "path.00000003" with -F, "dir/3/base.00000003" with -F -u, and ".N" for iteration N
- * with -m. */
-void ior_file_path(const struct ior_cfg *cfg, int rank, int iteration, char *out, size_t len)
+/* The part of -o up to and including its last '/' ("" when it has none): every name lives below it. */
+static void path_prefix(const struct ior_cfg *cfg, char *out, size_t len)
+{
+    const char *slash = strrchr(cfg->path, '/');
+    snprintf(out, len, "%.*s", slash ? (int)(slash - cfg->path + 1) : 0, cfg->path);
+}
+
+/* IOR's names, relative to the directory of -o: "base", "base.00000003" with -F, "3/base.00000003" with -F -u,
+ * and ".N" for iteration N with -m. This is also the name the ledger records. */
+static void file_name(const struct ior_cfg *cfg, int rank, int iteration, char *out, size_t len)
 {
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     int n;
-    if (cfg->fpp && cfg->unique_dir) {
-        ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
-        n = snprintf(out, len, "%s/%d/%s.%08d", dir, rank, base, rank);
-    } else if (cfg->fpp) {
-        n = snprintf(out, len, "%s.%08d", cfg->path, rank);
-    } else {
-        n = snprintf(out, len, "%s", cfg->path);
-    }
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    if (cfg->fpp && cfg->unique_dir) n = snprintf(out, len, "%d/%s.%08d", rank, base, rank);
+    else if (cfg->fpp) n = snprintf(out, len, "%s.%08d", base, rank);
+    else n = snprintf(out, len, "%s", base);
     if (cfg->multi_file && n > 0 && (size_t)n < len) snprintf(out + n, len - (size_t)n, ".%d", iteration);
 }
 
-static void rank_dir(const struct ior_cfg *cfg, int rank, char *out, size_t len)
+void ior_file_path(const struct ior_cfg *cfg, int rank, int iteration, char *out, size_t len)
 {
-    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
-    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
-    snprintf(out, len, "%s/%d", dir, rank);
+    char prefix[IOL_STR_MAX], name[IOL_STR_MAX + 64];
+    path_prefix(cfg, prefix, sizeof prefix);
+    file_name(cfg, rank, iteration, name, sizeof name);
+    /* -o is at most IOL_STR_MAX long, so only a name near that limit can be cut: the open then fails on it. */
+    if (snprintf(out, len, "%s%s", prefix, name) >= (int)len) out[len - 1] = '\0';
 }
 
-static int owned(const struct ior_cfg *cfg)
+/* -u: the directory of a rank (path, and its ledger name "RANK/"). */
+static void rank_dir(const struct ior_cfg *cfg, int rank, char *path, size_t plen, char *name, size_t nlen)
 {
-    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
-    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
-    return iol_ledger_owns(dir, base);
+    char prefix[IOL_STR_MAX];
+    path_prefix(cfg, prefix, sizeof prefix);
+    snprintf(path, plen, "%s%d", prefix, rank);
+    snprintf(name, nlen, "%d/", rank);
+}
+
+static void ledger_dir(const struct ior_cfg *cfg, char *dir, size_t len)
+{
+    char base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, len, base, sizeof base);
 }
 
 static int check_one_file(const struct ior_cfg *cfg, const char *p, int is_owned, struct iol_err *err)
@@ -72,6 +86,28 @@ static int check_one_file(const struct ior_cfg *cfg, const char *p, int is_owned
                            "(-E writes into existing files)", p);
     if (!cfg->write && (cfg->read || cfg->check_read) && !exists)
         return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s' does not exist: nothing to read (write it first with -w -k)", p);
+    return 0;
+}
+
+/* Every file (and -u directory) of ranks [lo, hi), checked against the ledger by its full name. */
+static int check_names(const struct ior_cfg *cfg, int lo, int hi, const struct iol_ledger_view *v,
+                       struct iol_err *err)
+{
+    int reps = cfg->multi_file ? (int)cfg->reps : 1;
+    char p[IOL_STR_MAX + 64], name[IOL_STR_MAX + 64];
+    struct stat st;
+    for (int rank = lo; cfg->unique_dir && rank < hi; rank++) {
+        rank_dir(cfg, rank, p, sizeof p, name, sizeof name);
+        if (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))
+            return iol_err_set(err, IOL_ERR_USAGE, "-u: '%s' exists and is not a directory", p);
+    }
+    for (int it = 0; it < reps; it++) {
+        for (int rank = lo; rank < (cfg->fpp ? hi : 1); rank++) {   /* a shared file is rank 0's to check */
+            ior_file_path(cfg, rank, it, p, sizeof p);
+            file_name(cfg, rank, it, name, sizeof name);
+            if (check_one_file(cfg, p, iol_ledger_view_has(v, name), err)) return -1;
+        }
+    }
     return 0;
 }
 
@@ -90,22 +126,13 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     if (cfg->write && access(dir, W_OK | X_OK) != 0)
         return iol_err_set(err, IOL_ERR_USAGE, "-o: directory '%s' is not writable", dir);
 
-    int is_owned = owned(cfg);
-    int reps = cfg->multi_file ? (int)cfg->reps : 1;
-    char p[IOL_STR_MAX + 64];
-    for (int it = 0; it < reps; it++) {
-        if (cfg->fpp) {
-            for (int rank = lo; rank < hi; rank++) {
-                ior_file_path(cfg, rank, it, p, sizeof p);
-                if (check_one_file(cfg, p, is_owned, err)) return -1;
-            }
-        } else if (lo == 0) {
-            ior_file_path(cfg, 0, it, p, sizeof p);
-            if (check_one_file(cfg, p, is_owned, err)) return -1;
-        }
-    }
-    if (lo != 0) return 0;
+    struct iol_ledger_view v;
+    if (iol_ledger_load(dir, &v, err)) return -1;
+    int rc = check_names(cfg, lo, hi, &v, err);
+    iol_ledger_view_free(&v);
+    if (rc || lo != 0) return rc;
 
+    int reps = cfg->multi_file ? (int)cfg->reps : 1;
     /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
      * than any file system, so the room check only applies to runs that write everything. */
     if (cfg->write && cfg->deadline_s == 0) {
@@ -135,34 +162,91 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     return 0;
 }
 
+/* The names of one iteration (every rank's file, and with -u every rank's directory), as malloc'd strings in
+ * *out; returns how many, or -1 when out of memory. */
+static int iteration_names(const struct ior_cfg *cfg, int nranks, int iteration, char ***out, char ***paths)
+{
+    int nfiles = cfg->fpp ? nranks : 1, ndirs = cfg->unique_dir ? nranks : 0, n = nfiles + ndirs;
+    char **names = calloc((size_t)n, sizeof *names), **ps = calloc((size_t)n, sizeof *ps);
+    char p[IOL_STR_MAX + 64], name[IOL_STR_MAX + 64];
+    for (int i = 0; names && ps && i < n; i++) {
+        if (i < nfiles) {
+            ior_file_path(cfg, i, iteration, p, sizeof p);
+            file_name(cfg, i, iteration, name, sizeof name);
+        } else {
+            rank_dir(cfg, i - nfiles, p, sizeof p, name, sizeof name);
+        }
+        names[i] = strdup(name);
+        ps[i] = strdup(p);
+        if (!names[i] || !ps[i]) n = -1;
+    }
+    if (!names || !ps) n = -1;
+    *out = names;
+    *paths = ps;
+    return n;
+}
+
+static void free_names(char **names, char **paths, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (names) free(names[i]);
+        if (paths) free(paths[i]);
+    }
+    free(names);
+    free(paths);
+}
+
+typedef int (*ledger_edit)(const char *dir, const char *const *names, size_t n, struct iol_err *err);
+
+/* Applies `edit` to the ledger names of this iteration whose file or directory does not exist. */
+static int edit_absent_names(const struct ior_cfg *cfg, int nranks, int iteration, ledger_edit edit,
+                             struct iol_err *err)
+{
+    char dir[IOL_STR_MAX];
+    ledger_dir(cfg, dir, sizeof dir);
+    char **names = NULL, **paths = NULL;
+    int n = iteration_names(cfg, nranks, iteration, &names, &paths), k = 0, rc = 0;
+    const char **absent = n > 0 ? calloc((size_t)n, sizeof *absent) : NULL;
+    if (n < 0 || (n > 0 && !absent)) rc = iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    for (int i = 0; absent && i < n; i++)
+        if (access(paths[i], F_OK) != 0) absent[k++] = names[i];
+    if (!rc && k) rc = edit(dir, absent, (size_t)k, err);
+    free(absent);
+    free_names(names, paths, n < 0 ? 0 : n);
+    return rc;
+}
+
+int ior_forget_removed(const struct ior_cfg *cfg, int nranks, int iteration, struct iol_err *err)
+{
+    return edit_absent_names(cfg, nranks, iteration, iol_ledger_remove_many, err);
+}
+
 int ior_prepare_write(struct ior_run *r, int iteration, struct iol_err *err)
 {
     const struct ior_cfg *cfg = r->cfg;
     if (!r->be->does_io) return 0;
     int rank = r->comm->rank;
-    char dir[IOL_STR_MAX], base[IOL_STR_MAX], p[IOL_STR_MAX + 64];
-    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    char dir[IOL_STR_MAX], p[IOL_STR_MAX + 64], name[IOL_STR_MAX + 64];
+    ledger_dir(cfg, dir, sizeof dir);
     ior_file_path(cfg, rank, iteration, p, sizeof p);
+    file_name(cfg, rank, iteration, name, sizeof name);
     int exists = access(p, F_OK) == 0;
 
-    /* The ledger entry goes in before any file is created, so a run killed half way still owns its files. */
-    if (rank == 0) {
-        char p0[IOL_STR_MAX + 64];
-        ior_file_path(cfg, 0, iteration, p0, sizeof p0);
-        if (access(p0, F_OK) != 0 || iol_ledger_owns(dir, base)) {
-            if (iol_ledger_add(dir, base, err)) return -1;
-        }
-    }
+    /* The names of what does not exist yet, i.e. what this run will create, go in the ledger before anything
+     * is created, so a run killed half way still owns its files. What exists and is not listed stays someone
+     * else's: used (with -E), never removed. */
+    int rc = rank == 0 ? edit_absent_names(cfg, r->nranks, iteration, iol_ledger_add_many, err) : 0;
     if (r->comm->barrier(r->comm)) return iol_err_set(err, IOL_ERR_RUNTIME, "communicator failed");
+    if (rc) return -1;
 
     if (cfg->fpp && cfg->unique_dir) {
-        char d[IOL_STR_MAX + 32];
-        rank_dir(cfg, rank, d, sizeof d);
+        char d[IOL_STR_MAX + 32], dname[64];
+        rank_dir(cfg, rank, d, sizeof d, dname, sizeof dname);
         if (mkdir(d, 0755) != 0 && errno != EEXIST) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "mkdir %s", d);
     }
     /* Like IOR, start from a fresh file unless -E; only a file this tool created is ever removed. */
     if (exists && !cfg->use_existing && (cfg->fpp || rank == 0)) {
-        if (!iol_ledger_owns(dir, base))
+        if (!iol_ledger_owns(dir, name))
             return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s' exists and was not created by iolens", p);
         if (unlink(p) != 0 && errno != ENOENT) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
     }
@@ -173,16 +257,18 @@ int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *
 {
     const struct ior_cfg *cfg = r->cfg;
     if (!r->be->does_io) return 0;
-    char p[IOL_STR_MAX + 64];
+    char dir[IOL_STR_MAX], p[IOL_STR_MAX + 64], name[IOL_STR_MAX + 64];
+    ledger_dir(cfg, dir, sizeof dir);
     ior_file_path(cfg, rank, iteration, p, sizeof p);
-    if (access(p, F_OK) == 0) {
-        if (!cfg->use_existing && !owned(cfg)) return 0;   /* not ours: leave it */
-        if (unlink(p) != 0 && errno != ENOENT) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
-    }
+    file_name(cfg, rank, iteration, name, sizeof name);
+    /* Whatever -E says: a file iolens did not create is never removed. */
+    if (access(p, F_OK) == 0 && iol_ledger_owns(dir, name) && unlink(p) != 0 && errno != ENOENT)
+        return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
     if (cfg->fpp && cfg->unique_dir) {
-        char d[IOL_STR_MAX + 32];
-        rank_dir(cfg, rank, d, sizeof d);
-        rmdir(d);   /* only succeeds when empty, which is all we want */
+        char d[IOL_STR_MAX + 32], dname[64];
+        rank_dir(cfg, rank, d, sizeof d, dname, sizeof dname);
+        /* Only a directory iolens made, and only once empty (rmdir refuses otherwise). */
+        if (iol_ledger_owns(dir, dname)) rmdir(d);
     }
     return 0;
 }

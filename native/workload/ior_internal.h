@@ -86,8 +86,11 @@ void ior_file_path(const struct ior_cfg *cfg, int rank, int iteration, char *out
 void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen);
 /* Checks, without doing I/O, that ranks [lo, hi) can run: directories exist and are writable, files to read
  * exist, files to write are not someone else's, there is room, O_DIRECT alignment. */
-/* Removes (if iolens created it or -E) the file of `rank` for `iteration`; with -u also its directory. */
+/* Removes (only if iolens created it: listed in the ledger by its full name) the file of `rank` for `iteration`; with -u also its directory. */
 int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *err);
+/* Rank 0: drops from the ledger the names of `iteration` (files and -u directories of every rank) that no
+ * longer exist, once the ranks have removed them. */
+int ior_forget_removed(const struct ior_cfg *cfg, int nranks, int iteration, struct iol_err *err);
 /* Prepares the target of a write: creates -u directories, records ownership, removes an old owned file. */
 int ior_prepare_write(struct ior_run *r, int iteration, struct iol_err *err);
 
