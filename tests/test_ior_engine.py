@@ -557,6 +557,27 @@ def test_fsync_per_write_calls_fsync_after_every_transfer(
     assert_only_canary_left(tmpfs_dir, canary)
 
 
+@pytest.mark.parametrize("per_write", [False, True], ids=["plain", "fsync-per-write"])
+def test_fsync_per_write_is_in_the_transfer_time_but_not_in_the_write_latency(
+    engine: Path, disk_dir: Path, per_write: bool
+) -> None:
+    # On disk an fsync of 64 KiB costs far more than the buffered write before it: with -Y the transfer
+    # interval holds the fsyncs, the latencies (the write calls alone, as IOR times them) do not.
+    args = ["-t", "64k", "-b", "4m", "-w", "-o", str(disk_dir / "y"), *(["-Y"] if per_write else [])]
+    res = run_engine(engine, args, np=1)
+    assert res.returncode == 0, res.stderr
+    phase = res.doc["phases"][0]
+    lat = phase["latency_ns"]
+    assert lat["count"] == 64
+    latency_sum_s = lat["count"] * lat["mean"] / 1e9
+    xfer_s = phase["per_rank"][0]["xfer_s"]
+    if per_write:
+        assert latency_sum_s < 0.5 * xfer_s, (latency_sum_s, xfer_s)
+    else:
+        # Without -Y the writes follow each other: their latencies tile the transfer interval.
+        assert 0.9 * xfer_s <= latency_sum_s <= xfer_s * 1.001, (latency_sum_s, xfer_s)
+
+
 def test_delay_between_iterations_makes_the_run_longer_but_no_phase(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
     args = ["-F", "-i", "3", "-t", "16k", "-b", "64k", "-w", "-r", "-o", str(tmpfs_dir / "d")]

@@ -130,6 +130,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
         int n = be->reap(r->bctx, r->done, min, qd, &r->err);
         if (n < 0) return -1;
         uint64_t last = 0;
+        int synced = 0;
         for (int i = 0; i < n; i++) {
             struct iol_req *d = r->done[i];
             if (d->error || d->result != (int64_t)d->len) {
@@ -149,13 +150,19 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
                         if (first < lp->vfirst) lp->vfirst = first;
                     }
                 }
-                if (is_write && cfg->fsync_per_write && be->fsync(r->bctx, f, &r->err)) stop = 1;
+                if (is_write && cfg->fsync_per_write) {
+                    synced = 1;
+                    if (be->fsync(r->bctx, f, &r->err)) stop = 1;
+                }
             }
             last = d->t_done_ns;
             if (last > chain) chain = last;
             free_slots[nfree++] = (int)d->tag;
             inflight--;
         }
+        /* -Y: a write's latency is the write call alone, as IOR times it; the fsync after it is in the
+         * phase's transfer time but must not be counted in the next write's latency. */
+        if (synced) chain = iol_now_ns();
         if (!stop && iol_interrupt_pending()) {
             iol_note_interrupt(&r->err);
             stop = 1;
