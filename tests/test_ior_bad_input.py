@@ -35,6 +35,12 @@ CASES = [
         "16",
     ),
     (["-O", "stoneWallingWearOutIterations=-1"], "stoneWallingWearOutIterations", ""),
+    (["-w", "-O", "stoneWallingWearOut=1"], "stoneWallingWearOut", "-D"),
+    (
+        ["-w", "-D", "5", "-O", "stoneWallingStatusFile=/dev/shm/iolens-never-written"],
+        "stoneWallingStatusFile",
+        "stoneWallingWearOut=1",
+    ),
 ]
 
 

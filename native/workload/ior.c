@@ -459,11 +459,8 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     if (c->allreduce(c, &done, &r->written_pairs, 1, IOL_DT_U64, IOL_OP_MIN)) return comm_failed(r);
     r->written_pairs_valid = 1;
 
-    if (cfg->status_file[0] && c->rank == 0) {
-        /* After wear-out every rank wrote the same count; without it, the largest is what a read may ask. */
-        write_status_file(cfg->status_file, ph->stonewall.active ? ph->stonewall.pairs_max : r->pairs_total,
-                          &r->err);
-    }
+    /* With wear-out (ior_validate insists) every rank wrote this many transfers: what a later read may ask. */
+    if (cfg->status_file[0] && c->rank == 0) write_status_file(cfg->status_file, r->written_pairs, &r->err);
     if (agree(r)) return -1;
     if (cfg->check_write) {
         if (check_pass(r, c->rank, lp.pairs_done, it, "write-check", ph)) return -1;

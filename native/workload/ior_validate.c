@@ -49,6 +49,17 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
                            "-O stoneWallingWearOutIterations: %lld is more than the %llu transfers of a rank",
                            (long long)cfg->wear_out_iterations,
                            (unsigned long long)(cfg->segments * (cfg->block / cfg->xfer)));
+    /* Wear-out continues after the -D deadline; with no deadline there is nothing to continue (IOR accepts it
+     * and does nothing, which hides a missing -D). */
+    if (cfg->wear_out && cfg->deadline_s == 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "-O stoneWallingWearOut: needs a stonewall deadline (-D SECONDS)");
+    /* A status file tells a later read how many transfers every rank wrote. Without wear-out the ranks of a
+     * stonewalled write stop at different counts, and one count would make that read run past the slower
+     * ranks' data: IOR writes no status file then (the later read silently reads everything); refuse it. */
+    if ((cfg->write || cfg->check_write) && cfg->status_file[0] && !cfg->wear_out)
+        return iol_err_set(err, IOL_ERR_USAGE,
+                           "-O stoneWallingStatusFile: a write records its count only with "
+                           "-O stoneWallingWearOut=1 (and -D), so that every rank wrote that many transfers");
     /* Buffers: queue depth x transfer size per rank; refuse what cannot fit in memory. */
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psize > 0) {
