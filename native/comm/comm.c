@@ -29,6 +29,34 @@ static void own_hostname(char host[IOL_HOST_MAX])
     memcpy(host, u.nodename, n);
 }
 
+/* Entry `rank` of a comma-separated test-hook list (see comm.h) into out; 0 if there is none. */
+static int test_hook(const char *var, int rank, char *out, size_t len)
+{
+    const char *v = getenv(var);
+    for (int i = 0; v && *v; i++) {
+        const char *end = strchr(v, ',');
+        size_t n = end ? (size_t)(end - v) : strlen(v);
+        if (i == rank) {
+            if (n == 0 || n >= len) return 0;
+            memcpy(out, v, n);
+            out[n] = '\0';
+            return 1;
+        }
+        v = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+static void apply_test_hooks(struct iol_comm *c)
+{
+    char v[IOL_HOST_MAX];
+    if (test_hook("IOLENS_TEST_HOST", c->rank, v, sizeof v)) {
+        memset(c->hostname, 0, IOL_HOST_MAX);
+        memcpy(c->hostname, v, strlen(v));
+    }
+    if (test_hook("IOLENS_TEST_CLOCK_SKEW_NS", c->rank, v, sizeof v)) c->test_clock_skew_ns = strtoll(v, NULL, 10);
+}
+
 static int cmp_host(const void *a, const void *b)
 {
     return memcmp(a, b, IOL_HOST_MAX);
@@ -52,11 +80,25 @@ static int setup_fail(struct iol_err *err, const char *step)
     return iol_err_set(err, IOL_ERR_RUNTIME, "communicator setup: %s failed (a rank has stopped)", step);
 }
 
+void iol_node_layout(char *names, int n, struct iol_node_layout *out)
+{
+    out->nodes = 0;
+    out->tasks_on_node0 = 0;
+    out->block_mapping = n <= 1 || cmp_host(names, names + IOL_HOST_MAX) == 0;
+    for (int r = 0; r < n; r++) out->tasks_on_node0 += cmp_host(names + (size_t)r * IOL_HOST_MAX, names) == 0;
+    /* Sorting makes the distinct count O(n log n): a quadratic scan would take minutes at 100k ranks. */
+    qsort(names, (size_t)n, IOL_HOST_MAX, cmp_host);
+    for (int r = 0; r < n; r++)
+        out->nodes += r == 0 || cmp_host(names + (size_t)r * IOL_HOST_MAX, names + (size_t)(r - 1) * IOL_HOST_MAX) != 0;
+}
+
 int iol_comm_setup(struct iol_comm *c, struct iol_err *err)
 {
     own_hostname(c->hostname);
     c->clock_offset_ns = 0;
     c->max_abs_clock_offset_ns = 0;
+    c->test_clock_skew_ns = 0;
+    apply_test_hooks(c);
 
     char *all = NULL;
     struct setup_hello hello;
@@ -78,20 +120,16 @@ int iol_comm_setup(struct iol_comm *c, struct iol_err *err)
         free(all);
         return setup_fail(err, "gather of host names");
     }
-    int64_t layout[2] = { 0, 0 };   /* nodes, tasks on rank 0's node */
+    struct iol_node_layout layout = {0, 0, 0};
     if (c->rank == 0) {
-        for (int r = 0; r < c->size; r++)
-            layout[1] += memcmp(all + (size_t)r * IOL_HOST_MAX, hello.host0, IOL_HOST_MAX) == 0;
-        /* Sorting makes the distinct count O(n log n): a quadratic scan would take minutes at 100k ranks. */
-        qsort(all, (size_t)c->size, IOL_HOST_MAX, cmp_host);
-        for (int r = 0; r < c->size; r++)
-            layout[0] += r == 0 || cmp_host(all + (size_t)r * IOL_HOST_MAX, all + (size_t)(r - 1) * IOL_HOST_MAX) != 0;
+        iol_node_layout(all, c->size, &layout);
         free(all);
     }
-    if (c->bcast(c, layout, sizeof layout, 0) != 0)
+    if (c->bcast(c, &layout, sizeof layout, 0) != 0)
         return setup_fail(err, "broadcast of the node count");
-    c->nodes = (int)layout[0];
-    c->tasks_per_node = (int)layout[1];
+    c->nodes = layout.nodes;
+    c->tasks_per_node = layout.tasks_on_node0;
+    c->block_mapping = layout.block_mapping;
 
     /* On one node every rank reads the same CLOCK_MONOTONIC: nothing to measure. */
     if (c->nodes == 1)
@@ -104,7 +142,7 @@ int iol_comm_setup(struct iol_comm *c, struct iol_err *err)
     for (int i = 0; i < CLOCK_ROUNDS; i++) {
         if (c->barrier(c) != 0)
             return setup_fail(err, "clock alignment barrier");
-        uint64_t mine = iol_now_ns();
+        uint64_t mine = (uint64_t)((int64_t)iol_now_ns() + c->test_clock_skew_ns);
         uint64_t root = mine;
         if (c->bcast(c, &root, sizeof root, 0) != 0)
             return setup_fail(err, "clock alignment broadcast");

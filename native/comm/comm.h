@@ -32,19 +32,37 @@ struct iol_comm {
     char hostname[IOL_HOST_MAX];
     int nodes;                  /* distinct host names */
     int tasks_per_node;         /* ranks on rank 0's node, as IOR counts it */
-    int64_t clock_offset_ns;    /* this rank's CLOCK_MONOTONIC minus rank 0's (0 on rank 0's host) */
+    int block_mapping;          /* 1: ranks fill a node before the next (rank 1 shares rank 0's host, or one
+                                 * rank: IOR's QueryNodeMapping); 0: round-robin (cyclic) over the nodes */
+    int64_t clock_offset_ns;    /* this rank's clock minus rank 0's (0 on rank 0's host) */
     int64_t max_abs_clock_offset_ns; /* largest |offset| over all ranks */
+    int64_t test_clock_skew_ns; /* tests only (IOLENS_TEST_CLOCK_SKEW_NS): added to this rank's clock readings */
 };
 
 /* Collective: learns host names, node count and tasks per node, and aligns clocks: ranks on rank 0's host
  * share its CLOCK_MONOTONIC (offset 0); others measure their offset against rank 0 (median of several
- * barrier-synchronised samples). */
+ * barrier-synchronised samples).
+ *
+ * Test hooks, read here and nowhere else, for tests that need several nodes on one machine: each is a
+ * comma-separated list with one entry per rank (rank r takes entry r; a missing or empty entry changes
+ * nothing). IOLENS_TEST_HOST replaces the rank's host name; IOLENS_TEST_CLOCK_SKEW_NS adds that many
+ * nanoseconds (may be negative) to every clock reading the rank makes through the communicator, as if its
+ * clock were that far ahead of rank 0's (give it only to ranks on another "host"). */
 int iol_comm_setup(struct iol_comm *c, struct iol_err *err);
+
+/* The node layout from every rank's host name (n records of IOL_HOST_MAX bytes, in rank order; the array is
+ * sorted in place). */
+struct iol_node_layout {
+    int nodes;                  /* distinct names */
+    int tasks_on_node0;         /* ranks with rank 0's name */
+    int block_mapping;          /* rank 1 has rank 0's name, or n == 1 */
+};
+void iol_node_layout(char *names, int n, struct iol_node_layout *out);
 
 /* A rank's monotonic time expressed on rank 0's clock. */
 static inline uint64_t iol_comm_time(const struct iol_comm *c, uint64_t local_ns)
 {
-    return (uint64_t)((int64_t)local_ns - c->clock_offset_ns);
+    return (uint64_t)((int64_t)local_ns + c->test_clock_skew_ns - c->clock_offset_ns);
 }
 
 /* ---- local: fork N processes ------------------------------------------------------------------------

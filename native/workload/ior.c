@@ -27,6 +27,7 @@ struct phase_local {
     uint64_t pairs_at_deadline;
     int hit;                    /* stopped at the stonewall deadline */
     uint64_t stop_ns;           /* when it stopped issuing, from the transfer start */
+    uint64_t t2_local;          /* transfer start on this rank's own clock (progress lines) */
     uint64_t vbytes, verrors, vfirst;   /* verification: bytes checked, bad bytes, first bad offset */
     int evicted;
     struct iol_hist hist;
@@ -59,7 +60,7 @@ static int agree(struct ior_run *r)
 
 static void progress(struct ior_run *r, const struct xfer_plan *pl, const struct phase_local *lp, uint64_t now)
 {
-    double el = (double)(now - (lp->t[2] + (uint64_t)r->comm->clock_offset_ns)) / 1e9;
+    double el = (double)(now - lp->t2_local) / 1e9;
     uint64_t est = lp->bytes * (uint64_t)r->nranks;
     fprintf(stderr,
             "IOLENS-PROGRESS {\"phase\": \"%s\", \"iteration\": %d, \"elapsed_s\": %.3f, \"bytes\": %" PRIu64
@@ -237,6 +238,7 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
 
     uint64_t t2 = iol_now_ns();
     lp->t[2] = iol_comm_time(c, t2);
+    lp->t2_local = t2;
     r->next_progress_ns = t2 + 500000000ULL;
     if (opened) {
         struct xfer_plan p = *pl;
@@ -463,7 +465,8 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     if (cfg->status_file[0] && c->rank == 0) write_status_file(cfg->status_file, r->written_pairs, &r->err);
     if (agree(r)) return -1;
     if (cfg->check_write) {
-        if (check_pass(r, c->rank, lp.pairs_done, it, "write-check", ph)) return -1;
+        int check_rank = (c->rank + r->check_rank_shift) % r->nranks;
+        if (check_pass(r, check_rank, r->written_pairs, it, "write-check", ph)) return -1;
     }
     if (ph && text) ior_report_text_phase(text, r, ph);
     return 0;
@@ -575,8 +578,12 @@ static int setup(struct ior_run *r)
     /* No early return before segments_from_file: it is collective, every rank must reach it. */
     r->be->ctx_open(&r->bctx, r->qd, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
-    /* IOR's -C: read the data written tasks-per-node × Q ranks away, i.e. on another node. */
-    r->read_rank_shift = cfg->reorder ? (int)(((int64_t)r->tasks_per_node * cfg->task_offset) % r->nranks) : 0;
+    /* IOR's -C: read the data of a rank on another node. One node away is tasks-on-node-0 ranks when ranks
+     * fill a node before the next (block mapping), 1 rank when they go round-robin over the nodes; reads
+     * move Q nodes away, the -W check pass two (as IOR's). */
+    int node_step = c->block_mapping ? r->tasks_per_node : 1;
+    r->read_rank_shift = cfg->reorder ? (int)(((int64_t)node_step * cfg->task_offset) % r->nranks) : 0;
+    r->check_rank_shift = cfg->reorder ? (int)(((int64_t)node_step * 2) % r->nranks) : 0;
     r->segments = cfg->segments;
     if (r->segments < 0) segments_from_file(r);
     if (r->err.code) return -1;

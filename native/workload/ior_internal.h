@@ -57,6 +57,7 @@ struct ior_run {
     int nranks;
     int tasks_per_node;
     int read_rank_shift;             /* -C: readers read the data of rank + shift */
+    int check_rank_shift;            /* -C: the -W check pass reads the data of rank + shift */
     uint64_t xfers_per_block;
     int64_t segments;                /* -s, or what the existing file holds with -s -1 */
     uint64_t pairs_total;            /* transfers per rank per phase */

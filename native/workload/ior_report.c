@@ -90,6 +90,7 @@ void ior_report_text_begin(FILE *fp, const struct ior_run *r)
     fprintf(fp, "ordering in a file  : %s\n", cfg->random ? "random" : "sequential");
     fprintf(fp, "ordering inter file : %s\n", cfg->reorder ? "constant task offset" : "no tasks offsets");
     if (cfg->reorder) fprintf(fp, "task offset         : %" PRId64 "\n", cfg->task_offset);
+    fprintf(fp, "task mapping        : %s\n", r->comm->block_mapping ? "block" : "cyclic");
     fprintf(fp, "nodes               : %d\n", r->comm->nodes);
     fprintf(fp, "tasks               : %d\n", r->nranks);
     fprintf(fp, "clients per node    : %d\n", r->tasks_per_node);
@@ -277,6 +278,8 @@ void ior_report_json(struct iol_json *j, const struct ior_run *r)
     iol_json_kv_string(j, "file_system", r->fs_type[0] ? r->fs_type : "unknown");
     iol_json_kv_int(j, "files", cfg->fpp ? r->nranks : 1);
     iol_json_kv_int(j, "read_rank_shift", r->read_rank_shift);
+    iol_json_kv_int(j, "check_rank_shift", r->check_rank_shift);
+    iol_json_kv_string(j, "task_mapping", r->comm->block_mapping ? "block" : "cyclic");
     iol_json_end_object(j);
 
     iol_json_key(j, "phases");
