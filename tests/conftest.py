@@ -71,15 +71,24 @@ def engine() -> Path:
         pytest.fail(f"engine not available: {exc}")
 
 
+def require_mpirun() -> None:
+    """Skips a test that needs mpirun when it is missing, or fails it when IOLENS_REQUIRE_MPI=1 (CI sets it:
+    there the MPI tests must run, not quietly vanish)."""
+    if shutil.which("mpirun") is None:
+        if os.environ.get("IOLENS_REQUIRE_MPI") == "1":
+            pytest.fail("mpirun not found, and IOLENS_REQUIRE_MPI=1 says the MPI tests must run")
+        pytest.skip("mpirun not found")
+
+
 @pytest.fixture(scope="session")
 def mpi_env() -> dict[str, str]:
-    """Environment for running under mpirun in tests; skips when mpirun is missing.
+    """Environment for running under mpirun in tests; skips when mpirun is missing (fails under
+    IOLENS_REQUIRE_MPI=1).
 
     Running as root and oversubscribing a 2-core machine are test-environment choices, never product
     defaults, so they live here and not in iolens.launch.
     """
-    if shutil.which("mpirun") is None:
-        pytest.skip("mpirun not found")
+    require_mpirun()
     env = dict(os.environ)
     env.update(
         OMPI_ALLOW_RUN_AS_ROOT="1",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -404,7 +403,6 @@ def test_a_file_iolens_did_not_create_is_not_written(engine: Path, tmpfs_dir: Pa
     assert f.read_bytes() != b"x" * MIB
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI is not installed")
 def test_mpirun_gives_the_same_totals_as_local_ranks(
     engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
 ) -> None:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .ior_helpers import assert_only_canary_left, place_canary, run_engine
 
-pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI is not installed")
+MPIRUN = ["mpirun", "--oversubscribe", "-np"]
 
 
 def _engine_has_mpi(engine: Path) -> bool:
@@ -19,17 +19,31 @@ def _engine_has_mpi(engine: Path) -> bool:
     return "mpi=yes" in out
 
 
-def _shape(doc: dict) -> list[tuple]:
+def _key_paths(value: Any, prefix: str = "") -> set[str]:
+    """Every key path of a document ("phases[].latency_ns.p50"), so two documents can be compared whole."""
+    if isinstance(value, dict):
+        paths = set()
+        for k, v in value.items():
+            paths |= {f"{prefix}.{k}".lstrip(".")} | _key_paths(v, f"{prefix}.{k}")
+        return paths
+    if isinstance(value, list):
+        return set().union(*(_key_paths(v, f"{prefix}[]") for v in value)) if value else set()
+    return set()
+
+
+def _counts(doc: dict) -> list[dict]:
+    """What a phase moved, exactly: the figures that must not depend on the communicator."""
     return [
-        (
-            p["name"],
-            p["iteration"],
-            p["bytes"],
-            p["ops"],
-            [r["bytes"] for r in p["per_rank"]],
-            p["verify"]["errors"] if p["verify"] else None,
-            p["latency_ns"]["count"],
-        )
+        {
+            "phase": (p["name"], p["iteration"]),
+            "bytes": p["bytes"],
+            "ops": p["ops"],
+            "per_rank": [(r["rank"], r["bytes"], r["ops"]) for r in p["per_rank"]],
+            "verify": p["verify"] and (p["verify"]["bytes_checked"], p["verify"]["errors"]),
+            "latency_count": p["latency_ns"]["count"],
+            "cache": p["cache"],
+            "fsync": p["fsync"],
+        }
         for p in doc["phases"]
     ]
 
@@ -46,15 +60,25 @@ def test_mpirun_moves_the_same_bytes_as_local(
     if layout == "fpp":
         args.append("-F")
     local = run_engine(engine, args, np=np_)
-    mpi = run_engine(engine, args, launcher=["mpirun", "-np", str(np_), "--oversubscribe"], env=mpi_env)
+    mpi = run_engine(engine, args, launcher=[*MPIRUN, str(np_)], env=mpi_env)
     assert local.returncode == 0, local.stderr
     assert mpi.returncode == 0, mpi.stderr
     assert local.doc["comm"]["kind"] == "local" and mpi.doc["comm"]["kind"] == "mpi"
     assert mpi.doc["comm"]["ranks"] == np_ == local.doc["comm"]["ranks"]
     assert mpi.doc["comm"]["max_clock_offset_ns"] == 0  # one host: one clock
-    assert _shape(mpi.doc) == _shape(local.doc)
-    assert mpi.doc["config"] == local.doc["config"]
-    assert set(mpi.doc) == set(local.doc)
+    # Every phase moved exactly the same, per rank, and was checked the same.
+    assert _counts(mpi.doc) == _counts(local.doc)
+    per_rank = 2 * 512 * 1024
+    for phase in _counts(mpi.doc):
+        assert phase["bytes"] == np_ * per_rank
+        assert phase["per_rank"] == [(r, per_rank, per_rank // (32 * 1024)) for r in range(np_)]
+        assert phase["verify"] == (np_ * per_rank, 0)
+    assert [(s["name"], s["bytes"]) for s in mpi.doc["summary"]] == [
+        (s["name"], s["bytes"]) for s in local.doc["summary"]
+    ]
+    assert mpi.doc["config"] == local.doc["config"] and mpi.doc["target"] == local.doc["target"]
+    # The same document shape, key by key all the way down.
+    assert _key_paths(mpi.doc) == _key_paths(local.doc)
     assert_only_canary_left(tmpfs_dir, canary)
 
 
@@ -76,7 +100,7 @@ def test_mpi_stonewall_wear_out_equal_counts(engine: Path, mpi_env: dict[str, st
             "-o",
             str(tmpfs_dir / "s"),
         ],
-        launcher=["mpirun", "-np", "4", "--oversubscribe"],
+        launcher=[*MPIRUN, "4"],
         env=mpi_env,
     )
     assert res.returncode == 0, res.stderr
@@ -91,7 +115,7 @@ def test_mpi_bad_option_is_one_message(engine: Path, mpi_env: dict[str, str], tm
     res = run_engine(
         engine,
         ["-t", "4k", "-b", "10k", "-o", str(tmpfs_dir / "f")],
-        launcher=["mpirun", "-np", "2", "--oversubscribe"],
+        launcher=[*MPIRUN, "2"],
         env=mpi_env,
     )
     assert res.returncode == 2
@@ -138,3 +162,23 @@ def test_cli_runs_under_mpirun(
     assert [p["bytes"] for p in doc["phases"]] == [2 * 1024 * 1024] * 2
     assert "write" in proc.stdout and "read" in proc.stdout
     assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_clocks_of_other_nodes_are_aligned_before_ranks_are_compared(
+    engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
+) -> None:
+    # Two "nodes" (the engine's test hooks): rank 1's clock runs 3 s ahead of rank 0's. The alignment must
+    # measure that offset, and the phase's first-start/last-end figures must come out as without the skew.
+    skew_ns = 3_000_000_000
+    env = dict(mpi_env, IOLENS_TEST_HOST="node-a,node-b", IOLENS_TEST_CLOCK_SKEW_NS=f",{skew_ns}")
+    args = ["-F", "-t", "64k", "-b", "1m", "-w", "-r", "-o", str(tmpfs_dir / "clk")]
+    res = run_engine(engine, args, launcher=[*MPIRUN, "2"], env=env)
+    assert res.returncode == 0, res.stderr
+    comm = res.doc["comm"]
+    assert (comm["nodes"], comm["tasks_per_node"]) == (2, 1)
+    assert abs(comm["max_clock_offset_ns"] - skew_ns) < 50_000_000, comm
+    for phase in res.doc["phases"]:
+        # Uncorrected, rank 1's ends would lie 3 s after rank 0's starts.
+        assert phase["times"]["total_s"] < 1.0, phase["times"]
+        assert phase["times"]["xfer_s"] >= max(r["xfer_s"] for r in phase["per_rank"])
+    assert list(tmpfs_dir.iterdir()) == []
