@@ -3,7 +3,9 @@ did not create."""
 
 from __future__ import annotations
 
+import ctypes
 import json
+import mmap as mm
 import os
 import stat
 import subprocess
@@ -118,3 +120,32 @@ def assert_only_canary_left(directory: Path, canary: Path) -> None:
     """The run removed everything it created (files, -u directories, its ledger) and nothing else."""
     assert canary.read_text() == CANARY_TEXT
     assert sorted(p.name for p in directory.iterdir()) == [canary.name]
+
+
+def resident_bytes(path: Path) -> int:
+    """Bytes of the file in the page cache now, from the kernel (mmap + mincore, as fincore does)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    c = ctypes
+    libc.mmap.argtypes = [c.c_void_p, c.c_size_t, c.c_int, c.c_int, c.c_int, c.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = path.stat().st_size
+    if size == 0:
+        return 0
+    page = mm.PAGESIZE
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, mm.PROT_READ, mm.MAP_SHARED, fd, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            raise OSError(ctypes.get_errno(), f"mmap {path}")
+        try:
+            vec = ctypes.create_string_buffer((size + page - 1) // page)
+            if libc.mincore(addr, size, vec) != 0:
+                raise OSError(ctypes.get_errno(), f"mincore {path}")
+            pages = sum(b & 1 for b in vec.raw)
+        finally:
+            libc.munmap(addr, size)
+    finally:
+        os.close(fd)
+    return min(pages * page, size)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
 import shutil
@@ -13,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from .ior_helpers import CANARY_TEXT, assert_only_canary_left, long_write, place_canary, run_engine
+from .ior_helpers import (
+    CANARY_TEXT,
+    assert_only_canary_left,
+    long_write,
+    place_canary,
+    resident_bytes,
+    run_engine,
+)
 
 KIB = 1024
 MIB = 1024 * 1024
@@ -496,6 +504,47 @@ def test_buffered_read_on_disk_evicts_the_written_pages_unless_asked_to_keep_the
         assert read["cache"]["note"] is None
     assert read["verify"]["errors"] == 0 and read["verify"]["bytes_checked"] == 2 * MIB
     assert_only_canary_left(disk_dir, canary)
+
+
+@pytest.mark.parametrize("case", ["evict", "keep-cache", "mapped-elsewhere"])
+def test_eviction_really_empties_the_page_cache_of_the_file_unless_kept(
+    engine: Path, disk_dir: Path, case: str
+) -> None:
+    # The kernel is asked (mincore) what is left of the written file in memory after a read run that reads
+    # only its first transfer: after the eviction that is the transfer and the read-ahead around it; with
+    # --keep-cache the whole file the write left there. Pages another process has mapped cannot be dropped:
+    # the document must then not claim an eviction.
+    path = disk_dir / "rc"
+    base = ["-F", "-t", "4k", "-b", "8m", "-o", str(path)]
+    assert run_engine(engine, [*base, "-w", "-k"]).returncode == 0
+    data = Path(f"{path}.00000000")
+    size = data.stat().st_size
+    read = [
+        "-r",
+        "-k",
+        "-O",
+        "stoneWallingWearOutIterations=1",
+        *(["--keep-cache"] if case == "keep-cache" else []),
+    ]
+    with open(data, "rb") as f, mmap.mmap(f.fileno(), MIB, prot=mmap.PROT_READ) as held:
+        if case == "mapped-elsewhere":
+            assert sum(held[i] for i in range(0, MIB, mmap.PAGESIZE)) >= 0  # fault every page in
+        res = run_engine(engine, [*base, *read])
+        left = resident_bytes(data)
+    assert res.returncode == 0, res.stderr
+    cache = res.doc["phases"][0]["cache"]
+    if case == "keep-cache":
+        assert (cache["policy"], cache["evicted"]) == ("keep", False)
+        assert left == size
+    elif case == "evict":
+        assert (cache["policy"], cache["evicted"]) == ("evict", True)
+        assert left < size // 4, f"{left} of {size} bytes still in the page cache"
+    else:
+        assert left >= MIB
+        assert (cache["policy"], cache["evicted"]) == ("evict", False)
+        assert "could not be dropped" in cache["note"]
+    assert run_engine(engine, [*base, "--remove-only"]).returncode == 0
+    assert list(disk_dir.iterdir()) == []
 
 
 def test_seed_decides_the_data_and_a_read_with_another_seed_fails_the_check(

@@ -109,8 +109,9 @@ struct iol_backend {
     /* Waits until at least min requests are complete and returns up to max of them in done[]; or -1. */
     int (*reap)(struct iol_bctx *ctx, struct iol_req **done, int min, int max, struct iol_err *err);
     int (*fsync)(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err);
-    /* Drops the file's pages from the page cache (after writing them back). Sets *evicted to 0 when the
-     * file system keeps no separate cache (tmpfs), so the caller can say so. */
+    /* Drops the file's pages from the page cache (after writing them back). Sets *evicted to 1 only when no
+     * page of the file is left in memory afterwards (mincore), to 0 when some stayed or the file system
+     * keeps no separate cache (tmpfs), so the caller can say so. */
     int (*evict)(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err);
     int (*stat)(struct iol_bctx *ctx, const char *path, struct stat *st, struct iol_err *err);
     int (*unlink)(struct iol_bctx *ctx, const char *path, struct iol_err *err);

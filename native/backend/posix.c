@@ -14,6 +14,8 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
@@ -220,6 +222,36 @@ int iol_posix_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
     return 0;
 }
 
+/* Bytes of the file still in the page cache, by mincore() over read-only mappings of 1 GiB windows (a small
+ * vector, whatever the file's size). Returns 0, or an errno. */
+static int resident_bytes(int fd, uint64_t *out)
+{
+    const size_t window = (size_t)1 << 30;
+    long pg = sysconf(_SC_PAGESIZE);
+    struct stat st;
+    *out = 0;
+    if (pg <= 0 || fstat(fd, &st) != 0) return errno ? errno : EINVAL;
+    size_t page = (size_t)pg;
+    unsigned char *vec = malloc(window / page);
+    if (!vec) return ENOMEM;
+    int rc = 0;
+    for (off_t off = 0; off < st.st_size && !rc; off += (off_t)window) {
+        size_t len = (size_t)(st.st_size - off) < window ? (size_t)(st.st_size - off) : window;
+        void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+        if (m == MAP_FAILED) {
+            rc = errno;
+            break;
+        }
+        size_t pages = (len + page - 1) / page;
+        if (mincore(m, len, vec) != 0) rc = errno;
+        for (size_t i = 0; !rc && i < pages; i++)
+            if (vec[i] & 1) *out += i + 1 == pages ? len - i * page : page;
+        munmap(m, len);
+    }
+    free(vec);
+    return rc;
+}
+
 int iol_posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err)
 {
     (void)ctx;
@@ -237,7 +269,12 @@ int iol_posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, stru
     int rc = posix_fadvise(f->fd, 0, 0, POSIX_FADV_DONTNEED);   /* returns the error, not -1/errno */
     if (rc != 0)
         return fd_error(err, rc, "posix_fadvise(DONTNEED)", f->fd);
-    *evicted = 1;
+    /* DONTNEED is advice: pages mapped or locked by someone, or read again meanwhile, stay. Say "evicted"
+     * only when the kernel reports no page of the file in memory. */
+    uint64_t left = 0;
+    if ((rc = resident_bytes(f->fd, &left)) != 0)
+        return fd_error(err, rc, "mincore", f->fd);
+    *evicted = left == 0;
     return 0;
 }
 
