@@ -346,10 +346,17 @@ def test_broken_document_is_an_error_not_a_traceback(
     assert "iolens: error:" in proc.stderr and "truncated" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_engine_that_writes_nothing_is_reported(iolens_bin: list[str], fake_engine: dict[str, str]) -> None:
-    proc = _run(iolens_bin, ["ior", "-w"], dict(fake_engine, FAKE_DOC="", FAKE_EXIT="1"))
+def test_engine_that_writes_nothing_is_reported(
+    iolens_bin: list[str], fake_engine: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "doc.json"
+    proc = _run(iolens_bin, ["ior", "-w", "--json", str(out)], dict(fake_engine, FAKE_DOC="", FAKE_EXIT="1"))
     assert proc.returncode == 1
     assert "exited with status 1 and wrote no result document" in proc.stderr
+    # --json still gets a document, and it says the run failed and why.
+    doc = json.loads(out.read_text())
+    assert (doc["status"], doc["workload"], doc["comm"]) == ("failed", "ior", {"kind": "local", "ranks": 1})
+    assert "wrote no result document" in doc["error"]["message"]
 
 
 def test_page_cache_read_is_warned_loudly(

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from iolens import results
 
 from .ior_helpers import assert_only_canary_left, place_canary, run_engine
 
@@ -181,4 +186,64 @@ def test_clocks_of_other_nodes_are_aligned_before_ranks_are_compared(
         # Uncorrected, rank 1's ends would lie 3 s after rank 0's starts.
         assert phase["times"]["total_s"] < 1.0, phase["times"]
         assert phase["times"]["xfer_s"] >= max(r["xfer_s"] for r in phase["per_rank"])
+    assert list(tmpfs_dir.iterdir()) == []
+
+
+def _rank_pid(marker: str, rank: int) -> int | None:
+    """The pid of the engine process of MPI rank `rank` whose command line holds `marker`."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(marker.encode() in a for a in argv) and f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            if any(a.endswith(b"iolens-bench") for a in argv):
+                return int(entry.name)
+    return None
+
+
+def test_cli_writes_a_failed_document_when_a_rank_dies_under_mpirun(
+    iolens_bin: list[str], mpi_env: dict[str, str], tmpfs_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "doc.json"
+    target = tmpfs_dir / "crash"
+    # A write that would go on for 60 s (the -D deadline); rank 1 is killed as soon as it writes.
+    cmd = [*iolens_bin, "ior", "--launcher", "mpirun", "--np", "2", "--launcher-args", "--oversubscribe",
+           "--json", str(out), "--no-live", "-F", "-t", "4k", "-b", "8g", "-w", "-D", "60",
+           "-O", "stoneWallingWearOut=1", "-o", str(target)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env)
+    try:
+        deadline = time.monotonic() + 60
+        pid = None
+        while time.monotonic() < deadline and proc.poll() is None:
+            pid = _rank_pid(str(target), 1)
+            if pid is not None and Path(f"{target}.00000001").exists():
+                break
+            time.sleep(0.05)
+        assert pid is not None, "rank 1 never started writing"
+        os.kill(pid, signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, stderr
+    # mpirun's own report of the dead rank comes first (passed through), then iolens's one line.
+    ours = [line for line in stderr.splitlines() if line.startswith("iolens: error: ")]
+    assert len(ours) == 1 and "wrote no result document" in ours[0], stderr
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "failed" and doc["workload"] == "ior"
+    assert "mpirun" in doc["error"]["message"] and "no result document" in doc["error"]["message"]
+    assert doc["comm"] == {"kind": "mpi", "ranks": 2}
+    assert doc["phases"] == []
+    assert results.parse(doc).status == "failed"
+    # The ranks were killed before they could clean up: their files and ledger are left for --remove-only.
+    rm = run_engine(
+        Path(doc["command"][doc["command"].index("ior") - 1]),
+        ["-F", "--remove-only", "-o", str(target)],
+        np=2,
+    )
+    assert rm.returncode == 0, rm.stderr
     assert list(tmpfs_dir.iterdir()) == []

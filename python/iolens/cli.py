@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import shlex
 import shutil
@@ -347,6 +348,7 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
     tmp_parent = os.environ.get("IOLENS_TMPDIR") or None
     if tmp_parent is not None and not os.path.isdir(tmp_parent):
         return _error(f"IOLENS_TMPDIR={tmp_parent}: not a directory")
+    started_at = _utc_now()
     with tempfile.TemporaryDirectory(prefix="iolens-", dir=tmp_parent) as tmp:
         doc_path = Path(tmp) / "result.json"
         req = launch.RunRequest(
@@ -385,7 +387,7 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
             return outcome.returncode if outcome.returncode > 0 else 1
 
         if not doc_path.exists():
-            return _no_document(outcome, req)
+            return _no_document(outcome, req, opts.json, started_at)
         if mon is not None:
             mon.add_to_file(doc_path)
         return _finish(doc_path, opts, outcome, output, store)
@@ -493,7 +495,15 @@ def _launch(
         return launch.run(req, engine, on_progress=on_progress, on_line=on_line, on_exit=on_exit)
 
 
-def _no_document(outcome: launch.RunOutcome, req: launch.RunRequest) -> int:
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _no_document(
+    outcome: launch.RunOutcome, req: launch.RunRequest, json_path: Path | None, started_at: str
+) -> int:
+    """The engine wrote no document (under mpirun/srun a rank died before rank 0 could write one): say so,
+    and still leave a failed document at --json, so a script that reads it learns what happened."""
     rc = outcome.returncode
     if rc < 0:
         try:
@@ -502,12 +512,27 @@ def _no_document(outcome: launch.RunOutcome, req: launch.RunRequest) -> int:
             how = f"was killed by signal {-rc}"
     else:
         how = f"exited with status {rc}"
-    for msg in outcome.errors:
-        _error(msg, 1)
+    what = f"{req.launcher} {how} and the engine" if req.uses_mpi else f"the engine {how} and"
+    message = "; ".join([*outcome.errors, f"{what} wrote no result document"])
     hint = ""
     if req.uses_mpi:
         hint = " (if rank 0 ran on another node, set IOLENS_TMPDIR to a directory all nodes share)"
-    return _error(f"the engine {how} and wrote no result document{hint}", 1)
+    status = _error(message + hint, 1)
+    if json_path is not None:
+        doc = results.failure_document(
+            req.workload,
+            message,
+            outcome.command,
+            "mpi" if req.uses_mpi else "local",
+            req.np,
+            started_at,
+            _utc_now(),
+        )
+        try:
+            _write_atomic(json_path, json.dumps(doc, indent=2) + "\n")
+        except OSError as exc:
+            _error(f"--json: cannot write {json_path}: {exc.strerror}", 1)
+    return status
 
 
 _IO500_VALUED = ("--mode", "--np", "--launcher", "--launcher-args", "--json")

@@ -9,13 +9,17 @@ table) and tolerant of keys it does not know (a newer engine may add fields with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
+
+from iolens import __version__
 
 SCHEMA_VERSIONS = (1,)
 
@@ -145,7 +149,12 @@ def _read_fields(cls: Any, r: _Reader, **given: Any) -> Any:
             continue
         kind, _, optional = f.type.partition(" | ")
         read = _READ_AS[kind]
-        values[f.name] = read(r, f.name, None, nullable=True) if optional == "None" else read(r, f.name)
+        # A field with a default may be absent from a failed run's document (the reader is lenient there).
+        default = _MISSING if f.default is dataclasses.MISSING else f.default
+        if optional == "None":
+            values[f.name] = read(r, f.name, None, nullable=True)
+        else:
+            values[f.name] = read(r, f.name, default)
     return cls(**values, **given)
 
 
@@ -1283,6 +1292,34 @@ def parse(obj: Any) -> Document:
         monitor=r.optional("monitor", RunMonitor.parse),
         **kind.read_members(r),
     )
+
+
+def failure_document(
+    workload: str,
+    message: str,
+    command: Sequence[str],
+    comm_kind: str,
+    ranks: int,
+    started_at: str,
+    ended_at: str,
+) -> dict[str, Any]:
+    """The document of a run whose engine wrote none (a rank died under mpirun/srun before rank 0 could):
+    the envelope with status "failed" and the error, no figures (docs/schema.md, "Failed runs")."""
+    uname = os.uname()
+    return {
+        "schema_version": max(SCHEMA_VERSIONS),
+        "tool": "iolens",
+        "version": __version__,
+        "workload": workload,
+        "status": "failed",
+        "error": {"message": message, "rank": None, "phase": None},
+        "command": list(command),
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "host": {"hostname": uname.nodename, "kernel": uname.release},
+        "comm": {"kind": comm_kind, "ranks": ranks},
+        "phases": [],
+    }
 
 
 def _looks_truncated(text: str) -> bool:
