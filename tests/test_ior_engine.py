@@ -627,9 +627,9 @@ def test_fsync_per_write_is_in_the_transfer_time_but_not_in_the_write_latency(
         assert 0.9 * xfer_s <= latency_sum_s <= xfer_s * 1.001, (latency_sum_s, xfer_s)
 
 
-def test_delay_between_iterations_makes_the_run_longer_but_no_phase(engine: Path, tmpfs_dir: Path) -> None:
+def test_delay_before_every_phase_makes_the_run_longer_but_no_phase(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
-    args = ["-F", "-i", "3", "-t", "16k", "-b", "64k", "-w", "-r", "-o", str(tmpfs_dir / "d")]
+    args = ["-F", "-t", "16k", "-b", "64k", "-w", "-r", "-o", str(tmpfs_dir / "d")]
     t0 = time.monotonic()
     plain = run_engine(engine, args, np=2)
     t1 = time.monotonic()
@@ -637,10 +637,10 @@ def test_delay_between_iterations_makes_the_run_longer_but_no_phase(engine: Path
     t2 = time.monotonic()
     assert plain.returncode == 0 and delayed.returncode == 0, delayed.stderr
     assert delayed.doc["config"]["inter-test-delay"] == 1
-    # Two waits of 1 s: before iterations 1 and 2, none before the first.
+    # As IOR: a wait of 1 s before the write and another before the read, the first iteration too.
     assert t2 - t1 >= 2.0
-    assert (t2 - t1) - (t1 - t0) > 1.0
-    assert len(delayed.doc["phases"]) == 6
+    assert (t2 - t1) - (t1 - t0) > 1.5
+    assert len(delayed.doc["phases"]) == 2
     assert all(p["times"]["total_s"] < 1.0 for p in delayed.doc["phases"])
     assert_only_canary_left(tmpfs_dir, canary)
 

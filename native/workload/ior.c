@@ -437,6 +437,8 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     const struct ior_cfg *cfg = r->cfg;
     struct iol_comm *c = r->comm;
     r->err_phase = "write";
+    /* -d: IOR waits before every write and read phase (the first too), outside the phase's times. */
+    if (cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);
     ior_prepare_write(r, it, &r->err);
     r->files_may_exist = 1;
     if (agree(r)) return -1;
@@ -492,6 +494,7 @@ static int do_read(struct ior_run *r, int it, FILE *text)
         fflush(stderr);
     }
     lp.evicted = evict ? evict_before_read(r, data_rank, it) : 0;
+    if (cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);   /* -d, as before a write */
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
     if (agree(r)) return -1;
@@ -694,7 +697,6 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     for (int it = 0; !failed && cfg->remove_only && it < (cfg->multi_file ? cfg->reps : 1); it++)
         if (remove_files(r, it, 1, &r->err) || agree(r)) break;
     for (int it = 0; !failed && !cfg->remove_only && it < cfg->reps; it++) {
-        if (it > 0 && cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);
         if (cfg->write && do_write(r, it, text)) break;
         if (cfg->read && do_read(r, it, text)) break;
         if (!cfg->keep && !r->verify_failed && (remove_files(r, it, 1, &r->err) || agree(r))) break;

@@ -26,7 +26,7 @@ const struct iol_option ior_options[] = {
     {'Q', "task-per-node-offset", "taskPerNodeOffset", IOL_OPT_INT, F(task_offset), "1", "node offset used by -C", 1, 1e9},
     {'g', "intra-test-barriers", "intraTestBarriers", IOL_OPT_FLAG, F(intra_barriers), "0", "barrier between open, transfer and close", NOLIM},
     {'D', "deadline-for-stonewalling", "deadlineForStonewalling,stoneWallingTime", IOL_OPT_INT, F(deadline_s), "0", "stop each phase after this many seconds (0 = off)", 0, 1e9},
-    {'d', "inter-test-delay", "interTestDelay", IOL_OPT_INT, F(delay_s), "0", "seconds to wait between iterations", 0, 1e6},
+    {'d', "inter-test-delay", "interTestDelay", IOL_OPT_INT, F(delay_s), "0", "seconds to wait before each write and read phase (as IOR)", 0, 1e6},
     {'m', "multi-file", "multiFile", IOL_OPT_FLAG, F(multi_file), "0", "a new file name for every iteration", NOLIM},
     {'u', "unique-dir", "uniqueDir", IOL_OPT_FLAG, F(unique_dir), "0", "with -F, each rank's file in its own directory", NOLIM},
     {'o', "test-file", "testFile", IOL_OPT_STRING, F(path), "testFile", "path of the test file (ranks add .NNNNNNNN with -F)", NOLIM},
