@@ -29,6 +29,8 @@ CASES = [
     (["-O", "stoneWallingWearOut=maybe"], "stoneWallingWearOut", ""),
     (["--np", "0"], "--np", "below the minimum"),
     (["-t"], "-t", "missing value"),
+    (["-b", "-w"], "-b", "missing value (the next argument, '-w', is an option)"),
+    (["--block-size", "--keep-file"], "--block-size", "missing value"),
     (
         ["-t", "4k", "-b", "64k", "-O", "stoneWallingWearOutIterations=17"],
         "stoneWallingWearOutIterations",

@@ -375,6 +375,24 @@ int iol_opts_defaults(const struct iol_optset *sets, int nsets, struct iol_err *
 
 /* ---- argv -------------------------------------------------------------------------------------------- */
 
+/* The argument after an option that takes a value, or an error when there is none, or when what follows is
+ * itself an option ("-b -w": the value was forgotten; saying "'-w' is not a size" would mislead). A leading
+ * '-' followed by a digit or '.' is a negative number (-s -1), a value. */
+static int next_value(const struct iol_optset *sets, int nsets, int argc, char **argv, int *i, const char *what,
+                      const char **value, struct iol_err *err)
+{
+    if (*i + 1 >= argc) return iol_err_set(err, IOL_ERR_USAGE, "%s: missing value", what);
+    const char *next = argv[*i + 1];
+    int s = 0;
+    int option = next[0] == '-' && next[1] != '\0' && !isdigit((unsigned char)next[1]) && next[1] != '.' &&
+                 (next[1] == '-' || find_short(sets, nsets, next[1], &s) != NULL);
+    if (option)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: missing value (the next argument, '%s', is an option)", what,
+                           next);
+    *value = argv[++*i];
+    return 0;
+}
+
 static int parse_long(const struct iol_optset *sets, int nsets, int argc, char **argv, int *i,
                       struct iol_err *err)
 {
@@ -397,10 +415,8 @@ static int parse_long(const struct iol_optset *sets, int nsets, int argc, char *
         value = eq + 1;
     else if (o->type == IOL_OPT_FLAG)
         value = "1";
-    else if (*i + 1 < argc)
-        value = argv[++*i];
-    else
-        return iol_err_set(err, IOL_ERR_USAGE, "%s: missing value", what);
+    else if (next_value(sets, nsets, argc, argv, i, what, &value, err) != 0)
+        return -1;
     return set_value(sets, nsets, o, sets[s].cfg, value, what, true, err);
 }
 
@@ -429,10 +445,8 @@ static int parse_short(const struct iol_optset *sets, int nsets, int argc, char 
             value = c + 2;
         else if (c[1] != '\0')
             value = c + 1;
-        else if (*i + 1 < argc)
-            value = argv[++*i];
-        else
-            return iol_err_set(err, IOL_ERR_USAGE, "%s: missing value", what);
+        else if (next_value(sets, nsets, argc, argv, i, what, &value, err) != 0)
+            return -1;
         return set_value(sets, nsets, o, sets[s].cfg, value, what, true, err);
     }
     return 0;

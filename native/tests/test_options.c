@@ -162,6 +162,16 @@ static void test_every_invalid_kind_names_the_option(void)
     expect_error("unknown option '--foo'", parse("--foo=1", NULL), "unknown long option with =value");
     expect_error("-b: missing value", parse("-w", "-b", NULL), "missing value at the end of argv");
     expect_error("--block-size: missing value", parse("--block-size", NULL), "missing long value");
+    /* A forgotten value before the next flag is a missing value, not a bad size of "-w". */
+    expect_error("-b: missing value (the next argument, '-w', is an option)", parse("-b", "-w", NULL),
+                 "value forgotten before a short flag");
+    expect_error("--block-size: missing value (the next argument, '--posix.odirect', is an option)",
+                 parse("--block-size", "--posix.odirect", NULL), "value forgotten before a long option");
+    expect_error("-b: missing value (the next argument, '--', is an option)", parse("-b", "--", NULL),
+                 "value forgotten before --");
+    /* A negative number is a value, not an option; -x takes ".5". */
+    CHECK(parse("-x", ".5", NULL) == 0 && cfg.ratio == 0.5, "-x .5: %s", err.msg);
+    expect_error("-s: value -1 is below the minimum 1", parse("-s", "-1", NULL), "a negative number is a value");
     expect_error("-t: '1x' is not a size (use a number with an optional k/m/g/t suffix)", parse("-t", "1x", NULL),
                  "bad unit");
     CHECK(strcmp(err.msg, "-t: '1x' is not a size (use a number with an optional k/m/g/t suffix)") == 0,
