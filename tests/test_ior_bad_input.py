@@ -117,3 +117,18 @@ def test_cli_reports_engine_errors_without_traceback(iolens_bin: list[str], tmpf
     assert "iolens: error:" in proc.stderr and "-b" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_cli_run_failure_exits_1_with_one_error_line_first(iolens_bin: list[str], tmpfs_dir: Path) -> None:
+    # A run that starts and then fails (a read check with the wrong seed) is not bad input: exit status 1
+    # (as IOR), and standard error starts with the one line that says why.
+    path = str(tmpfs_dir / "f")
+    common = [*iolens_bin, "ior", "--no-live", "-t", "16k", "-b", "64k", "-o", path]
+    subprocess.run([*common, "-w", "-k"], capture_output=True, text=True, timeout=60, check=True)
+    proc = subprocess.run([*common, "-r", "-R", "-G", "5"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert lines and lines[0].startswith("iolens: error: read check, iteration 0: 65536 bytes differ")
+    assert lines[0].endswith("(rank 0, phase read-check)")
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "run failed" in proc.stdout  # the panel with the document's error, after the tables

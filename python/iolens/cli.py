@@ -406,6 +406,11 @@ def _finish(
         doc = results.load(doc_path)
     except results.ResultError as exc:
         return _error(str(exc), 1)
+    if doc.error is not None:
+        # First on standard error, one line, before anything else is shown: what a script or a log keeps.
+        where = [f"rank {doc.error.rank}"] if doc.error.rank is not None and doc.error.rank >= 0 else []
+        where += [f"phase {doc.error.phase}"] if doc.error.phase else []
+        _error(doc.error.message + (f" ({', '.join(where)})" if where else ""), 1)
     if opts.json is not None:
         try:
             _copy_atomic(doc_path, opts.json)
@@ -416,7 +421,7 @@ def _finish(
         written = _fio_outputs(doc, output or FioOutput())
     else:
         render.print_document(doc, _out_console())
-    # The engine also prints its error on stderr; the document's panel has said it already.
+    # The engine also prints its error on stderr; the line above has said it already.
     for msg in outcome.errors:
         if doc.error is None or msg.strip() != doc.error.message.strip():
             _error(msg, 1)
@@ -451,9 +456,6 @@ def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
             text = buf.getvalue()
     else:
         text = fio_json.dumps(fio_json.to_fio_json(doc, plus=output.format == "json+"))
-        if doc.error is not None:
-            # No panel in JSON: the failure is said where a person will see it.
-            _error(doc.error.message, 1)
         if output.file is None:
             sys.stdout.write(text)
             sys.stdout.flush()
