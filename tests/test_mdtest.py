@@ -345,11 +345,32 @@ def test_other_backends_keep_the_counts_exact_and_the_data_right(
     canary_only(md_dir)
 
 
-def test_timing_the_tree_with_the_items_keeps_item_counts(engine: Path, md_dir: Path) -> None:
-    # -t puts creating and removing the -u trees inside the create and remove timings.
-    doc = ok(md(engine, ["-n", "20", "-u", "-t", "-z", "1", "-b", "2", "-d", str(md_dir)], np=2))
-    items_only = [c for c in expected(18, 2, unique=True, depth=1, branch=2) if not c[0].startswith("tree-")]
-    assert [c for c in counts(doc) if not c[0].startswith("tree-")] == items_only
+@pytest.mark.parametrize("np_", [2, 3, 4])
+def test_timing_the_tree_with_the_items_has_no_tree_phase_and_survives_a_stride(
+    engine: Path, md_dir: Path, np_: int
+) -> None:
+    # -t puts creating and removing the -u trees inside the first create and the last remove phase: no tree
+    # phase of its own. With -N 1 another rank removes a rank's items (at np 2 and 4; at np 3 the remove
+    # phase's shift is 3 = 0 mod 3): a tree may go only once that rank is done, in every repetition.
+    base = ["-u", "-t", "-N", "1", "-z", "1", "-b", "2", "-d", str(md_dir)]
+    items_only = [c for c in expected(600, np_, unique=True, depth=1, branch=2) if not c[0].startswith("tree-")]
+    assert [name for name, _ in items_only] == [n for n in ALL if not n.startswith("tree-")]
+    for _ in range(4):
+        doc = ok(md(engine, [*base, "-n", "600"], np=np_))
+        assert counts(doc) == items_only
+        check_phase_figures(doc, 600)
+        canary_only(md_dir)
+    # Split across runs: -C -t leaves every rank's tree, nested as without -t, for the later runs.
+    doc = ok(md(engine, [*base, "-n", "60", "-C"], np=np_))
+    assert counts(doc) == [("dir-create", 60 * np_), ("file-create", 60 * np_)]
+    root = md_dir / "test-dir.0-0"
+    assert subtrees(root) == sorted(f"mdtest_tree.{r}.0" for r in range(np_))
+    for r in range(np_):
+        top = root / f"mdtest_tree.{r}.0"
+        assert subtrees(top) == [f"mdtest_tree.{r}.1", f"mdtest_tree.{r}.2"]
+        assert len([e for e in top.rglob("file.mdtest.*") if e.is_file()]) == 60
+    doc = ok(md(engine, [*base, "-n", "60", "-r"], np=np_))
+    assert counts(doc) == [("dir-remove", 60 * np_), ("file-remove", 60 * np_)]
     canary_only(md_dir)
 
 

@@ -520,7 +520,10 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
         if (!r->err.code) visit_items(r, &ps, fns[id], lp);
         if (id == MD_FILE_CREATE && cfg->stonewall_s) stonewall_wear_out(r, &ps, lp, fns[id]);
         if (cfg->time_unique_dir && last_remove) {
-            if (!cfg->unique_dir && c->barrier(c)) comm_failed(r);
+            /* A tree is removed only once every rank is done with the items in it: the shared tree holds
+             * everyone's, and with a stride (-N) another rank removes this rank's items (mdtest, too,
+             * removes the trees after the phase's closing barrier). */
+            if ((!cfg->unique_dir || shift != 0) && c->barrier(c)) comm_failed(r);
             local_init(&tree);
             if (!r->err.code) tree_op(r, iteration, 0, &tree);
         }
