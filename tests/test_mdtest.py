@@ -353,7 +353,8 @@ def test_timing_the_tree_with_the_items_has_no_tree_phase_and_survives_a_stride(
     # phase of its own. With -N 1 another rank removes a rank's items (at np 2 and 4; at np 3 the remove
     # phase's shift is 3 = 0 mod 3): a tree may go only once that rank is done, in every repetition.
     base = ["-u", "-t", "-N", "1", "-z", "1", "-b", "2", "-d", str(md_dir)]
-    items_only = [c for c in expected(600, np_, unique=True, depth=1, branch=2) if not c[0].startswith("tree-")]
+    every = expected(600, np_, unique=True, depth=1, branch=2)
+    items_only = [c for c in every if not c[0].startswith("tree-")]
     assert [name for name, _ in items_only] == [n for n in ALL if not n.startswith("tree-")]
     for _ in range(4):
         doc = ok(md(engine, [*base, "-n", "600"], np=np_))

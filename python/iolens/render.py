@@ -468,7 +468,8 @@ def find_summary_lines(f: FindSection) -> list[RenderableType]:
     out.append(
         Text(
             f"{ws.levels} directory levels, {f.directories:,} directories read; "
-            f"{ws.shared_directories} with more than {ws.split_entries} entries shared by all ranks",
+            f"{ws.shared_directories} with more than {ws.split_entries} entries shared by all ranks"
+            + (f" in {ws.shared_chunks:,} chunks" if ws.shared_chunks else ""),
             style="dim",
         )
     )
