@@ -555,6 +555,92 @@ def test_bad_input_exits_2_naming_the_option_and_creates_nothing(
     canary_only(md_dir)
 
 
+# --- safety: only what iolens made is touched -------------------------------------------------------------
+
+
+def _contents(d: Path) -> dict[str, str]:
+    return {str(p.relative_to(d)): p.read_text() if p.is_file() else "" for p in sorted(d.rglob("*"))}
+
+
+def _foreign_test_dir(d: Path) -> dict[str, str]:
+    """A test-dir.0-0 with mdtest's layout that iolens did not make (another mdtest run's, say)."""
+    tree = d / "test-dir.0-0" / "mdtest_tree.0"
+    tree.mkdir(parents=True)
+    (tree / "file.mdtest.0.0").write_text("someone else's item\n")
+    return _contents(d)
+
+
+def test_create_run_refuses_a_test_directory_iolens_did_not_make(engine: Path, md_dir: Path) -> None:
+    before = _foreign_test_dir(md_dir)
+    res = md(engine, ["-F", "-n", "10", "-C", "-d", str(md_dir)], np=2)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(
+        f"iolens-bench: error: -d: '{md_dir}/test-dir.0-0' exists and was not created by iolens"
+    ), res.stderr
+    assert res.doc is None and _contents(md_dir) == before
+    # Nor does a whole run (create, then remove) touch it.
+    res = md(engine, ["-F", "-n", "10", "-d", str(md_dir)], np=2)
+    assert res.returncode == 2 and _contents(md_dir) == before
+
+
+def test_remove_run_refuses_a_test_directory_not_in_the_ledger(engine: Path, md_dir: Path) -> None:
+    before = _foreign_test_dir(md_dir)
+    res = md(engine, ["-F", "-n", "1", "-r", "-d", str(md_dir)], np=1)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(
+        f"iolens-bench: error: -d: '{md_dir}/test-dir.0-0' was not created by iolens; refusing to remove"
+    ), res.stderr
+    assert res.doc is None and _contents(md_dir) == before
+    # Stat and read only look: they may run on it.
+    assert md(engine, ["-F", "-n", "1", "-T", "-d", str(md_dir)], np=1).returncode == 0
+    assert _contents(md_dir) == before
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["one-run", "create-then-remove"])
+def test_missing_run_directory_is_created_and_removed_again(engine: Path, md_dir: Path, split: bool) -> None:
+    run_dir = md_dir / "made-by-iolens"
+    base = ["-u", "-n", "12", "-z", "1", "-b", "2", "-d", str(run_dir)]
+    if split:
+        ok(md(engine, [*base, "-C"], np=2))
+        assert sorted(e.name for e in run_dir.iterdir()) == [".iolens-owned", "test-dir.0-0"]
+        ok(md(engine, [*base, "-r"], np=2))
+    else:
+        doc = ok(md(engine, base, np=2))
+        assert counts(doc) == expected(12, 2, unique=True, depth=1, branch=2)
+    assert not run_dir.exists()
+    canary_only(md_dir)
+
+
+def test_existing_run_directory_is_kept(engine: Path, md_dir: Path) -> None:
+    run_dir = md_dir / "mine"
+    run_dir.mkdir()
+    ok(md(engine, ["-F", "-n", "10", "-d", str(run_dir)], np=2))
+    assert run_dir.is_dir() and list(run_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("where", ["tree", "test-dir"])
+def test_foreign_file_inside_the_tree_survives_a_remove_run_that_reports_it(
+    engine: Path, md_dir: Path, where: str
+) -> None:
+    base = ["-F", "-n", "10", "-z", "1", "-b", "2", "-d", str(md_dir)]
+    ok(md(engine, [*base, "-C"], np=2))
+    holder = md_dir / "test-dir.0-0" / ("mdtest_tree.0/mdtest_tree.2" if where == "tree" else "")
+    foreign = holder / "notes.txt"
+    foreign.write_text("not iolens's\n")
+    res = md(engine, [*base, "-r"], np=2)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.startswith(f"iolens-bench: error: rmdir {holder}: "), res.stderr
+    assert "Directory not empty (it holds something iolens did not create: left in place" in res.stderr
+    doc = res.doc
+    assert doc is not None and doc["status"] == "failed"
+    assert doc["error"]["phase"] == ("tree-remove" if where == "tree" else "cleanup")
+    # Every item iolens made is gone; the foreign file and the directories holding it are not.
+    assert phase(doc, "file-remove")["items"] == 2 * 9  # 10 items rounded down to 3 tree directories
+    assert foreign.read_text() == "not iolens's\n"
+    left = sorted(str(p.relative_to(md_dir)) for p in md_dir.rglob("*") if p.is_file())
+    assert left == sorted(["canary.txt", ".iolens-owned", str(foreign.relative_to(md_dir))])
+
+
 # --- text report, MPI and the iolens command -------------------------------------------------------------
 
 

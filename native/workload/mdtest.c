@@ -284,6 +284,14 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
 
 /* ---- the tree and the test directories --------------------------------------------------------------- */
 
+/* A directory iolens made still holds something after its items went: someone else's, which stays. */
+static void not_ours_note(struct mdtest_run *r)
+{
+    size_t len = strlen(r->err.msg);
+    snprintf(r->err.msg + len, sizeof r->err.msg - len, " (it holds something iolens did not create: left in "
+             "place, with the directories above it)");
+}
+
 /* Ranks that hold a shared tree: the first rank of each -d directory. */
 static int tree_owner(const struct mdtest_run *r)
 {
@@ -307,8 +315,12 @@ static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_lo
             if (mdtest_tree_dir(path, sizeof path, td, owner, k, r->geo.branch) < 0)
                 return iol_err_set(&r->err, IOL_ERR_RUNTIME, "tree path too long");
             uint64_t a = iol_now_ns();
+            int before = r->err.code;
             int rc = create ? r->be->mkdir(r->bctx, path, 0755, &r->err) : r->be->rmdir(r->bctx, path, &r->err);
-            if (rc) return -1;
+            if (rc) {
+                if (!create && errno == ENOTEMPTY && !before) not_ours_note(r);
+                return -1;
+            }
             iol_hist_record(&lp->hist, iol_now_ns() - a);
             lp->items++;
             if (r->debug) fprintf(r->debug, "%s %s\n", create ? "tree-create" : "tree-remove", path);
@@ -350,7 +362,12 @@ static int remove_testdirs(struct mdtest_run *r, int iteration)
         mdtest_testdir(td, sizeof td, base, iteration, loop);
         snprintf(name, sizeof name, "test-dir.%d-%llu", iteration, (unsigned long long)loop);
         if (!iol_ledger_owns(base, name)) continue;
-        if (rmdir(td) != 0 && errno != ENOENT) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "rmdir %s", td);
+        if (rmdir(td) != 0 && errno != ENOENT) {
+            int e = errno, before = r->err.code;
+            iol_err_errno(&r->err, IOL_ERR_RUNTIME, e, "rmdir %s", td);
+            if (e == ENOTEMPTY && !before) not_ours_note(r);
+            return -1;
+        }
         if (iol_ledger_remove(base, name, &r->err)) return -1;
     }
     if (iol_ledger_owns(base, ".")) {
