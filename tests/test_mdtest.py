@@ -397,6 +397,88 @@ def test_several_directories_are_used_round_robin_by_rank(engine: Path, tmpfs_di
     assert_only_canary_left(b, canary_b)
 
 
+def _two_dirs(base: Path) -> tuple[Path, Path, Path, Path]:
+    a, b = base / "a", base / "b"
+    a.mkdir()
+    b.mkdir()
+    return a, b, place_canary(a), place_canary(b)
+
+
+def _created_by_rank(debug: Path, np_: int) -> dict[int, list[str]]:
+    return {
+        rank: [path for name, path in _debug_lines(Path(f"{debug}.{rank}")) if name == "file-create"]
+        for rank in range(np_)
+    }
+
+
+def _check_shared_trees_over_two_dirs(doc: dict[str, Any], a: Path, b: Path, debug: Path, n: int) -> None:
+    """np=4 over a@b without -u: ranks 0 and 2 share a's tree, ranks 1 and 3 b's."""
+    assert doc["geometry"]["paths"] == [str(a), str(b)] and doc["geometry"]["unique_dir"] is False
+    for rank, paths in _created_by_rank(debug, 4).items():
+        tree = (a, b)[rank % 2] / "test-dir.0-0" / "mdtest_tree.0"
+        assert paths == [f"{tree}/file.mdtest.{rank}.{i}" for i in range(n)], rank
+
+
+def test_shared_tree_in_each_of_several_directories(engine: Path, tmpfs_dir: Path, tmp_path: Path) -> None:
+    a, b, canary_a, canary_b = _two_dirs(tmpfs_dir)
+    debug = tmp_path / "touched"
+    base = ["-F", "-n", "10", "-d", f"{a}@{b}"]
+    doc = ok(md(engine, [*base, "-C", "--debug-list", str(debug)], np=4))
+    # One shared tree in each directory, made by the first rank of each (ranks 0 and 1).
+    assert counts(doc) == [("tree-create", 2), ("file-create", 40)]
+    _check_shared_trees_over_two_dirs(doc, a, b, debug, 10)
+    for d, owners in ((a, (0, 2)), (b, (1, 3))):
+        assert subtrees(d / "test-dir.0-0") == ["mdtest_tree.0"]
+        on_disk = sorted(e.name for e in (d / "test-dir.0-0" / "mdtest_tree.0").iterdir())
+        assert on_disk == sorted(f"file.mdtest.{o}.{i}" for o in owners for i in range(10))
+    doc = ok(md(engine, [*base, "-T", "-r"], np=4))
+    assert counts(doc) == [("file-stat", 40), ("file-remove", 40), ("tree-remove", 2)]
+    check_phase_figures(doc, 10)
+    assert_only_canary_left(a, canary_a)
+    assert_only_canary_left(b, canary_b)
+
+
+def test_shared_trees_over_several_directories_under_mpirun(
+    engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, tmp_path: Path
+) -> None:
+    a, b, canary_a, canary_b = _two_dirs(tmpfs_dir)
+    debug = tmp_path / "touched"
+    args = ["-F", "-n", "12", "-w", "64", "-e", "64", "-X", "-d", f"{a}@{b}", "--debug-list", str(debug)]
+    doc = ok(md(engine, args, launcher=["mpirun", "-np", "4", "--oversubscribe"], env=mpi_env))
+    assert doc["comm"]["kind"] == "mpi" and doc["comm"]["ranks"] == 4
+    assert counts(doc) == [("tree-create", 2), ("file-create", 48), ("file-stat", 48), ("file-read", 48),
+                           ("file-remove", 48), ("tree-remove", 2)]  # fmt: skip
+    assert phase(doc, "file-read")["verify"]["errors"] == 0
+    check_phase_figures(doc, 12)
+    _check_shared_trees_over_two_dirs(doc, a, b, debug, 12)
+    assert_only_canary_left(a, canary_a)
+    assert_only_canary_left(b, canary_b)
+
+
+@pytest.mark.parametrize("spec", ["{a}@{a}", "{a}@{a}/", "{a}@{dot_a}", "{new}@{new}", "{new}@{dot_new}"])
+def test_the_same_directory_listed_twice_is_refused(engine: Path, tmpfs_dir: Path, spec: str) -> None:
+    a, b, _, _ = _two_dirs(tmpfs_dir)
+    new = tmpfs_dir / "new"
+    dirs = spec.format(a=a, dot_a=f"{tmpfs_dir}/./a", new=new, dot_new=f"{tmpfs_dir}/./new")
+    before = _contents(tmpfs_dir)
+    res = md(engine, ["-F", "-u", "-n", "10", "-d", dirs], np=2)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("iolens-bench: error: -d: ") and len(res.stderr.splitlines()) == 1
+    assert "listed twice" in res.stderr or "are the same directory" in res.stderr, res.stderr
+    assert res.doc is None and _contents(tmpfs_dir) == before and not new.exists()
+
+
+def test_a_file_in_the_directory_list_is_refused(engine: Path, tmpfs_dir: Path) -> None:
+    a, _, _, _ = _two_dirs(tmpfs_dir)
+    f = tmpfs_dir / "plain-file"
+    f.write_text("x\n")
+    before = _contents(tmpfs_dir)
+    res = md(engine, ["-F", "-u", "-n", "10", "-d", f"{a}@{f}"], np=2)
+    assert res.returncode == 2
+    assert res.stderr == f"iolens-bench: error: -d: '{f}' is not a directory\n"
+    assert res.doc is None and _contents(tmpfs_dir) == before
+
+
 # --- phases split across runs ----------------------------------------------------------------------------
 
 
