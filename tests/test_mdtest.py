@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections import Counter
@@ -246,6 +247,55 @@ def test_other_flags_keep_the_counts_exact(engine: Path, md_dir: Path) -> None:
     assert counts(doc) == expected(20, 2, unique=True)
     check_phase_figures(doc, 20)
     assert phase(doc, "file-read")["verify"]["errors"] == 0
+    canary_only(md_dir)
+
+
+def _sync_calls(engine: Path, args: list[str], out: Path) -> dict[str, int]:
+    """Runs the engine (2 ranks) under strace -c -f; the calls of the sync family, by name."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    strace = ["strace", "-f", "-c", "-qq", "-e", "trace=fsync,fdatasync,sync,syncfs", "-o", str(out)]
+    ok(md(engine, ["--np", "2", *args], launcher=strace))
+    calls = {"fsync": 0, "fdatasync": 0, "sync": 0, "syncfs": 0}
+    for line in out.read_text().splitlines():
+        words = line.split()
+        if len(words) >= 5 and words[-1] in calls and words[0][0].isdigit():
+            calls[words[-1]] = int(words[3])
+    return calls
+
+
+def test_sync_file_fsyncs_each_file_and_sync_phase_calls_sync_per_phase(
+    engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    base = ["-F", "-n", "15", "-w", "8", "-e", "8", "-d", str(md_dir)]
+    plain = _sync_calls(engine, base, tmp_path / "plain")
+    with_y = _sync_calls(engine, [*base, "-y"], tmp_path / "y")
+    with_big_y = _sync_calls(engine, [*base, "-Y"], tmp_path / "Y")
+    # -y: one fsync per file created (2 ranks x 15), beyond the run's own (its ledger, its document).
+    assert with_y["fsync"] - plain["fsync"] == 30, (plain, with_y)
+    assert plain["sync"] == with_y["sync"] == 0
+    # -Y: every rank calls sync() at the end of each of the 6 phases (tree and file create, stat, read,
+    # remove, tree removal), and -Y alone fsyncs no file.
+    assert with_big_y["sync"] == 2 * 6 and with_big_y["fsync"] == plain["fsync"], with_big_y
+    assert plain["fdatasync"] == with_y["fdatasync"] == with_big_y["fdatasync"] == 0
+    canary_only(md_dir)
+
+
+def test_print_rate_and_time_adds_the_time_table(engine: Path, md_dir: Path) -> None:
+    args = ["-F", "-u", "-n", "10", "-i", "2", "-d", str(md_dir)]
+    plain = md(engine, args, np=2, quiet=False)
+    timed = md(engine, [*args, "-P"], np=2, quiet=False)
+    assert plain.returncode == timed.returncode == 0
+    assert "SUMMARY time" not in plain.stdout
+    assert "SUMMARY time (in s): (of 2 iterations)" in timed.stdout
+    table = timed.stdout.split("SUMMARY time (in s)")[1]
+    assert timed.doc is not None and timed.doc["config"]["print-rate-and-time"] is True
+    for title, name in (("File creation", "file-create"), ("File removal", "file-remove")):
+        row = re.search(rf"^   {title} +([0-9.]+) +([0-9.]+) +([0-9.]+)", table, re.M)
+        assert row is not None, table
+        times = [p["time_s"] for p in timed.doc["phases"] if p["name"] == name]
+        assert float(row.group(1)) == pytest.approx(max(times), abs=0.0006)
+        assert float(row.group(2)) == pytest.approx(min(times), abs=0.0006)
     canary_only(md_dir)
 
 
@@ -792,8 +842,37 @@ def test_iolens_mdtest_prints_the_summary_and_keeps_the_document(
     assert proc.returncode == 0, proc.stderr
     assert "SUMMARY rate (in ops/sec): (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
     assert "IO500 rate/s" in proc.stdout and "Traceback" not in proc.stderr
+    assert "SUMMARY time" not in proc.stdout  # only with -P
     doc = json.loads(out.read_text())
     assert doc["workload"] == "mdtest" and counts(doc) == expected(50, 2, unique=True)
+    canary_only(md_dir)
+
+
+def test_iolens_mdtest_print_rate_and_time_shows_the_time_summary(
+    iolens_bin: list[str], engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "md.json"
+    args = ["mdtest", "--np", "2", "--json", str(out), "--no-live", "-P", "-F", "-n", "40", "-i", "3"]
+    proc = _iolens(iolens_bin, [*args, "-d", str(md_dir)], env={**_env(engine), "COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "SUMMARY rate (in ops/sec): (of 3 iterations)" in proc.stdout
+    assert "SUMMARY time (in s): (of 3 iterations)" in proc.stdout
+    table = proc.stdout.split("SUMMARY time (in s)")[1]
+    doc = json.loads(out.read_text())
+    for name, title in (
+        ("file-create", "File creation"),
+        ("file-stat", "File stat"),
+        ("tree-remove", "Tree removal"),
+    ):
+        times = [p["time_s"] for p in doc["phases"] if p["name"] == name]
+        assert len(times) == 3
+        row = re.search(rf"^\s*{title}\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s*$", table, re.M)
+        assert row is not None, table
+        got = [float(g) for g in row.groups()]
+        mean = sum(times) / 3
+        sd = (sum((t - mean) ** 2 for t in times) / 3) ** 0.5
+        assert got == pytest.approx([max(times), min(times), mean, sd], abs=0.00006), (title, got, times)
+    assert "Directory creation" not in table  # -F: files only, as in the rate table
     canary_only(md_dir)
 
 

@@ -4,9 +4,11 @@ report (its figures computed by fio_report)."""
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rich import box
@@ -323,9 +325,13 @@ def _operation(name: str) -> str:
     return MDTEST_OPERATIONS.get(name, name)
 
 
-def _mdtest_order(s: MdtestSummary) -> tuple[int, str]:
+def _operation_order(name: str) -> tuple[int, str]:
     order = list(MDTEST_OPERATIONS)
-    return (order.index(s.name) if s.name in order else len(order), s.name)
+    return (order.index(name) if name in order else len(order), name)
+
+
+def _mdtest_order(s: MdtestSummary) -> tuple[int, str]:
+    return _operation_order(s.name)
 
 
 def mdtest_header(doc: MdtestDocument) -> RenderableType:
@@ -383,6 +389,46 @@ def mdtest_summary_table(doc: MdtestDocument) -> Table:
     return columns_table(_MDTEST_SUMMARY_COLUMNS, sorted(doc.summary, key=_mdtest_order), title=title)
 
 
+@dataclass(frozen=True)
+class MdtestTimeRow:
+    """A row of mdtest's "SUMMARY time" table (-P): one operation's phase time over the iterations."""
+
+    name: str
+    max_s: float
+    min_s: float
+    mean_s: float
+    stddev_s: float
+
+
+def mdtest_time_rows(doc: MdtestDocument) -> list[MdtestTimeRow]:
+    """From the phases' times (barrier to barrier), as the engine's text report computes its table."""
+    times: dict[str, list[float]] = {}
+    for p in doc.phases:
+        times.setdefault(p.name, []).append(p.time_s)
+    rows = []
+    for name, ts in times.items():
+        mean = sum(ts) / len(ts)
+        sd = math.sqrt(sum((t - mean) ** 2 for t in ts) / len(ts))
+        rows.append(MdtestTimeRow(name, max(ts), min(ts), mean, sd))
+    return sorted(rows, key=lambda row: _operation_order(row.name))
+
+
+_MDTEST_TIME_COLUMNS: list[Column[MdtestTimeRow]] = [
+    ("Operation", True, lambda s: _operation(s.name)),
+    ("Max", True, lambda s: seconds(s.max_s)),
+    ("Min", True, lambda s: seconds(s.min_s)),
+    ("Mean", True, lambda s: seconds(s.mean_s)),
+    ("Std Dev", True, lambda s: seconds(s.stddev_s)),
+]
+
+
+def mdtest_time_table(doc: MdtestDocument) -> Table:
+    """mdtest's "SUMMARY time (in s): (of N iterations)", printed with -P (--print-rate-and-time)."""
+    iterations = max((s.iterations for s in doc.summary), default=0)
+    title = f"SUMMARY time (in s): (of {iterations} iterations)"
+    return columns_table(_MDTEST_TIME_COLUMNS, mdtest_time_rows(doc), title=title)
+
+
 def mdtest_stonewall_lines(doc: MdtestDocument) -> list[Text]:
     out = []
     for p in doc.phases:
@@ -426,6 +472,8 @@ def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
     parts.extend(mdtest_verify_lines(doc))
     if doc.summary:
         parts.append(mdtest_summary_table(doc))
+        if _yes(_cfg(doc, "print-rate-and-time")) == "yes":
+            parts.append(mdtest_time_table(doc))
     if not doc.ok:
         parts.append(error_panel(doc))
     return Group(*parts)
