@@ -31,7 +31,6 @@ from iolens.results import (
     IorDocument,
     MdtestDocument,
     MdtestPhase,
-    MdtestSummary,
     Phase,
     SummaryEntry,
 )
@@ -330,10 +329,6 @@ def _operation_order(name: str) -> tuple[int, str]:
     return (order.index(name) if name in order else len(order), name)
 
 
-def _mdtest_order(s: MdtestSummary) -> tuple[int, str]:
-    return _operation_order(s.name)
-
-
 def mdtest_header(doc: MdtestDocument) -> RenderableType:
     """The common header, then the tree as mdtest describes it ("N tasks, M files/directories")."""
     head = header(doc)
@@ -372,36 +367,20 @@ _MDTEST_PHASE_COLUMNS: list[Column[MdtestPhase]] = [
     ("lat max", False, lambda p: latency(p.latency_ns.max)),
 ]
 
-# mdtest's "SUMMARY rate" table: items per second over the iterations.
-_MDTEST_SUMMARY_COLUMNS: list[Column[MdtestSummary]] = [
-    ("Operation", True, lambda s: _operation(s.name)),
-    ("Max", True, lambda s: rate(s.rate_max_per_s)),
-    ("Min", True, lambda s: rate(s.rate_min_per_s)),
-    ("Mean", True, lambda s: rate(s.rate_mean_per_s)),
-    ("Std Dev", True, lambda s: rate(s.rate_stddev_per_s)),
-]
-
-
-def mdtest_summary_table(doc: MdtestDocument) -> Table:
-    """mdtest 4's "SUMMARY rate (in ops/sec): (of N iterations)", its operations in mdtest's order."""
-    iterations = max((s.iterations for s in doc.summary), default=0)
-    title = f"SUMMARY rate (in ops/sec): (of {iterations} iterations)"
-    return columns_table(_MDTEST_SUMMARY_COLUMNS, sorted(doc.summary, key=_mdtest_order), title=title)
-
 
 @dataclass(frozen=True)
-class MdtestTimeRow:
-    """A row of mdtest's "SUMMARY time" table (-P): one operation's phase time over the iterations."""
+class MdtestStatRow:
+    """A row of mdtest's SUMMARY tables: one operation's figure over the iterations."""
 
     name: str
-    max_s: float
-    min_s: float
-    mean_s: float
-    stddev_s: float
+    max: float
+    min: float
+    mean: float
+    stddev: float
 
 
-def mdtest_time_rows(doc: MdtestDocument) -> list[MdtestTimeRow]:
-    """From the phases' times (barrier to barrier), as the engine's text report computes its table."""
+def mdtest_time_rows(doc: MdtestDocument) -> list[MdtestStatRow]:
+    """The phases' times (barrier to barrier) over the iterations, as the engine's -P table computes them."""
     times: dict[str, list[float]] = {}
     for p in doc.phases:
         times.setdefault(p.name, []).append(p.time_s)
@@ -409,24 +388,37 @@ def mdtest_time_rows(doc: MdtestDocument) -> list[MdtestTimeRow]:
     for name, ts in times.items():
         mean = sum(ts) / len(ts)
         sd = math.sqrt(sum((t - mean) ** 2 for t in ts) / len(ts))
-        rows.append(MdtestTimeRow(name, max(ts), min(ts), mean, sd))
-    return sorted(rows, key=lambda row: _operation_order(row.name))
+        rows.append(MdtestStatRow(name, max(ts), min(ts), mean, sd))
+    return rows
 
 
-_MDTEST_TIME_COLUMNS: list[Column[MdtestTimeRow]] = [
-    ("Operation", True, lambda s: _operation(s.name)),
-    ("Max", True, lambda s: seconds(s.max_s)),
-    ("Min", True, lambda s: seconds(s.min_s)),
-    ("Mean", True, lambda s: seconds(s.mean_s)),
-    ("Std Dev", True, lambda s: seconds(s.stddev_s)),
-]
+def _mdtest_stat_table(
+    doc: MdtestDocument, what: str, rows: list[MdtestStatRow], fmt: Callable[[float], str]
+) -> Table:
+    iterations = max((s.iterations for s in doc.summary), default=0)
+    columns: list[Column[MdtestStatRow]] = [
+        ("Operation", True, lambda s: _operation(s.name)),
+        ("Max", True, lambda s: fmt(s.max)),
+        ("Min", True, lambda s: fmt(s.min)),
+        ("Mean", True, lambda s: fmt(s.mean)),
+        ("Std Dev", True, lambda s: fmt(s.stddev)),
+    ]
+    ordered = sorted(rows, key=lambda row: _operation_order(row.name))
+    return columns_table(columns, ordered, title=f"SUMMARY {what}: (of {iterations} iterations)")
+
+
+def mdtest_summary_table(doc: MdtestDocument) -> Table:
+    """mdtest 4's "SUMMARY rate (in ops/sec): (of N iterations)", its operations in mdtest's order."""
+    rows = [
+        MdtestStatRow(s.name, s.rate_max_per_s, s.rate_min_per_s, s.rate_mean_per_s, s.rate_stddev_per_s)
+        for s in doc.summary
+    ]
+    return _mdtest_stat_table(doc, "rate (in ops/sec)", rows, rate)
 
 
 def mdtest_time_table(doc: MdtestDocument) -> Table:
     """mdtest's "SUMMARY time (in s): (of N iterations)", printed with -P (--print-rate-and-time)."""
-    iterations = max((s.iterations for s in doc.summary), default=0)
-    title = f"SUMMARY time (in s): (of {iterations} iterations)"
-    return columns_table(_MDTEST_TIME_COLUMNS, mdtest_time_rows(doc), title=title)
+    return _mdtest_stat_table(doc, "time (in s)", mdtest_time_rows(doc), seconds)
 
 
 def mdtest_stonewall_lines(doc: MdtestDocument) -> list[Text]:
