@@ -569,13 +569,27 @@ def _debug_lines(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize("np_", [2, 3])
+def _launch(
+    engine: Path, args: list[str], np_: int, how: str, request: pytest.FixtureRequest
+) -> EngineResult:
+    """The engine at np_ ranks, forked locally or under mpirun (skipped where mpirun is missing)."""
+    if how == "local":
+        return md(engine, args, np=np_)
+    env = request.getfixturevalue("mpi_env")
+    if not _engine_has_mpi(engine):
+        pytest.fail("the engine was built without MPI although mpirun is installed")
+    res = md(engine, args, launcher=["mpirun", "-np", str(np_), "--oversubscribe"], env=env)
+    assert res.doc is None or res.doc["comm"]["kind"] == "mpi"
+    return res
+
+
+@pytest.mark.parametrize(("how", "np_"), [("local", 2), ("local", 3), ("mpirun", 3)])
 def test_stride_makes_each_phase_work_on_another_ranks_items(
-    engine: Path, md_dir: Path, tmp_path: Path, np_: int
+    engine: Path, md_dir: Path, tmp_path: Path, how: str, np_: int, request: pytest.FixtureRequest
 ) -> None:
     debug = tmp_path / "touched"
     args = ["-F", "-u", "-n", "12", "-N", "1", "-d", str(md_dir), "--debug-list", str(debug)]
-    doc = ok(md(engine, args, np=np_))
+    doc = ok(_launch(engine, args, np_, how, request))
     assert counts(doc) == expected(12, np_, unique=True, dirs=False)
     shifts = {p["name"]: p["owner_shift"] for p in doc["phases"] if p["name"].startswith("file-")}
     assert shifts == {f"file-{k}": PHASE_K[k] % np_ for k in ("create", "stat", "read", "remove")}
@@ -635,12 +649,13 @@ def test_corrupted_byte_in_one_file_is_reported(engine: Path, md_dir: Path) -> N
 # --- stonewall -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("how", ["local", "mpirun"])
 def test_stonewall_ends_with_equal_counts_that_later_runs_reuse(
-    engine: Path, md_dir: Path, tmp_path: Path
+    engine: Path, md_dir: Path, tmp_path: Path, how: str, request: pytest.FixtureRequest
 ) -> None:
     status = tmp_path / "stonewall.status"
     base = ["-F", "-u", "-n", "1000000", "-x", str(status), "-d", str(md_dir)]
-    doc = ok(md(engine, [*base, "-C", "-W", "1"], np=2))
+    doc = ok(_launch(engine, [*base, "-C", "-W", "1"], 2, how, request))
     create = phase(doc, "file-create")
     sw = create["stonewall"]
     assert sw["hit"] is True and sw["deadline_s"] == 1
@@ -651,7 +666,7 @@ def test_stonewall_ends_with_equal_counts_that_later_runs_reuse(
     assert create["items"] == 2 * count and create["latency_ns"]["count"] == 2 * count
     assert int(status.read_text()) == count
     for flag, name in (("-T", "file-stat"), ("-E", "file-read"), ("-r", "file-remove")):
-        later = ok(md(engine, [*base, flag], np=2))
+        later = ok(_launch(engine, [*base, flag], 2, how, request))
         p = phase(later, name)
         assert p["items"] == 2 * count and [r["items"] for r in p["per_rank"]] == [count, count], flag
     canary_only(md_dir)
@@ -803,7 +818,20 @@ MPI_CASES = {
     "leaf-tree": (["-u", "-L", "-n", "90", "-z", "2", "-b", "3"],
                   {"n": 90, "unique": True, "depth": 2, "branch": 3, "leaf": True}, 90),
     "shared-dir": (["-n", "24", "-N", "1", "-w", "100", "-e", "100", "-X"], {"n": 24, "unique": False}, 24),
+    "shared-leaf-tree": (["-L", "-n", "90", "-z", "2", "-b", "3", "-N", "1"],
+                         {"n": 90, "unique": False, "depth": 2, "branch": 3, "leaf": True}, 90),
 }  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(MPI_CASES))
+def test_four_local_ranks_do_each_case_exactly(engine: Path, md_dir: Path, case: str) -> None:
+    # The same cases at np=4 with forked ranks: this runs where mpirun does not.
+    extra, want, per_rank = MPI_CASES[case]
+    doc = ok(md(engine, [*extra, "-d", str(md_dir)], np=4))
+    assert doc["comm"] == {**doc["comm"], "kind": "local", "ranks": 4}
+    assert counts(doc) == expected(np=4, **want)
+    check_phase_figures(doc, per_rank)
+    canary_only(md_dir)
 
 
 @pytest.mark.parametrize("case", list(MPI_CASES))
