@@ -523,6 +523,32 @@ def test_find_model_reads_a_failed_document_and_refuses_a_broken_one() -> None:
         results.parse(dict(failed, status="ok", error=None))
 
 
+def test_engine_progress_lines_become_find_live_lines(engine: Path, huge_tree: Path, tmp_path: Path) -> None:
+    from iolens import launch, render
+
+    # What `iolens find` runs (the engine with --progress), through the launcher the CLI uses: a line at the
+    # end of every level, and every 0.5 s inside one.
+    out = tmp_path / "find.json"
+    seen: list[dict[str, Any]] = []
+    req = launch.RunRequest(
+        "find", [str(huge_tree), "-size", "3901c", "--json", str(out), "--progress", "--quiet"], np=2
+    )
+    outcome = launch.run(req, engine, on_progress=seen.append)
+    assert outcome.returncode == 0, outcome
+    f = json.loads(out.read_text())["find"]
+    assert f["scanned"] == 100_002
+    assert all(p["phase"] == "find" and p["estimate"] is True for p in seen)
+    levels = [p["level"] for p in seen]
+    assert levels == sorted(levels) and {1, 2} <= set(levels), seen
+    items = [p["items"] for p in seen]
+    # rank 0's count so far x 2 ranks; the last line comes after the last level, so it is rank 0's final count
+    assert items == sorted(items) and items[-1] == 2 * f["per_rank"][0]["scanned"]
+    last = seen[-1]
+    line = render.progress_line(last, last["elapsed_s"] + 0.1, "find").plain
+    assert line.startswith(f"find level {last['level']}")
+    assert f"{last['items']:,} scanned" in line and f"{last['items_per_s']:,.0f} entries/s" in line
+
+
 def test_live_line_shows_entries_scanned_and_their_rate() -> None:
     from iolens import render
 

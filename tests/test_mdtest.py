@@ -928,6 +928,36 @@ def test_iolens_mdtest_under_mpirun(
     canary_only(md_dir)
 
 
+def test_engine_progress_lines_become_mdtest_live_lines(engine: Path, md_dir: Path, tmp_path: Path) -> None:
+    from iolens import launch, render
+
+    # What `iolens mdtest` runs (the engine with --progress), through the launcher the CLI uses: a 2 s
+    # stonewalled create reports about every 0.5 s.
+    out = tmp_path / "md.json"
+    args = ["--json", str(out), "--progress", "--quiet", "-F", "-u", "-n", "1000000", "-W", "2"]
+    seen: list[dict[str, Any]] = []
+    outcome = launch.run(
+        launch.RunRequest("mdtest", [*args, "-d", str(md_dir)], np=2), engine, on_progress=seen.append
+    )
+    assert outcome.returncode == 0, outcome
+    doc = json.loads(out.read_text())
+    created = phase(doc, "file-create")["items"]
+    creating = [p for p in seen if p["phase"] == "file-create"]
+    assert len(creating) >= 2, seen
+    items = [p["items"] for p in creating]
+    elapsed = [p["elapsed_s"] for p in creating]
+    assert items == sorted(items) and 0 < items[0] and items[-1] <= created
+    assert elapsed == sorted(elapsed) and 0.4 < elapsed[0]
+    for p in creating:
+        # rank 0's count times the ranks, flagged as an estimate
+        assert p["iteration"] == 0 and p["estimate"] is True and p["items"] % 2 == 0
+        assert p["rate_per_s"] == pytest.approx(p["items"] / p["elapsed_s"], rel=0.01)
+        line = render.progress_line(p, p["elapsed_s"] + 0.1, "mdtest").plain
+        assert line.startswith("file-create iter 0") and f"{p['items']:,} items" in line
+        assert f"{p['rate_per_s']:,.0f} items/s" in line and "(estimate)" in line
+    canary_only(md_dir)
+
+
 def _env(engine: Path) -> dict[str, str]:
     """The CLI's environment, pointing it at the engine under test (the packaged one or IOLENS_BENCH)."""
     return dict(os.environ, IOLENS_BENCH=str(engine))
