@@ -225,6 +225,61 @@ def test_items_per_dir_splits_into_test_directory_loops(engine: Path, md_dir: Pa
     canary_only(md_dir)
 
 
+def test_items_per_dir_without_n_fills_every_tree_directory_once(engine: Path, md_dir: Path) -> None:
+    # mdtest: -I alone means -I items in each directory of the tree, one test directory.
+    base = ["-u", "-I", "5", "-z", "1", "-b", "2", "-d", str(md_dir)]
+    doc = ok(md(engine, [*base, "-F", "-C"], np=2))
+    g = doc["geometry"]
+    assert (g["items_per_rank"], g["items_per_dir"], g["loops"], g["dirs_in_tree"]) == (15, 5, 1, 3)
+    for rank in range(2):
+        tree = md_dir / "test-dir.0-0" / f"mdtest_tree.{rank}.0"
+        for d in (tree, tree / f"mdtest_tree.{rank}.1", tree / f"mdtest_tree.{rank}.2"):
+            assert len([e for e in d.iterdir() if e.is_file()]) == 5, d
+    ok(md(engine, [*base, "-F", "-r"], np=2))
+    canary_only(md_dir)
+    doc = ok(md(engine, base, np=2))
+    assert counts(doc) == expected(15, 2, unique=True, depth=1, branch=2, per_dir=5)
+    check_phase_figures(doc, 15)
+    canary_only(md_dir)
+
+
+# The same run spelled with short and with long option names.
+SHORT_AND_LONG = [
+    ("-u", "--unique-dir"), ("-n 20", "--items=20"), ("-z 1", "--depth 1"), ("-b 2", "--branch-factor=2"),
+    ("-L", "--leaf-only"), ("-w 64", "--write-bytes 64"), ("-e 64", "--read-bytes=64"),
+    ("-X", "--verify-read"),
+    ("-N 1", "--stride 1"), ("-R", "--random"), ("-G 5", "--random-seed=5"), ("-i 2", "--iterations 2"),
+    ("-y", "--sync-file"), ("-Y", "--sync-phase"), ("-P", "--print-rate-and-time"),
+    ("-t", "--time-unique-dir-overhead"), ("-p 0", "--pre-iteration-delay=0"), ("-a posix", "--api posix"),
+]  # fmt: skip
+
+
+def test_long_option_names_mean_what_the_short_ones_do(engine: Path, md_dir: Path, tmp_path: Path) -> None:
+    short = [w for pair in SHORT_AND_LONG for w in pair[0].split()]
+    long = [w for pair in SHORT_AND_LONG for w in pair[1].split()]
+    a = ok(md(engine, [*short, "-d", str(md_dir)], np=2))
+    b = ok(md(engine, [*long, "--dir", str(md_dir)], np=2))
+    assert a["config"] == b["config"] and a["geometry"] == b["geometry"]
+    items_only = [
+        c for c in expected(20, 2, unique=True, depth=1, branch=2, leaf=True) if c[0][:5] != "tree-"
+    ]
+    assert counts(a) == counts(b) == items_only * 2
+    # The phase selectors and the file/directory switches, split across runs.
+    status = tmp_path / "status"
+    steps = [
+        (["--create-only", "--files-only", "--stonewall-timer", "5", "--stonewall-status-file", str(status)],
+         [("tree-create", 1), ("file-create", 20)]),
+        (["--stat-only", "--files-only", "--stonewall-status-file", str(status)], [("file-stat", 20)]),
+        (["--read-only", "--files-only"], [("file-read", 20)]),
+        (["--remove-only", "--files-only"], [("file-remove", 20), ("tree-remove", 1)]),
+        (["--dirs-only"], expected(10, 2, unique=False, files=False)),
+    ]  # fmt: skip
+    for flags, want in steps:
+        assert counts(ok(md(engine, [*flags, "--items", "10", "--dir", str(md_dir)], np=2))) == want, flags
+    assert int(status.read_text()) == 10
+    canary_only(md_dir)
+
+
 def test_iterations_each_report_and_the_summary_agrees(engine: Path, md_dir: Path) -> None:
     doc = ok(md(engine, ["-F", "-u", "-n", "30", "-i", "3", "-d", str(md_dir)], np=2))
     one = expected(30, 2, unique=True, dirs=False)
@@ -359,12 +414,14 @@ def test_random_order_stats_and_reads_every_item_exactly_once(
     ordered = visits([], "ordered")
     shuffled = visits(["-R", "-G", "11"], "random")
     again = visits(["-R", "-G", "11"], "again")
+    reseeded = visits(["-R", "-G", "12"], "reseeded")
     for name in ("file-stat", "file-read"):
         # Each item once (a permutation of what was created), in an order that is not the creation order.
         assert len(shuffled[name]) == 60 and sorted(shuffled[name]) == sorted(ordered["file-create"])
         assert ordered[name] == ordered["file-create"]
         assert shuffled[name] != ordered[name]
         assert again[name] == shuffled[name]  # -G seeds the order
+        assert sorted(reseeded[name]) == sorted(shuffled[name]) and reseeded[name] != shuffled[name]
     assert (
         shuffled["file-create"] == ordered["file-create"]
         and shuffled["file-remove"] == ordered["file-remove"]
@@ -669,6 +726,31 @@ def test_stonewall_ends_with_equal_counts_that_later_runs_reuse(
         later = ok(_launch(engine, [*base, flag], 2, how, request))
         p = phase(later, name)
         assert p["items"] == 2 * count and [r["items"] for r in p["per_rank"]] == [count, count], flag
+    canary_only(md_dir)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(None, "cannot read the stonewall status file"), ("twelve\n", "does not hold an item count"),
+     ("11", "says 11 items but a rank has only 10")],
+    ids=["missing", "not-a-count", "too-many"],
+)  # fmt: skip
+def test_later_run_with_a_bad_status_file_exits_2_and_touches_nothing(
+    engine: Path, md_dir: Path, tmp_path: Path, content: str | None, says: str
+) -> None:
+    base = ["-F", "-n", "10", "-d", str(md_dir)]
+    ok(md(engine, [*base, "-C"], np=2))
+    status = tmp_path / "status"
+    if content is not None:
+        status.write_text(content)
+    before = _contents(md_dir)
+    for flag in ("-T", "-E", "-r"):
+        res = md(engine, [*base, flag, "-x", str(status)], np=2)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr.startswith("iolens-bench: error: -x: ") and says in res.stderr, res.stderr
+        assert len(res.stderr.splitlines()) == 1 and res.doc is None
+    assert _contents(md_dir) == before
+    ok(md(engine, [*base, "-r"], np=2))
     canary_only(md_dir)
 
 

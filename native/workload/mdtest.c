@@ -577,22 +577,10 @@ static int setup(struct mdtest_run *r)
     const struct mdtest_cfg *cfg = r->cfg;
     r->nranks = r->comm->size;
     r->be = iol_backend_find(cfg->api);
-    if (mdtest_geometry(cfg, &r->geo, &r->err) || mdtest_split_dirs(cfg->dirs, &r->paths, &r->err)) return -1;
-    r->items = r->geo.items;
+    if (mdtest_geometry(cfg, &r->geo, &r->err) || mdtest_split_dirs(cfg->dirs, &r->paths, &r->err) ||
+        mdtest_status_count(cfg, &r->geo, &r->items, &r->err))
+        return -1;
     r->pat_owner = -1;
-    if (!cfg->create && cfg->status_file[0]) {
-        FILE *fp = fopen(cfg->status_file, "r");
-        unsigned long long v = 0;
-        if (!fp || fscanf(fp, "%llu", &v) != 1) {
-            if (fp) fclose(fp);
-            return iol_err_set(&r->err, IOL_ERR_USAGE, "-x: %s does not hold an item count", cfg->status_file);
-        }
-        fclose(fp);
-        if (v > r->geo.items)
-            return iol_err_set(&r->err, IOL_ERR_USAGE, "-x: %s says %llu items but a rank has only %" PRIu64,
-                               cfg->status_file, v, r->geo.items);
-        r->items = v;
-    }
     /* A -d directory the run will create has the file system of its parent. */
     char probe[IOL_STR_MAX + 4];
     snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);

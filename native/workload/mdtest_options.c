@@ -120,10 +120,30 @@ int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *er
                            (unsigned long long)cfg->read_bytes, (unsigned long long)cfg->write_bytes);
     if (cfg->stonewall_s && !cfg->files_only)
         return iol_err_set(err, IOL_ERR_USAGE, "-W: the stonewall applies to file creation; -D has no files");
-    if (!cfg->create && cfg->status_file[0] && access(cfg->status_file, R_OK) != 0)
-        return iol_err_set(err, IOL_ERR_USAGE, "-x: cannot read the stonewall status file '%s'", cfg->status_file);
     struct mdtest_geometry g;
-    return mdtest_geometry(cfg, &g, err);
+    if (mdtest_geometry(cfg, &g, err)) return -1;
+    uint64_t count;
+    return mdtest_status_count(cfg, &g, &count, err);
+}
+
+int mdtest_status_count(const struct mdtest_cfg *cfg, const struct mdtest_geometry *g, uint64_t *count,
+                        struct iol_err *err)
+{
+    *count = g->items;
+    if (cfg->create || !cfg->status_file[0]) return 0;
+    FILE *fp = fopen(cfg->status_file, "r");
+    if (!fp) return iol_err_set(err, IOL_ERR_USAGE, "-x: cannot read the stonewall status file '%s'", cfg->status_file);
+    unsigned long long v = 0;
+    char extra;
+    int n = fscanf(fp, "%llu %c", &v, &extra);
+    fclose(fp);
+    if (n != 1)
+        return iol_err_set(err, IOL_ERR_USAGE, "-x: '%s' does not hold an item count", cfg->status_file);
+    if (v > g->items)
+        return iol_err_set(err, IOL_ERR_USAGE, "-x: '%s' says %llu items but a rank has only %llu", cfg->status_file,
+                           v, (unsigned long long)g->items);
+    *count = v;
+    return 0;
 }
 
 /* The test directories of every iteration: a create run needs them absent (mdtest's names are the same as
