@@ -246,6 +246,17 @@ def _first_line(cmd: Sequence[str]) -> str:
     return out.strip().splitlines()[0] if out.strip() else "?"
 
 
+def source_commit() -> str:
+    """The git commit of this checkout (the engine's source when it was built here), marked when native/ or
+    bench/ holds changes not committed."""
+    git = ["git", "-C", str(REPO_DIR)]
+    head = _first_line([*git, "rev-parse", "HEAD"])
+    if head == "?":
+        return "? (not a git checkout)"
+    dirty = _first_line([*git, "status", "--porcelain", "--", "native", "bench"]) != "?"
+    return head + (" + uncommitted changes in native/ or bench/" if dirty else "")
+
+
 def file_system(path: Path) -> str:
     """'fstype (source)' of the mount holding path."""
     out = _first_line(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", str(path)])
@@ -275,6 +286,7 @@ def machine_lines(engine: Path | None = None, paths: Sequence[Path] = ()) -> lis
         f"host:    nproc={_first_line(['nproc'])}, {model}, {mem_gib:.0f} GiB RAM",
         f"os:      {osname}, kernel {platform.release()}",
         f"load:    1-minute load average {os.getloadavg()[0]:.2f} when the benchmark started",
+        f"commit:  {source_commit()}",
     ]
     if engine is not None:
         lines.append(f"engine:  {_first_line([str(engine), '--version'])} ({engine})")

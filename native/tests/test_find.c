@@ -1,6 +1,7 @@
 /* test_find.c — the find workload's pure parts: -size as find reads it (units rounded up, +/-), -newer's
- * strict comparison, path joining, the entry partition of shared directories, and the command-line pre-pass
- * that accepts find's one-dash predicates without touching their values. */
+ * strict comparison, path joining, the entry partition of shared directories (which rank evaluates how many
+ * entries of a step), and the command-line pre-pass that accepts find's one-dash predicates without touching
+ * their values. */
 #include <string.h>
 
 #include "check.h"
@@ -70,6 +71,44 @@ static void test_join_and_owner(void)
     CHECK(find_entry_owner(12345, 1) == 0, "one rank owns everything");
 }
 
+static uint64_t plan_sum(const uint64_t *counts, int n)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < n; i++) s += counts[i];
+    return s;
+}
+
+static void test_share_plan(void)
+{
+    int order[4];
+    uint64_t counts[4];
+    /* No measure yet: an equal split, the remainder to the lowest ranks. */
+    uint64_t idle[4] = {0, 0, 0, 0};
+    find_share_plan(10, idle, 0, 0, 4, order, counts);
+    CHECK(counts[0] == 3 && counts[1] == 3 && counts[2] == 2 && counts[3] == 2, "equal split %llu %llu %llu %llu",
+          (unsigned long long)counts[0], (unsigned long long)counts[1], (unsigned long long)counts[2],
+          (unsigned long long)counts[3]);
+    /* 1000 ns per entry; the reader (rank 0) is 600 us busier: it gets 300 fewer of 1000 at 2 ranks. */
+    uint64_t busy[2] = {600000, 0};
+    find_share_plan(1000, busy, 1000000, 1000, 2, order, counts);
+    CHECK(counts[0] == 200 && counts[1] == 800, "levelled: %llu %llu", (unsigned long long)counts[0],
+          (unsigned long long)counts[1]);
+    /* A reader far ahead gets nothing; the others share evenly. */
+    uint64_t far[3] = {0, 10000000000ULL, 0};
+    find_share_plan(101, far, 5000, 100, 3, order, counts);
+    CHECK(counts[1] == 0 && counts[0] == 51 && counts[2] == 50, "busy reader skipped: %llu %llu %llu",
+          (unsigned long long)counts[0], (unsigned long long)counts[1], (unsigned long long)counts[2]);
+    /* Whatever the figures, every entry goes to exactly one rank. */
+    uint64_t odd[4] = {7, 123456789, 42, 99999};
+    for (uint64_t n = 0; n < 50; n++) {
+        find_share_plan(n * 37 + 1, odd, 3 + n, 1 + n % 7, 4, order, counts);
+        CHECK(plan_sum(counts, 4) == n * 37 + 1, "plan of %llu entries sums to %llu", (unsigned long long)(n * 37 + 1),
+              (unsigned long long)plan_sum(counts, 4));
+    }
+    find_share_plan(5, idle, 100, 10, 1, order, counts);
+    CHECK(counts[0] == 5, "one rank takes all");
+}
+
 static void test_normalize(void)
 {
     struct find_cfg cfg;
@@ -111,6 +150,7 @@ int main(void)
     test_size();
     test_newer();
     test_join_and_owner();
+    test_share_plan();
     test_normalize();
     return TEST_DONE();
 }

@@ -4,9 +4,11 @@
  * the same thing): the walk goes level by level (breadth first). Every rank holds the same list of the
  * level's directories; directory i is read by rank i mod N, which also evaluates the predicates on its
  * entries and lists its subdirectories for the next level. A directory with more than --split-entries
- * entries is not evaluated by its reader: its names are broadcast and entry j is evaluated by rank j mod N,
- * so one huge directory (mdtest-hard's) splits its stat calls evenly. At the end of a level the ranks
- * exchange their subdirectory lists, concatenated in rank order, which is the next level's list.
+ * entries is set aside after that many, still open, and finished at the level's end by all ranks together
+ * (find_share.c): its reader goes on reading it a chunk at a time while the others evaluate the chunks
+ * already read, so one huge directory (mdtest-hard's) does not leave its stat calls to one rank, and
+ * several (mdtest-easy's, one per rank) are still read in parallel. At the end of a level the ranks exchange
+ * their subdirectory lists, concatenated in rank order, which is the next level's list.
  *
  * Each entry is counted exactly once, by the rank that evaluates it, so the totals are exact whatever N is.
  * The starting point itself is an entry too (rank 0's), so `scanned` equals the lines of `find DIR`. */
@@ -34,7 +36,7 @@
 
 /* ---- buffers ------------------------------------------------------------------------------------------ */
 
-static int buf_reserve(struct find_buf *b, size_t extra)
+int find_buf_reserve(struct find_buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
@@ -48,13 +50,13 @@ static int buf_reserve(struct find_buf *b, size_t extra)
 
 static int buf_put(struct find_buf *b, const void *data, size_t n)
 {
-    if (buf_reserve(b, n)) return -1;
+    if (find_buf_reserve(b, n)) return -1;
     memcpy(b->p + b->len, data, n);
     b->len += n;
     return 0;
 }
 
-static void buf_free(struct find_buf *b)
+void find_buf_free(struct find_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
@@ -62,12 +64,12 @@ static void buf_free(struct find_buf *b)
 
 /* ---- errors ------------------------------------------------------------------------------------------- */
 
-static int comm_failed(struct find_run *r)
+int find_comm_failed(struct find_run *r)
 {
     return iol_err_set(&r->err, IOL_ERR_RUNTIME, "communication with the other ranks failed");
 }
 
-static int out_of_memory(struct find_run *r)
+int find_out_of_memory(struct find_run *r)
 {
     return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
 }
@@ -111,11 +113,9 @@ static void progress(struct find_run *r, uint64_t now)
     r->next_progress_ns = now + 500000000ULL;
 }
 
-/* Looks at the clock and at signals every TICK_MASK+1 entries. Returns 1 once this rank must stop. */
-static int must_stop(struct find_run *r)
+int find_check_clock(struct find_run *r)
 {
     if (r->stopped) return 1;
-    if ((++r->tick & TICK_MASK) != 0) return 0;
     if (iol_interrupt_pending()) {
         r->stopped = 1;
         return 1;
@@ -128,6 +128,13 @@ static int must_stop(struct find_run *r)
     }
     if (r->info->progress && r->rank == 0 && now >= r->next_progress_ns) progress(r, now);
     return 0;
+}
+
+int find_must_stop(struct find_run *r)
+{
+    if (r->stopped) return 1;
+    if ((++r->tick & TICK_MASK) != 0) return 0;
+    return find_check_clock(r);
 }
 
 static void write_match(struct find_run *r, const char *rel, const char *name)
@@ -147,7 +154,7 @@ static void write_match(struct find_run *r, const char *rel, const char *name)
 
 /* Evaluates the predicates on one entry of directory `rel` (open as dfd; -1 if it could not be opened),
  * cheapest first as find's optimiser orders them: the name needs no system call, -newer and -size a stat. */
-static void process_entry(struct find_run *r, int dfd, const char *rel, const char *name, const char *match_name)
+void find_process_entry(struct find_run *r, int dfd, const char *rel, const char *name, const char *match_name)
 {
     const struct find_preds *p = r->pr;
     r->me.scanned++;
@@ -175,12 +182,12 @@ static void process_root(struct find_run *r)
     while (n > 1 && base[n - 1] == '/') base[--n] = '\0';
     const char *slash = strrchr(base, '/');
     const char *match = slash && slash[1] ? slash + 1 : base;
-    process_entry(r, AT_FDCWD, "", r->cfg->root, match);
+    find_process_entry(r, AT_FDCWD, "", r->cfg->root, match);
 }
 
 /* ---- directories ------------------------------------------------------------------------------------------ */
 
-static int open_dir(struct find_run *r, const char *rel)
+int find_open_dir(struct find_run *r, const char *rel)
 {
     /* Below the root nothing is followed: a directory replaced by a link while we walk is not entered. */
     int fd = openat(r->rootfd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | (rel[0] ? O_NOFOLLOW : 0));
@@ -188,40 +195,26 @@ static int open_dir(struct find_run *r, const char *rel)
     return fd;
 }
 
-static void process_entries(struct find_run *r, int dfd, const char *rel, const struct find_buf *ents, int shared)
+static void process_entries(struct find_run *r, int dfd, const char *rel, const struct find_buf *ents)
 {
-    uint64_t idx = 0;
-    for (size_t off = 0; off < ents->len; idx++) {
+    for (size_t off = 0; off < ents->len;) {
         const char *name = ents->p + off + 1;
-        size_t n = strlen(name);
-        off += n + 2;
-        if (shared && find_entry_owner(idx, r->nranks) != r->rank) continue;
-        if (must_stop(r)) return;
-        process_entry(r, dfd, rel, name, name);
+        off += strlen(name) + 2;
+        if (find_must_stop(r)) return;
+        find_process_entry(r, dfd, rel, name, name);
     }
 }
 
-/* Reads directory `rel`, lists its subdirectories for the next level, and evaluates its entries (or keeps
- * them to share, if there are many). Returns -1 only on a fatal error (out of memory). */
-static int read_dir(struct find_run *r, const char *rel)
+int find_read_entries(struct find_run *r, DIR *d, const char *rel, struct find_buf *b, uint64_t max, size_t cap,
+                      uint64_t *count)
 {
-    int fd = open_dir(r, rel);
-    if (fd < 0) return 0;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        note_error(r, errno, "cannot read directory", rel, NULL);
-        close(fd);
-        return 0;
-    }
-    r->me.dirs++;
-    r->ents.len = 0;
-    uint64_t n = 0;
-    for (;;) {
+    *count = 0;
+    while (*count < max && (!cap || b->len + FIND_ENTRY_MAX <= cap)) {
         errno = 0;
         struct dirent *e = readdir(d);
         if (!e) {
             if (errno) note_error(r, errno, "cannot read directory", rel, NULL);
-            break;
+            return 1;
         }
         const char *nm = e->d_name;
         if (nm[0] == '.' && (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))) continue;
@@ -232,20 +225,43 @@ static int read_dir(struct find_run *r, const char *rel)
             if (timed_stat(r, dirfd(d), nm, &st) == 0) type = (unsigned char)IFTODT(st.st_mode);
         }
         size_t len = strlen(nm);
-        if (buf_reserve(&r->ents, len + 2)) goto oom;
-        r->ents.p[r->ents.len] = (char)type;
-        memcpy(r->ents.p + r->ents.len + 1, nm, len + 1);
-        r->ents.len += len + 2;
-        n++;
+        if (find_buf_reserve(b, len + 2)) return -1;
+        b->p[b->len] = (char)type;
+        memcpy(b->p + b->len + 1, nm, len + 1);
+        b->len += len + 2;
+        (*count)++;
         if (type == DT_DIR) {
             r->rel.len = 0;
-            if (buf_reserve(&r->rel, strlen(rel) + len + 2)) goto oom;
+            if (find_buf_reserve(&r->rel, strlen(rel) + len + 2)) return -1;
             int k = find_join(r->rel.p, r->rel.cap, rel, nm);
-            if (k < 0 || buf_put(&r->next, r->rel.p, (size_t)k + 1)) goto oom;
+            if (k < 0 || buf_put(&r->next, r->rel.p, (size_t)k + 1)) return -1;
         }
     }
+    return 0;
+}
+
+/* Reads directory `rel` (in r->level), lists its subdirectories for the next level, and evaluates its
+ * entries; or, past --split-entries entries, sets it aside (open) for the ranks to finish together. Returns
+ * -1 only on a fatal error (out of memory). */
+static int read_dir(struct find_run *r, const char *rel)
+{
+    int fd = find_open_dir(r, rel);
+    if (fd < 0) return 0;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        note_error(r, errno, "cannot read directory", rel, NULL);
+        close(fd);
+        return 0;
+    }
+    r->me.dirs++;
+    r->ents.len = 0;
+    uint64_t n;
+    /* Past FIND_MAX_OPEN set-aside directories in a level, the next ones are read whole here (they are still
+     * shared, in the chunks read): that bounds the descriptors held open. */
+    uint64_t limit = r->nbigs < FIND_MAX_OPEN ? (uint64_t)r->cfg->split_entries + 1 : UINT64_MAX;
+    int end = find_read_entries(r, d, rel, &r->ents, limit, 0, &n);
+    if (end < 0) goto oom;
     if (n > (uint64_t)r->cfg->split_entries) {
-        /* Many entries: hand them to every rank (share_big_dirs) instead of stat-ing them all here. */
         if (r->nbigs == r->capbigs) {
             size_t cap = r->capbigs ? r->capbigs * 2 : 8;
             struct find_big *b = realloc(r->bigs, cap * sizeof *b);
@@ -254,72 +270,39 @@ static int read_dir(struct find_run *r, const char *rel)
             r->capbigs = cap;
         }
         struct find_big *b = &r->bigs[r->nbigs];
-        b->rel = strdup(rel);
-        if (!b->rel) goto oom;
+        memset(b, 0, sizeof *b);
+        b->rel_off = (size_t)(rel - r->level.p);
         b->ents = r->ents;
         memset(&r->ents, 0, sizeof r->ents);
+        if (end) closedir(d);
+        else b->d = d;
         r->nbigs++;
-    } else {
-        process_entries(r, dirfd(d), rel, &r->ents, 0);
+        return 0;
     }
+    process_entries(r, dirfd(d), rel, &r->ents);
     closedir(d);
     return 0;
 oom:
     closedir(d);
-    return out_of_memory(r);
+    return find_out_of_memory(r);
 }
 
 /* Collective: every rank gets every rank's `mine` (one u64 each). */
-static int allgather_u64(struct find_run *r, uint64_t mine, uint64_t *all)
+int find_allgather_u64(struct find_run *r, uint64_t mine, uint64_t *all)
 {
     struct iol_comm *c = r->comm;
     if (c->gather(c, &mine, sizeof mine, all, 0) || c->bcast(c, all, sizeof *all * (size_t)r->nranks, 0))
-        return comm_failed(r);
+        return find_comm_failed(r);
     return 0;
 }
 
 /* Collective: 1 if any rank could not get `need` more bytes (then every rank stops: nobody may be left
  * waiting in a broadcast that one rank cannot receive). */
-static int reserve_everywhere(struct find_run *r, struct find_buf *b, size_t need)
+int find_reserve_everywhere(struct find_run *r, struct find_buf *b, size_t need)
 {
-    int64_t failed = buf_reserve(b, need) != 0, any = 0;
-    if (r->comm->allreduce(r->comm, &failed, &any, 1, IOL_DT_I64, IOL_OP_MAX)) return comm_failed(r);
-    if (any) return failed ? out_of_memory(r) : iol_err_set(&r->err, IOL_ERR_RUNTIME, "another rank ran out of memory");
-    return 0;
-}
-
-/* Collective: the directories some rank found too large to evaluate alone, one at a time in rank order:
- * the reader broadcasts the names, and every rank evaluates its share. */
-static int share_big_dirs(struct find_run *r, uint64_t *counts)
-{
-    struct iol_comm *c = r->comm;
-    if (allgather_u64(r, r->nbigs, counts)) return -1;
-    for (int src = 0; src < r->nranks; src++) {
-        for (uint64_t k = 0; k < counts[src]; k++) {
-            struct find_big *mine = src == r->rank ? &r->bigs[k] : NULL;
-            uint64_t hdr[2] = {mine ? strlen(mine->rel) + 1 : 0, mine ? mine->ents.len : 0};
-            if (c->bcast(c, hdr, sizeof hdr, src)) return comm_failed(r);
-            struct find_buf *ents = mine ? &mine->ents : &r->ents;
-            r->rel.len = 0;
-            if (!mine) ents->len = 0;
-            if (reserve_everywhere(r, &r->rel, hdr[0]) || reserve_everywhere(r, ents, mine ? 0 : hdr[1])) return -1;
-            if (mine) memcpy(r->rel.p, mine->rel, hdr[0]);
-            if (c->bcast(c, r->rel.p, hdr[0], src) || c->bcast(c, ents->p, hdr[1], src)) return comm_failed(r);
-            ents->len = hdr[1];
-            r->shared_dirs++;
-            if (r->stopped) continue;
-            uint64_t t0 = iol_now_ns();
-            int dfd = r->pr->needs_stat ? open_dir(r, r->rel.p) : -2;
-            process_entries(r, dfd, r->rel.p, ents, 1);
-            if (dfd >= 0) close(dfd);
-            r->me.busy_ns += iol_now_ns() - t0;
-        }
-    }
-    for (size_t k = 0; k < r->nbigs; k++) {
-        free(r->bigs[k].rel);
-        buf_free(&r->bigs[k].ents);
-    }
-    r->nbigs = 0;
+    int64_t failed = find_buf_reserve(b, need) != 0, any = 0;
+    if (r->comm->allreduce(r->comm, &failed, &any, 1, IOL_DT_I64, IOL_OP_MAX)) return find_comm_failed(r);
+    if (any) return failed ? find_out_of_memory(r) : iol_err_set(&r->err, IOL_ERR_RUNTIME, "another rank ran out of memory");
     return 0;
 }
 
@@ -327,16 +310,16 @@ static int share_big_dirs(struct find_run *r, uint64_t *counts)
 static int exchange_next(struct find_run *r, uint64_t *lens)
 {
     struct iol_comm *c = r->comm;
-    if (allgather_u64(r, r->next.len, lens)) return -1;
+    if (find_allgather_u64(r, r->next.len, lens)) return -1;
     size_t total = 0;
     for (int i = 0; i < r->nranks; i++) total += lens[i];
     r->level.len = 0;
-    if (reserve_everywhere(r, &r->level, total)) return -1;
+    if (find_reserve_everywhere(r, &r->level, total)) return -1;
     size_t off = 0;
     for (int src = 0; src < r->nranks; off += lens[src], src++) {
         if (!lens[src]) continue;
         if (src == r->rank) memcpy(r->level.p + off, r->next.p, lens[src]);
-        if (c->bcast(c, r->level.p + off, lens[src], src)) return comm_failed(r);
+        if (c->bcast(c, r->level.p + off, lens[src], src)) return find_comm_failed(r);
     }
     r->level.len = total;
     r->next.len = 0;
@@ -349,35 +332,36 @@ static int walk(struct find_run *r)
     int64_t failed = scratch == NULL, any = 0;
     if (r->comm->allreduce(r->comm, &failed, &any, 1, IOL_DT_I64, IOL_OP_MAX)) {
         free(scratch);
-        return comm_failed(r);
+        return find_comm_failed(r);
     }
     if (any) {
         free(scratch);
-        return out_of_memory(r);
+        return find_out_of_memory(r);
     }
     uint64_t t0 = iol_now_ns();
     if (r->rank == 0) process_root(r);
-    if (buf_put(&r->level, "", 1)) out_of_memory(r);
+    if (buf_put(&r->level, "", 1)) find_out_of_memory(r);
     r->me.busy_ns += iol_now_ns() - t0;
     if (agree(r)) r->level.len = 0;
     while (r->level.len > 0) {
+        r->level_busy0 = r->me.busy_ns;
         t0 = iol_now_ns();
         uint64_t idx = 0;
         for (size_t off = 0; off < r->level.len; idx++) {
             const char *rel = r->level.p + off;
             off += strlen(rel) + 1;
             if (find_entry_owner(idx, r->nranks) != r->rank) continue;
-            if (must_stop(r) || read_dir(r, rel)) break;
+            if (find_must_stop(r) || read_dir(r, rel)) break;
         }
         r->me.busy_ns += iol_now_ns() - t0;
         if (agree(r)) break;
-        if (share_big_dirs(r, scratch) || agree(r)) break;
+        if (find_share_big_dirs(r, scratch) || agree(r)) break;
         if (exchange_next(r, scratch) || agree(r)) break;
         r->levels++;
         /* Once one rank has hit the deadline, the walk ends for all of them at this level's end. */
         int64_t stop = r->stopped, anystop = 0;
         if (r->comm->allreduce(r->comm, &stop, &anystop, 1, IOL_DT_I64, IOL_OP_MAX)) {
-            comm_failed(r);
+            find_comm_failed(r);
             break;
         }
         if (anystop) {
@@ -430,7 +414,7 @@ static int join_parts(struct find_run *r, int keep)
     int rc = 0;
     if (keep && !out) rc = iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "--matches: cannot create %s", tmp);
     char *buf = malloc(1 << 20);
-    if (!buf && out) rc = out_of_memory(r);
+    if (!buf && out) rc = find_out_of_memory(r);
     for (int i = 0; i < r->nranks; i++) {
         snprintf(part, sizeof part, "%s.part.%" PRId64 ".%d", r->cfg->matches, r->tag, i);
         FILE *in = rc == 0 && out ? fopen(part, "r") : NULL;
@@ -459,12 +443,12 @@ static int join_parts(struct find_run *r, int keep)
 static int reduce(struct find_run *r)
 {
     struct iol_comm *c = r->comm;
-    if (c->gather(c, &r->me, sizeof r->me, r->all, 0)) return comm_failed(r);
-    if (iol_hist_allreduce(c, &r->hist)) return comm_failed(r);
+    if (c->gather(c, &r->me, sizeof r->me, r->all, 0)) return find_comm_failed(r);
+    if (iol_hist_allreduce(c, &r->hist)) return find_comm_failed(r);
     int64_t mine = r->first_error[0] ? r->rank : INT64_MAX, first = INT64_MAX;
-    if (c->allreduce(c, &mine, &first, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
+    if (c->allreduce(c, &mine, &first, 1, IOL_DT_I64, IOL_OP_MIN)) return find_comm_failed(r);
     if (first != INT64_MAX) {
-        if (c->bcast(c, r->first_error, sizeof r->first_error, (int)first)) return comm_failed(r);
+        if (c->bcast(c, r->first_error, sizeof r->first_error, (int)first)) return find_comm_failed(r);
         r->first_error_rank = (int)first;
     }
     if (r->rank != 0) return 0;
@@ -497,12 +481,12 @@ static int setup(struct find_run *r)
     /* The parts of --matches are named after rank 0's pid, so two runs writing next to each other never mix.
      * (The one collective here comes first: every rank must reach it, whatever fails after.) */
     r->tag = (int64_t)getpid();
-    if (r->comm->bcast(r->comm, &r->tag, sizeof r->tag, 0)) return comm_failed(r);
+    if (r->comm->bcast(r->comm, &r->tag, sizeof r->tag, 0)) return find_comm_failed(r);
     snprintf(r->fs_type, sizeof r->fs_type, "%s", iol_fs_type(cfg->root));
     r->rootfd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (r->rootfd < 0) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "cannot open DIR %s", cfg->root);
     if (cfg->matches[0] && open_part(r)) return -1;
-    if (r->rank == 0 && !(r->all = calloc((size_t)r->nranks, sizeof *r->all))) return out_of_memory(r);
+    if (r->rank == 0 && !(r->all = calloc((size_t)r->nranks, sizeof *r->all))) return find_out_of_memory(r);
     return 0;
 }
 
@@ -528,7 +512,7 @@ static int share_preds(struct find_run *r, struct find_preds *preds)
     } msg;
     memset(&msg, 0, sizeof msg);
     if (r->rank == 0) find_preds_load(r->cfg, &msg.p, &msg.e);
-    if (r->comm->bcast(r->comm, &msg, sizeof msg, 0)) return comm_failed(r);
+    if (r->comm->bcast(r->comm, &msg, sizeof msg, 0)) return find_comm_failed(r);
     *preds = msg.p;
     if (msg.e.code && r->rank == 0) r->err = msg.e;
     return msg.e.code ? -1 : 0;
@@ -558,7 +542,7 @@ int find_run(const struct find_cfg *cfg, struct iol_comm *comm, const struct iol
     int failed = agree(r);
     if (!failed) {
         r->err_phase = "walk";
-        if (comm->barrier(comm)) comm_failed(r);
+        if (comm->barrier(comm)) find_comm_failed(r);
         uint64_t now = iol_now_ns();
         r->me.t_start = iol_comm_time(comm, now);
         r->next_progress_ns = now + 500000000ULL;
@@ -595,14 +579,11 @@ int find_run(const struct find_cfg *cfg, struct iol_comm *comm, const struct iol
     if (comm->allreduce(comm, &s, &worst, 1, IOL_DT_I64, IOL_OP_MAX) == 0) status = (int)worst;
 
     if (r->rootfd >= 0) close(r->rootfd);
-    buf_free(&r->level);
-    buf_free(&r->next);
-    buf_free(&r->ents);
-    buf_free(&r->rel);
-    for (size_t k = 0; k < r->nbigs; k++) {
-        free(r->bigs[k].rel);
-        buf_free(&r->bigs[k].ents);
-    }
+    find_buf_free(&r->level);
+    find_buf_free(&r->next);
+    find_buf_free(&r->ents);
+    find_buf_free(&r->rel);
+    find_free_bigs(r);
     free(r->bigs);
     free(r->all);
     free(r);

@@ -15,7 +15,7 @@ struct find_cfg {
     char name[IOL_STR_MAX];        /* -name GLOB */
     char matches[IOL_STR_MAX];     /* --matches FILE: matching paths, one per line */
     double stonewall_s;            /* --stonewall: stop scanning after this many seconds (0 = off) */
-    int64_t split_entries;         /* --split-entries: directories with more entries are shared by all ranks */
+    int64_t split_entries;         /* --split-entries: larger directories are finished by all ranks together */
 };
 
 extern const struct iol_option find_options[];
@@ -47,11 +47,18 @@ int find_size_parse(const char *s, struct find_size *out, struct iol_err *err);
 int find_size_match(const struct find_size *p, uint64_t bytes);
 /* 1 if an entry with mtime (sec, nsec) is strictly newer than the -newer file. */
 int find_newer_match(const struct find_preds *p, int64_t sec, int64_t nsec);
-/* The rank that processes entry `index` of a directory shared by all ranks. */
+/* The rank that reads directory `index` of a level's list. */
 static inline int find_entry_owner(uint64_t index, int nranks)
 {
     return (int)(index % (uint64_t)nranks);
 }
+/* How the entries of one step of the shared directories (find_share.c) are split: counts[i] entries to rank
+ * i (consecutive ranges, in rank order), so that the ranks' busy times come out as level as they can:
+ * busy[i] is rank i's so far in nanoseconds, and evaluating an entry costs eval_ns / evaluated (what the
+ * ranks measured; without a measure yet, an equal split). Integer arithmetic only, so every rank computes
+ * the same split. order: scratch of nranks ints. */
+void find_share_plan(uint64_t entries, const uint64_t *busy, uint64_t eval_ns, uint64_t evaluated, int nranks,
+                     int *order, uint64_t *counts);
 /* Joins a directory path relative to the root and an entry name ("" + "a" = "a", "a" + "b" = "a/b").
  * Returns the length, or -1 if it does not fit in `len` bytes. */
 int find_join(char *out, size_t len, const char *rel, const char *name);

@@ -13,6 +13,6 @@ const struct iol_option find_options[] = {
     {0, "name", NULL, IOL_OPT_STRING, F(name), "", "-name GLOB: the entry's base name matches the shell pattern", NOLIM},
     {0, "matches", NULL, IOL_OPT_STRING, F(matches), "", "write the matching paths to this file, one per line (not inside DIR)", NOLIM},
     {0, "stonewall", "stonewall-timer", IOL_OPT_DOUBLE, F(stonewall_s), "0", "stop scanning after this many seconds (0 = walk the whole tree)", 0, 1e9},
-    {0, "split-entries", NULL, IOL_OPT_INT, F(split_entries), "1024", "directories with more entries than this are shared by all ranks entry by entry", 1, 1e15},
+    {0, "split-entries", NULL, IOL_OPT_INT, F(split_entries), "1024", "directories with more entries than this are finished by all ranks together while they are read", 1, 1e15},
     {0},
 };

@@ -45,8 +45,8 @@ void find_report_text(FILE *fp, const struct find_run *r)
     fprintf(fp, "iolens-bench %s: find (parallel namespace walk)\n", IOLENS_VERSION);
     fprintf(fp, "root        : %s (%s)\n", r->cfg->root, r->fs_type);
     fprintf(fp, "predicates  : %s\n", preds);
-    fprintf(fp, "ranks       : %d (%s), %" PRIu64 " levels, %" PRIu64 " directories shared entry by entry\n",
-            r->nranks, r->comm->kind, r->levels, r->shared_dirs);
+    fprintf(fp, "ranks       : %d (%s), %" PRIu64 " levels, %" PRIu64 " directories shared in %" PRIu64
+            " chunks\n", r->nranks, r->comm->kind, r->levels, r->shared_dirs, r->shared_chunks);
     if (!r->reduced) return;
     fprintf(fp, "\n%-6s %12s %12s %10s %10s %10s\n", "rank", "scanned", "matched", "stats", "time(s)", "busy(s)");
     for (int i = 0; i < r->nranks; i++) {
@@ -124,6 +124,7 @@ void find_report_json(struct iol_json *j, const struct find_run *r)
     iol_json_kv_uint(j, "levels", r->levels);
     iol_json_kv_int(j, "split_entries", cfg->split_entries);
     iol_json_kv_uint(j, "shared_directories", r->shared_dirs);
+    iol_json_kv_uint(j, "shared_chunks", r->shared_chunks);
     iol_json_end_object(j);
     iol_json_key(j, "stonewall");
     if (cfg->stonewall_s > 0) {

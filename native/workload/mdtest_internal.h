@@ -25,6 +25,10 @@ struct mdtest_geometry {
     uint64_t items_per_loop;
 };
 int mdtest_geometry(const struct mdtest_cfg *cfg, struct mdtest_geometry *g, struct iol_err *err);
+/* The items per rank a stat/read/remove run works on: the -x status file's count (checked against the
+ * geometry), else all of them. */
+int mdtest_status_count(const struct mdtest_cfg *cfg, const struct mdtest_geometry *g, uint64_t *count,
+                        struct iol_err *err);
 
 struct mdtest_paths {
     int count;

@@ -31,6 +31,10 @@ int mdtest_split_dirs(const char *spec, struct mdtest_paths *p, struct iol_err *
         p->dir[p->count][n] = '\0';
         /* Trailing slashes would double in the names built below. */
         while (n > 1 && p->dir[p->count][n - 1] == '/') p->dir[p->count][--n] = '\0';
+        /* Twice the same directory would make two ranks create, and then remove, the same test directory. */
+        for (int i = 0; i < p->count; i++)
+            if (strcmp(p->dir[i], p->dir[p->count]) == 0)
+                return iol_err_set(err, IOL_ERR_USAGE, "-d: '%s' is listed twice in '%s'", p->dir[i], spec);
         p->count++;
         if (!at) break;
         s = at + 1;

@@ -120,10 +120,30 @@ int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *er
                            (unsigned long long)cfg->read_bytes, (unsigned long long)cfg->write_bytes);
     if (cfg->stonewall_s && !cfg->files_only)
         return iol_err_set(err, IOL_ERR_USAGE, "-W: the stonewall applies to file creation; -D has no files");
-    if (!cfg->create && cfg->status_file[0] && access(cfg->status_file, R_OK) != 0)
-        return iol_err_set(err, IOL_ERR_USAGE, "-x: cannot read the stonewall status file '%s'", cfg->status_file);
     struct mdtest_geometry g;
-    return mdtest_geometry(cfg, &g, err);
+    if (mdtest_geometry(cfg, &g, err)) return -1;
+    uint64_t count;
+    return mdtest_status_count(cfg, &g, &count, err);
+}
+
+int mdtest_status_count(const struct mdtest_cfg *cfg, const struct mdtest_geometry *g, uint64_t *count,
+                        struct iol_err *err)
+{
+    *count = g->items;
+    if (cfg->create || !cfg->status_file[0]) return 0;
+    FILE *fp = fopen(cfg->status_file, "r");
+    if (!fp) return iol_err_set(err, IOL_ERR_USAGE, "-x: cannot read the stonewall status file '%s'", cfg->status_file);
+    unsigned long long v = 0;
+    char extra;
+    int n = fscanf(fp, "%llu %c", &v, &extra);
+    fclose(fp);
+    if (n != 1)
+        return iol_err_set(err, IOL_ERR_USAGE, "-x: '%s' does not hold an item count", cfg->status_file);
+    if (v > g->items)
+        return iol_err_set(err, IOL_ERR_USAGE, "-x: '%s' says %llu items but a rank has only %llu", cfg->status_file,
+                           v, (unsigned long long)g->items);
+    *count = v;
+    return 0;
 }
 
 /* The test directories of every iteration: a create run needs them absent (mdtest's names are the same as
@@ -153,23 +173,60 @@ static int check_testdirs(const struct mdtest_cfg *cfg, const char *d, struct io
     return 0;
 }
 
+/* The parent of path d ("." for a bare name, "/" for a top-level one) into parent; returns d's last name. */
+static const char *split_parent(const char *d, char *parent, size_t len)
+{
+    snprintf(parent, len, "%s", d);
+    char *slash = strrchr(parent, '/');
+    if (slash == parent) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(parent, len, ".");
+    const char *last = strrchr(d, '/');
+    return last ? last + 1 : d;
+}
+
+/* Two -d entries naming one directory by different spellings (x and ./x, a link and its target) would make
+ * two ranks create, and then remove, the same test directory: identified by device and inode (of the
+ * directory, or of its parent and its name when it does not exist yet). */
+static int check_aliases(const struct mdtest_paths *paths, int n, struct iol_err *err)
+{
+    struct {
+        dev_t dev;
+        ino_t ino;
+        const char *name;
+    } id[MDTEST_MAX_PATHS];
+    for (int i = 0; i < n; i++) {
+        char parent[IOL_STR_MAX];
+        struct stat st;
+        id[i].name = "";
+        if (stat(paths->dir[i], &st) != 0) {
+            id[i].name = split_parent(paths->dir[i], parent, sizeof parent);
+            if (stat(parent, &st) != 0) return 0;   /* refused later, with its own message */
+        }
+        id[i].dev = st.st_dev;
+        id[i].ino = st.st_ino;
+        for (int j = 0; j < i; j++)
+            if (id[j].dev == id[i].dev && id[j].ino == id[i].ino && strcmp(id[j].name, id[i].name) == 0)
+                return iol_err_set(err, IOL_ERR_USAGE, "-d: '%s' and '%s' are the same directory", paths->dir[j],
+                                   paths->dir[i]);
+    }
+    return 0;
+}
+
 int mdtest_check_paths(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err)
 {
     const struct iol_backend *be = iol_backend_find(cfg->api);
     if (!be || !be->does_io) return 0;
     struct mdtest_paths paths;
     if (mdtest_split_dirs(cfg->dirs, &paths, err)) return -1;
+    if (check_aliases(&paths, paths.count < nranks ? paths.count : nranks, err)) return -1;
     for (int i = 0; i < paths.count && i < nranks; i++) {
         const char *d = paths.dir[i];
         struct stat st;
         if (stat(d, &st) != 0) {
             /* mdtest creates a missing -d directory, but only one level: its parent must exist. */
             char parent[IOL_STR_MAX];
-            snprintf(parent, sizeof parent, "%s", d);
-            char *slash = strrchr(parent, '/');
-            if (slash == parent) slash[1] = '\0';
-            else if (slash) *slash = '\0';
-            else snprintf(parent, sizeof parent, ".");
+            split_parent(d, parent, sizeof parent);
             if (!cfg->create)
                 return iol_err_set(err, IOL_ERR_USAGE, "-d: directory '%s' does not exist: nothing to stat, read or "
                                    "remove", d);

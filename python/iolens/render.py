@@ -4,9 +4,11 @@ report (its figures computed by fio_report)."""
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from rich import box
@@ -29,7 +31,6 @@ from iolens.results import (
     IorDocument,
     MdtestDocument,
     MdtestPhase,
-    MdtestSummary,
     Phase,
     SummaryEntry,
 )
@@ -323,9 +324,9 @@ def _operation(name: str) -> str:
     return MDTEST_OPERATIONS.get(name, name)
 
 
-def _mdtest_order(s: MdtestSummary) -> tuple[int, str]:
+def _operation_order(name: str) -> tuple[int, str]:
     order = list(MDTEST_OPERATIONS)
-    return (order.index(s.name) if s.name in order else len(order), s.name)
+    return (order.index(name) if name in order else len(order), name)
 
 
 def mdtest_header(doc: MdtestDocument) -> RenderableType:
@@ -366,21 +367,58 @@ _MDTEST_PHASE_COLUMNS: list[Column[MdtestPhase]] = [
     ("lat max", False, lambda p: latency(p.latency_ns.max)),
 ]
 
-# mdtest's "SUMMARY rate" table: items per second over the iterations.
-_MDTEST_SUMMARY_COLUMNS: list[Column[MdtestSummary]] = [
-    ("Operation", True, lambda s: _operation(s.name)),
-    ("Max", True, lambda s: rate(s.rate_max_per_s)),
-    ("Min", True, lambda s: rate(s.rate_min_per_s)),
-    ("Mean", True, lambda s: rate(s.rate_mean_per_s)),
-    ("Std Dev", True, lambda s: rate(s.rate_stddev_per_s)),
-]
+
+@dataclass(frozen=True)
+class MdtestStatRow:
+    """A row of mdtest's SUMMARY tables: one operation's figure over the iterations."""
+
+    name: str
+    max: float
+    min: float
+    mean: float
+    stddev: float
+
+
+def mdtest_time_rows(doc: MdtestDocument) -> list[MdtestStatRow]:
+    """The phases' times (barrier to barrier) over the iterations, as the engine's -P table computes them."""
+    times: dict[str, list[float]] = {}
+    for p in doc.phases:
+        times.setdefault(p.name, []).append(p.time_s)
+    rows = []
+    for name, ts in times.items():
+        mean = sum(ts) / len(ts)
+        sd = math.sqrt(sum((t - mean) ** 2 for t in ts) / len(ts))
+        rows.append(MdtestStatRow(name, max(ts), min(ts), mean, sd))
+    return rows
+
+
+def _mdtest_stat_table(
+    doc: MdtestDocument, what: str, rows: list[MdtestStatRow], fmt: Callable[[float], str]
+) -> Table:
+    iterations = max((s.iterations for s in doc.summary), default=0)
+    columns: list[Column[MdtestStatRow]] = [
+        ("Operation", True, lambda s: _operation(s.name)),
+        ("Max", True, lambda s: fmt(s.max)),
+        ("Min", True, lambda s: fmt(s.min)),
+        ("Mean", True, lambda s: fmt(s.mean)),
+        ("Std Dev", True, lambda s: fmt(s.stddev)),
+    ]
+    ordered = sorted(rows, key=lambda row: _operation_order(row.name))
+    return columns_table(columns, ordered, title=f"SUMMARY {what}: (of {iterations} iterations)")
 
 
 def mdtest_summary_table(doc: MdtestDocument) -> Table:
     """mdtest 4's "SUMMARY rate (in ops/sec): (of N iterations)", its operations in mdtest's order."""
-    iterations = max((s.iterations for s in doc.summary), default=0)
-    title = f"SUMMARY rate (in ops/sec): (of {iterations} iterations)"
-    return columns_table(_MDTEST_SUMMARY_COLUMNS, sorted(doc.summary, key=_mdtest_order), title=title)
+    rows = [
+        MdtestStatRow(s.name, s.rate_max_per_s, s.rate_min_per_s, s.rate_mean_per_s, s.rate_stddev_per_s)
+        for s in doc.summary
+    ]
+    return _mdtest_stat_table(doc, "rate (in ops/sec)", rows, rate)
+
+
+def mdtest_time_table(doc: MdtestDocument) -> Table:
+    """mdtest's "SUMMARY time (in s): (of N iterations)", printed with -P (--print-rate-and-time)."""
+    return _mdtest_stat_table(doc, "time (in s)", mdtest_time_rows(doc), seconds)
 
 
 def mdtest_stonewall_lines(doc: MdtestDocument) -> list[Text]:
@@ -426,6 +464,8 @@ def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
     parts.extend(mdtest_verify_lines(doc))
     if doc.summary:
         parts.append(mdtest_summary_table(doc))
+        if _yes(_cfg(doc, "print-rate-and-time")) == "yes":
+            parts.append(mdtest_time_table(doc))
     if not doc.ok:
         parts.append(error_panel(doc))
     return Group(*parts)
@@ -468,7 +508,8 @@ def find_summary_lines(f: FindSection) -> list[RenderableType]:
     out.append(
         Text(
             f"{ws.levels} directory levels, {f.directories:,} directories read; "
-            f"{ws.shared_directories} with more than {ws.split_entries} entries shared by all ranks",
+            f"{ws.shared_directories} with more than {ws.split_entries} entries shared by all ranks"
+            + (f" in {ws.shared_chunks:,} chunks" if ws.shared_chunks else ""),
             style="dim",
         )
     )

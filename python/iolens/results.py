@@ -605,6 +605,7 @@ class WorkSharing(_Model):
     levels: int
     split_entries: int
     shared_directories: int
+    shared_chunks: int | None  # absent from documents of engines before the directories were streamed
 
 
 @dataclass(frozen=True)
