@@ -114,6 +114,7 @@ def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolen
     ("extra", "line", "words"),
     [
         ("[ior-easy]\nfoo = 1\n", 8, "unknown key 'foo'"),
+        ("[ior-easy]\nfoo =\n", 8, "unknown key 'foo' in section [ior-easy]"),  # an empty value too
         ("[ior-easy]\nblockSize = 2x\n", 8, "blockSize = 2x"),
         ("[ior-easy]\ntransferSize = 3m\nblockSize = 10m\n", 9, "multiple of transferSize"),
         ("[mdtest-easy]\nn = -4\n", 8, "expected an integer >= 0"),
