@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin
     # The app's fixed parameters, mapped onto the engine's flags.
     assert re.search(r"ior -g -G \d+ -k -e -o \S+/ior-easy/ior_file_easy -C -Q 1 -O stoneWallingStatusFile="
                      r"\S+/results/ior-easy.stonewall -t 2m -b 1g -F -w -D 300 "
-                     r"-O stoneWallingWearOut=1 -a posix --np 2", text)  # fmt: skip
+                     r"-O stoneWallingWearOut=1 -a POSIX --np 2", text)  # fmt: skip
     assert re.search(r"ior -C -Q 1 -g -G \d+ -k -e -o \S+/ior-hard/file .* -t 47008 -b 47008 -s 1000 -w "
                      r"-D 300", text)  # fmt: skip
     assert re.search(r"mdtest -n 1000000 -u -L -F -P -G \d+ -N 1 -d \S+/mdtest-easy "
@@ -72,8 +73,8 @@ def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin
         r"mdtest -n 1000000 -t -w 3901 -e 3901 -P -G \d+ -N 1 -F -d \S+/mdtest-hard .* -E -X", text
     )
     assert re.search(r"find \S+/data/\S+ -newer \S+/results/timestampfile -size 3901c -name '\*01\*'", text)
-    assert re.search(r"-r -D 300 -z -z -a posix -t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)
-    assert "-T -a posix" in text and "-r -a posix" in text and "-r -R -a posix" in text
+    assert re.search(r"-r -D 300 -z -z -a POSIX -t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)
+    assert "-T -a POSIX" in text and "-r -a POSIX" in text and "-r -R -a POSIX" in text
     # Nothing was created.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
@@ -167,7 +168,7 @@ def test_odirect_stays_on_ior_easy_when_ior_hard_has_its_own_api(iolens_bin, tmp
     }
     odirect = sorted(n for n, c in commands.items() if "--posix.odirect" in c)
     assert odirect == ["ior-easy-read", "ior-easy-write", "ior-rnd4K-easy-read"]
-    assert "-t 47008" in commands["ior-hard-write"] and "-a posix" in commands["ior-hard-write"]
+    assert "-t 47008" in commands["ior-hard-write"] and "-a POSIX" in commands["ior-hard-write"]
 
 
 @pytest.mark.parametrize("skip", ["[ior-hard]\nrun = FALSE\n", "[ior-hard-write]\nrun = FALSE\n"])
@@ -325,6 +326,80 @@ def test_quick_run_leaves_only_the_result_directory(full_run: dict):
     assert sorted(p.name for p in root.iterdir()) == sorted(["io500.ini", "results", "copy.json"])
     left = [p.name for p in full_run["results"].iterdir()]
     assert not [n for n in left if n.endswith(".stonewall") or n == "timestampfile"]
+
+
+REF = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "io500"
+
+
+def _keys(section: results_files.Section) -> list[str]:
+    return [ln.key for ln in section.lines if isinstance(ln, results_files.Pair)]
+
+
+def test_quick_run_result_txt_has_the_apps_keys_in_the_apps_order(local_run: dict):
+    # Every section of the driver's result.txt (a real run) against the app's reference file: the same
+    # sections in the same order, and in each the same keys in the same order (values differ, of course).
+    if not (REF / "result.txt").is_file():
+        pytest.skip(f"IO500 reference files not found at {REF}")
+    ref = results_files.read_result(REF / "result.txt")
+    ours = results_files.read_result(local_run["results"] / "result.txt")
+    assert [s.name for s in ours.sections] == [s.name for s in ref.sections]
+    for mine, theirs in zip(ours.sections, ref.sections, strict=True):
+        assert _keys(mine) == _keys(theirs), mine.name
+    find = ours.section("find")
+    assert find is not None and find.get("nproc") == "2"  # [find] nproc unset: all the run's processes
+    exe = (ours.section("ior-easy-write") or results_files.Section("")).get("exe") or ""
+    assert " -a POSIX" in exe and " -t 2m " in exe  # the config's spelling ([global] api's default, 2m)
+
+
+def test_exe_lines_keep_the_sizes_and_api_as_the_config_writes_them(iolens_bin, tmp_path: Path):
+    cfg = write_config(
+        tmp_path, "[global]\napi = Posix\n[ior-easy]\ntransferSize = 2048k\nblockSize = 131072K\n"
+    )
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"-t 2048k -b 131072K -F -w -D 300 -O stoneWallingWearOut=1 -a Posix --np 2", out.stdout)
+    assert "-t 2048k -b 131072K -F -r -R -a Posix --np 2" in out.stdout
+    assert "-C -Y -W 300 -a Posix --np 2" in out.stdout
+    # A size iolens caps (--quick) is written as the capped value.
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2", "--quick")
+    assert out.returncode == 0 and "-t 2048k -b 64m " in out.stdout
+
+
+def test_pause_dir_waits_for_the_pause_file_and_writes_the_apps_lines(iolens_bin, tmp_path: Path):
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    (pause / "ior-hard-write").write_text("")
+    cfg = write_config(tmp_path, f"[debug]\npause-dir = {pause}\n")
+    proc = subprocess.Popen(
+        [*iolens_bin, "io500", str(cfg), "--quick", "--np", "2", "--no-live"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "pausing before ior-hard-write" in line:
+            break
+    # The run waits before ior-hard-write while the file exists; it goes on once the file is gone.
+    assert not any("ior-hard-write" in ln and "GiB/s" in ln for ln in seen)
+    released = datetime.now().replace(microsecond=0)
+    (pause / "ior-hard-write").unlink()
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    result = results_files.read_result(tmp_path / "results" / "result.txt")
+    for section in result.phases:
+        lines = [ln.render() for ln in section.lines[:3]]
+        assert lines[0].startswith("t_pause         = "), section.name
+        assert lines[1] == f"; Checking for pause file {pause}/{section.name}"
+        assert lines[2].startswith("t_start         = ")
+    hard = result.section("ior-hard-write")
+    assert hard is not None
+    start = datetime.strptime(hard.get("t_start") or "", results_files.TIMESTAMP_FORMAT)
+    assert start >= released
+    run = result.section("run")
+    assert run is not None and "PAUSING BETWEEN RUNS ACTIVATED" in run.invalid_reasons
 
 
 # --------------------------------------------------------------------------------------------- run = FALSE

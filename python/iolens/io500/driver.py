@@ -420,36 +420,45 @@ class Runner:
             return PhaseRecord(p, "not-implemented", None, notes=[NOT_IMPLEMENTED_REASON])
         exe = p.exe()
         setup = [("exe", exe)] if exe else []
-        if p.np is not None:
-            setup.append(("nproc", str(p.np)))
+        if p.kind == "find":
+            # The app prints the processes of its find whether or not `nproc` is set (all of them by default).
+            setup.append(("nproc", str(p.np or self.opts.np)))
         # A phase that needs one that failed cannot run either (the planner handled run = FALSE).
         need = _needs_failed(p, self)
         if p.skip is None and need is not None:
             p.skip = f"skipped: it needs {need}, which failed"
+        # As the app: caches are dropped first, then the wait for the pause file, then the phase starts.
+        if p.skip is None and self.drop_caches is not None and not PHASE_BY_NAME[p.name].dummy:
+            self.drop_caches()
+        pause = self._pause(p)
         if p.skip is not None:
             now = _now()
             outcome = PhaseOutcome(p.name, 0.0, 0.0, setup_lines=setup, t_start=now, t_end=now)
-            return PhaseRecord(p, "skipped", outcome, notes=[f"phase skipped: {p.skip}"])
-
-        self._pause(p)
-        if self.drop_caches is not None and not PHASE_BY_NAME[p.name].dummy:
-            self.drop_caches()
-        if p.kind == "timestamp":
+            rec = PhaseRecord(p, "skipped", outcome, notes=[f"phase skipped: {p.skip}"])
+        elif p.kind == "timestamp":
             t_start, t0 = _now(), time.monotonic()
             Path(p.params["file"]).touch()
             outcome = PhaseOutcome(p.name, 0.0, time.monotonic() - t0, t_start=t_start, t_end=_now())
-            return PhaseRecord(p, "ok", outcome)
-        return self._run_engine(p, setup)
+            rec = PhaseRecord(p, "ok", outcome)
+        else:
+            rec = self._run_engine(p, setup)
+        if pause is not None and rec.outcome is not None:
+            rec.outcome.pause_started, rec.outcome.pause_file = pause
+        return rec
 
-    def _pause(self, p: PlannedPhase) -> None:
+    def _pause(self, p: PlannedPhase) -> tuple[datetime, str] | None:
+        """With `pause-dir` set, wait while PAUSE-DIR/PHASE exists, as the app does before every phase;
+        returns when the wait began and the file looked for (result.txt's t_pause and its comment)."""
         pause_dir = self.plan.config.get("debug", "pause-dir")
         if pause_dir is None:
-            return
-        flag = Path(pause_dir) / p.name
-        if flag.exists():
+            return None
+        started = _now()
+        flag = f"{pause_dir}/{p.name}"
+        if os.path.exists(flag):
             self.display.message(f"pausing before {p.name} while {flag} exists")
-        while flag.exists():
+        while os.path.exists(flag):
             time.sleep(1)
+        return started, flag
 
     def _run_engine(self, p: PlannedPhase, setup: list[tuple[str, str]]) -> PhaseRecord:
         json_path = self.resultdir / f"{p.name}.json"

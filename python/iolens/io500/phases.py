@@ -281,7 +281,8 @@ def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
             raise where.error(
                 section, option, f"API option {word!r} is not supported (iolens: --posix.odirect)"
             )
-    return _Api(["-a", "posix"], odirect, section, option)
+    # The API's name as the config spells it (`-a POSIX`, as the app's exe lines show it).
+    return _Api(["-a", words[0]], odirect, section, option)
 
 
 def _odirect_refusal(phase: str, transfer: int) -> str:
@@ -352,6 +353,9 @@ def plan(
     if xfer % 8:
         raise where.error("ior-easy", "transferSize", "must be a multiple of 8 bytes (iolens's data pattern)")
     block = _size_option(config, where, "ior-easy", "blockSize")
+    # The exe lines show the sizes as the config wrote them (`-b 2048m`), as the app's do, unless capped.
+    xfer_text = (config.get("ior-easy", "transferSize") or "").strip()
+    block_text = (config.get("ior-easy", "blockSize") or "").strip()
     if block % xfer:
         raise where.error("ior-easy", "blockSize", f"must be a multiple of transferSize ({xfer} bytes)")
     segments = int(config.get("ior-hard", "segmentCount") or 0)
@@ -370,7 +374,7 @@ def plan(
         if block > cap:
             new = max(xfer, cap // xfer * xfer)
             caps["[ior-easy] blockSize"] = f"{config.get('ior-easy', 'blockSize')} -> {format_size(new)}"
-            block = new
+            block, block_text = new, format_size(new)
         for (section, option), limit in QUICK_CAPS.items():
             if section == "ior-easy":
                 continue
@@ -388,10 +392,10 @@ def plan(
         if block > easy_budget:
             new = max(xfer, easy_budget // xfer * xfer)
             notes.append(
-                f"[ior-easy] blockSize {format_size(block)} -> {format_size(new)} per process to fit "
+                f"[ior-easy] blockSize {block_text} -> {format_size(new)} per process to fit "
                 f"the free space of the data directory ({free_bytes / GIB:.1f} GiB){_FIT_WHY}"
             )
-            block = new
+            block, block_text = new, format_size(new)
         hard_budget = int(free_bytes * FREE_SHARE_ALL) - block * np
         hard_cap = max(1, hard_budget // (IOR_HARD_XFER * np))
         if segments > hard_cap:
@@ -413,7 +417,7 @@ def plan(
         a = ["-g", "-G", seed["ior-easy"], "-k", "-e", "-o", f"{d}/ior-easy/ior_file_easy"]
         if with_reorder:
             a += ["-C", "-Q", "1", "-O", f"stoneWallingStatusFile={r}/ior-easy.stonewall"]
-            a += ["-t", format_size(xfer), "-b", format_size(block)]
+            a += ["-t", xfer_text, "-b", block_text]
         return a + (["-u"] if unique else []) + (["-F"] if fpp else [])
 
     def ior_hard() -> list[str]:
@@ -526,7 +530,7 @@ def plan(
         else:  # pragma: no cover - the spec and this table are written together
             raise AssertionError(f"phase {name} has no plan")
         phases.append(p)
-        _fill_params(p, xfer, block, segments, n_easy, n_hard, stonewall, fpp)
+        _fill_params(p, xfer_text, block_text, segments, n_easy, n_hard, stonewall, fpp)
 
     _apply_skips(config, phases)
     if config.value("debug", "pause-dir") is not None:
@@ -535,10 +539,10 @@ def plan(
 
 
 def _fill_params(
-    p: PlannedPhase, xfer: int, block: int, segments: int, n_easy: int, n_hard: int, stonewall: int, fpp: bool
+    p: PlannedPhase, xfer: str, block: str, segments: int, n_easy: int, n_hard: int, stonewall: int, fpp: bool
 ) -> None:
     if p.name.startswith("ior-easy"):
-        p.params.update(transferSize=format_size(xfer), blockSize=format_size(block), filePerProc=str(fpp))
+        p.params.update(transferSize=xfer, blockSize=block, filePerProc=str(fpp))
     elif p.name.startswith("ior-rnd4K"):
         p.params.update(transferSize="4096", segments="-1 (what the files hold)")
     elif p.name.startswith("ior-hard"):

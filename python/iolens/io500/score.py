@@ -67,6 +67,9 @@ class PhaseOutcome:
     result_lines: list[tuple[str, str]] = field(default_factory=list)
     t_start: datetime | None = None
     t_end: datetime | None = None
+    # pause-dir set: when the wait for the pause file began (t_pause) and the file looked for.
+    pause_started: datetime | None = None
+    pause_file: str | None = None
 
 
 @dataclass(frozen=True)
