@@ -209,6 +209,47 @@ def test_resultdir_that_cannot_be_written_is_an_error(iolens_bin, tmp_path: Path
     assert not (tmp_path / "data").exists()
 
 
+def test_resultdir_where_nothing_can_be_made_is_an_error_naming_the_line_even_for_root(iolens_bin, tmp_path):
+    # /proc takes no new directory, whoever asks: writability is tried, not read from the mode bits.
+    cfg = tmp_path / "c.ini"
+    cfg.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = /proc/x\n")
+    out = run_io500(iolens_bin, str(cfg), "--quick", "--np", "2")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"iolens: error: {cfg}:3: resultdir = /proc/x: parent directory /proc is not writable "
+        "(cannot create a directory in it: No such file or directory)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ini"]
+
+
+def test_resultdir_a_user_cannot_write_is_an_error_naming_the_line(iolens_bin):
+    # As an unprivileged user (setpriv, as root drops to nobody): a root-owned 0755 directory is not theirs.
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv (util-linux) to run iolens as another user")
+    root = Path(tempfile.mkdtemp(prefix="iolens-setpriv-"))
+    try:
+        root.chmod(0o755)
+        (root / "ro").mkdir(mode=0o755)
+        (root / "open").mkdir(mode=0o777)
+        (root / "open").chmod(0o777)
+        cfg = root / "c.ini"
+        cfg.write_text(f"[global]\ndatadir = {root}/open/data\nresultdir = {root}/ro/results\n")
+        cfg.chmod(0o644)
+        out = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *iolens_bin, "io500", str(cfg),
+             "--quick", "--np", "2"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.strip() == (
+            f"iolens: error: {cfg}:3: resultdir = {root}/ro/results: parent directory {root}/ro is not "
+            "writable (cannot create a directory in it: Permission denied)"
+        )
+        assert list((root / "ro").iterdir()) == [] and list((root / "open").iterdir()) == []
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def test_an_error_in_a_default_option_names_its_section(iolens_bin, tmp_path: Path):
     cfg = tmp_path / "c.ini"
     cfg.write_text("[debug]\nstonewall-time = 5\n")  # datadir/resultdir default to ./datafiles, ./results

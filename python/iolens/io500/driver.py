@@ -38,7 +38,7 @@ from iolens import __version__, launch, render, results
 from iolens.io500 import results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
-from iolens.io500.phases import GIB, Plan, PlanError, PlannedPhase, plan
+from iolens.io500.phases import GIB, Plan, PlanError, PlannedPhase, option_error, plan
 from iolens.io500.score import (
     Evaluation,
     PhaseOutcome,
@@ -912,15 +912,20 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     dirs = DataDirs()
     start = _now()
     # The result directory first (the app makes it before anything else), then the data directories.
+    # prepare() tried both; should one fail now all the same, the error names the option's line.
+    option = "resultdir"
     try:
         dirs_result = DataDirs()
         dirs_result.make(plan_.dirs.resultdir)
         results_files.write_config_files(plan_.dirs.resultdir, plan_.config)
+        option = "datadir"
         dirs.make(plan_.dirs.datadir)
         for sub in ("ior-easy", "ior-hard"):
             dirs.make(f"{plan_.dirs.datadir}/{sub}")
     except OSError as exc:
-        raise DriverError(f"cannot create the run's directories: {exc}", 1) from None
+        where = exc.filename if exc.filename is not None else getattr(plan_.dirs, option)
+        message = f"cannot create {where}: {exc.strerror or exc}"
+        raise DriverError(str(option_error(plan_.config, "global", option, message))) from None
 
     console.print(
         Text(

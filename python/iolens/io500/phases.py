@@ -14,14 +14,16 @@ onto iolens-bench's flags. What iolens leaves out, and why:
   transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the app's IOR
   would fail in the middle of the run.
 
-Nothing here does I/O: `plan()` checks the config (errors name the file and line, `PlanError`) and returns the
-phase table; the driver runs it.
+Nothing here does I/O but one probe: `plan()` checks the config (errors name the file and line, `PlanError`),
+tries that datadir and resultdir can be made (an empty directory made and removed in each, or in its parent,
+unless check_dirs is off as for --dry-run), and returns the phase table; the driver runs it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -213,6 +215,11 @@ class _Where:
         return PlanError(f"{self(section, option)}: {message}")
 
 
+def option_error(config: Io500Config, section: str, option: str, message: str) -> PlanError:
+    """An error about an option, naming the config line that set it (or its section, for a default)."""
+    return _Where(config).error(section, option, message)
+
+
 # ---------------------------------------------------------------------------------------------------- paths
 
 
@@ -227,21 +234,34 @@ def effective_dirs(config: Io500Config, timestamp: str) -> RunDirs:
 
 
 def _check_dir(where: _Where, option: str, path: str) -> None:
-    """The directory exists and is writable, or can be made: its parent exists and is writable."""
+    """The directory exists and is writable, or can be made: its parent exists and is writable.
+
+    Writable is tried, not inferred from the mode bits: an empty directory is made and removed at once
+    (os.access says yes to root everywhere, and nothing but a try knows /proc, a read-only mount or an ACL).
+    """
     p = Path(path)
     if p.exists():
         if not p.is_dir():
             raise where.error("global", option, f"{path} exists and is not a directory")
-        if not os.access(p, os.W_OK | os.X_OK):
-            raise where.error("global", option, f"directory {path} is not writable")
+        _probe_dir(where, option, p, f"directory {path}")
         return
     parent = p.parent if str(p.parent) else Path(".")
     if parent.exists() and not parent.is_dir():
         raise where.error("global", option, f"{parent} is not a directory")
     if not parent.is_dir():
         raise where.error("global", option, f"parent directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise where.error("global", option, f"parent directory {parent} is not writable")
+    _probe_dir(where, option, parent, f"parent directory {parent}")
+
+
+def _probe_dir(where: _Where, option: str, directory: Path, what: str) -> None:
+    """Make and remove an empty directory in `directory`; a failure is the option's error."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".iolens-probe-", dir=directory)
+    except OSError as exc:
+        raise where.error(
+            "global", option, f"{what} is not writable (cannot create a directory in it: {exc.strerror})"
+        ) from None
+    os.rmdir(probe)
 
 
 # ------------------------------------------------------------------------------------------------- the plan
