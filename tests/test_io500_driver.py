@@ -549,6 +549,50 @@ def test_drop_caches_cmd_runs_on_every_rank_of_an_mpi_launch(tmp_path: Path, mpi
     srun = drop_caches_command(cmd, DriverOptions("c.ini", np=4, launcher="srun"))
     assert srun == ["srun", "-n", "4", "/bin/sh", "-c", cmd]
     assert drop_caches_command(cmd, DriverOptions("c.ini", np=4)) == ["/bin/sh", "-c", cmd]
+    # --nodes: the ranks that drop the caches are spread over the nodes as the phases' ranks are.
+    spread = drop_caches_command(cmd, DriverOptions("c.ini", np=4, nodes=2, launcher="srun"))
+    assert spread == ["srun", "-n", "4", "-N", "2", "/bin/sh", "-c", cmd]
+
+
+# ------------------------------------------------------------------------------------------------- --nodes
+
+
+def test_nodes_spreads_every_phase_as_for_ior_and_mdtest(iolens_bin, tmp_path: Path):
+    # README's command line: every phase's launch spreads the 64 ranks over the 4 nodes.
+    cfg = write_config(tmp_path, "[ior-easy]\nblockSize = 1g\n[find]\nnproc = 2\n")
+    out = run_io500(iolens_bin, str(cfg), "--launcher", "mpirun", "--np", "64", "--nodes", "4", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    launches = re.findall(r"^\s+(mpirun .*)$", out.stdout, re.M)
+    assert len(launches) == len(STANDARD) - 1  # every phase but the timestamp
+    spread = r"mpirun -np 64 (--map-by ppr:16:node|-ppn 16) iolens-bench (ior|mdtest|find) .* --comm mpi$"
+    assert sum(bool(re.fullmatch(spread, ln)) for ln in launches) == len(STANDARD) - 2
+    # find runs its nproc = 2 processes: over (at most) as many nodes.
+    find = r"mpirun -np 2 (--map-by ppr:1:node|-ppn 1) iolens-bench find .*"
+    assert [ln for ln in launches if " find " in ln] == [ln for ln in launches if re.fullmatch(find, ln)]
+    assert len([ln for ln in launches if " find " in ln]) == 1
+    out = run_io500(iolens_bin, str(cfg), "--launcher", "srun", "--np", "8", "--nodes", "2", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^\s+srun -n 8 -N 2 iolens-bench ior .* -w -D 300 .* --comm mpi$", out.stdout, re.M)
+    assert re.search(r"^\s+srun -n 2 -N 2 iolens-bench find ", out.stdout, re.M)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--launcher", "mpirun", "--np", "2", "--nodes", "3"], "--nodes: 3 nodes need at least as many"),
+        (["--np", "2", "--nodes", "2"], "--nodes: the local launcher runs on this node only"),
+        (["--launcher", "srun", "--nodes", "0"], "--nodes: expected a positive integer, got '0'"),
+    ],
+)
+def test_impossible_nodes_are_refused_before_any_io(iolens_bin, tmp_path, args, message):
+    cfg = write_config(tmp_path)
+    for extra in ([], ["--dry-run"]):
+        out = run_io500(iolens_bin, str(cfg), *args, *extra)
+        assert out.returncode == 2
+        assert out.stderr.strip().startswith(f"iolens: error: {message}"), out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
 
 # ----------------------------------------------------------------------------------- the stonewall

@@ -75,6 +75,7 @@ class DriverOptions:
     quick: bool = False
     dry_run: bool = False
     np: int = 1
+    nodes: int | None = None  # spread the processes over this many nodes (mpirun, srun), as ior/mdtest do
     launcher: str = "local"
     launcher_args: list[str] = field(default_factory=list)
     json: Path | None = None
@@ -135,6 +136,23 @@ def free_space(path: str) -> int | None:
     return st.f_bavail * st.f_frsize
 
 
+def engine_request(
+    opts: DriverOptions, workload: str, args: Sequence[str], np: int | None = None
+) -> launch.RunRequest:
+    """A launch of the run's processes (or `np` of them: find's nproc) with the run's launcher and nodes; a
+    launch of fewer processes than nodes spreads them over as many nodes as it has processes."""
+    ranks = np or opts.np
+    nodes = min(opts.nodes, ranks) if opts.nodes is not None else None
+    return launch.RunRequest(workload, list(args), ranks, nodes, opts.launcher, opts.launcher_args)
+
+
+def mpi_flavor(opts: DriverOptions) -> str:
+    """How this mpirun spells ranks per node (only asked when it matters: mpirun with --nodes)."""
+    if opts.launcher == "mpirun" and opts.nodes is not None:
+        return launch.detect_mpi_flavor()
+    return "openmpi"
+
+
 def rules_for(plan_: Plan, dry_run: bool = False) -> RunRules:
     base = RunRules.from_config(plan_.config, dry_run=dry_run)
     return RunRules(
@@ -159,6 +177,7 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
     console.print(f"result directory: {plan_.dirs.resultdir}")
     console.print(f"stonewall:        {plan_.stonewall_s} s")
     console.print(f"config-hash:      {plan_.config.config_hash_text}")
+    flavor = mpi_flavor(opts)
     for i, p in enumerate(plan_.phases, start=1):
         params = "  ".join(f"{k}={v}" for k, v in p.params.items())
         head = Text(f"{i:2d}. {p.name}", style="bold cyan")
@@ -168,9 +187,9 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
             head.append(f"   ({p.skip})", style="yellow")
         console.print(head, soft_wrap=True)
         if p.kind in ("ior", "mdtest", "find"):
-            np = p.np or opts.np
-            command = shlex.join(["iolens-bench", p.kind, *p.args])
-            console.print(Text(f"    {command} --np {np}"), soft_wrap=True)
+            req = engine_request(opts, p.kind, p.args, p.np)
+            command = shlex.join(launch.build_command(req, "iolens-bench", flavor))
+            console.print(Text(f"    {command}"), soft_wrap=True)
         elif p.kind == "timestamp":
             console.print(Text(f"    create {p.params['file']}"), soft_wrap=True)
     _print_notes(plan_, console)
@@ -463,13 +482,7 @@ class Runner:
     def _run_engine(self, p: PlannedPhase, setup: list[tuple[str, str]]) -> PhaseRecord:
         json_path = self.resultdir / f"{p.name}.json"
         text_path = self.resultdir / f"{p.name}.txt"
-        req = launch.RunRequest(
-            workload=p.kind,
-            args=[*p.args, "--json", str(json_path), "--progress"],
-            np=p.np or self.opts.np,
-            launcher=self.opts.launcher,
-            launcher_args=self.opts.launcher_args,
-        )
+        req = engine_request(self.opts, p.kind, [*p.args, "--json", str(json_path), "--progress"], p.np)
         t_start = _now()
         t0 = time.monotonic()
         with open(text_path, "w", encoding="utf-8") as out:
@@ -716,7 +729,7 @@ def run_document(
     comm: dict[str, Any] = {
         "kind": "local" if opts.launcher == "local" else "mpi",
         "ranks": opts.np,
-        "nodes": 0,
+        "nodes": opts.nodes or 0,
         "tasks_per_node": 0,
         "max_clock_offset_ns": 0,
     }
@@ -800,6 +813,7 @@ def run_document(
             "quick": plan_.quick,
             "quick_caps": dict(plan_.caps),
             "np": opts.np,
+            "nodes": opts.nodes,
             "launcher": opts.launcher,
             "timestamp": plan_.dirs.timestamp,
             "datadir": plan_.dirs.datadir,
@@ -844,11 +858,9 @@ def drop_caches_command(cmd: str, opts: DriverOptions) -> list[str]:
     drops its caches; iolens does the same through the launcher (mpirun, srun) with the run's processes.
     Locally every rank shares this node's caches: the command runs once."""
     shell = ["/bin/sh", "-c", cmd]
-    if opts.launcher == "mpirun":
-        return ["mpirun", "-np", str(opts.np), *opts.launcher_args, *shell]
-    if opts.launcher == "srun":
-        return ["srun", "-n", str(opts.np), *opts.launcher_args, *shell]
-    return shell
+    if opts.launcher == "local":
+        return shell
+    return [*launch.launcher_prefix(engine_request(opts, "drop-caches", []), mpi_flavor(opts)), *shell]
 
 
 def _drop_caches_fn(plan_: Plan, display: Display, opts: DriverOptions) -> Callable[[], None] | None:
@@ -886,13 +898,7 @@ def cleanup_data(plan_: Plan, runner: Runner, dirs: DataDirs, opts: DriverOption
         if not tree.exists() or delete is None or not _ledger_names(tree):
             continue
         # The delete phase did not run (or failed): the engine's remove run takes away what it made.
-        req = launch.RunRequest(
-            "mdtest",
-            [*delete.args, "--quiet"],
-            np=opts.np,
-            launcher=opts.launcher,
-            launcher_args=opts.launcher_args,
-        )
+        req = engine_request(opts, "mdtest", [*delete.args, "--quiet"])
         try:
             with open(os.devnull, "w") as null:
                 launch.run(req, runner.engine, on_line=lambda _line: None, stdout=null)
@@ -1052,6 +1058,11 @@ def main_run(
     document (the statistics database stores it)."""
     from iolens.engine import EngineNotFound, find_engine
 
+    try:
+        # --np, --nodes and the launcher go together (as the run asks them, before find's fewer processes).
+        launch.RunRequest("ior", [], opts.np, opts.nodes, opts.launcher, opts.launcher_args).validate()
+    except launch.LaunchError as exc:
+        raise DriverError(str(exc)) from None
     plan_ = prepare(opts)
     if opts.dry_run:
         dry_run_report(plan_, opts, console)
