@@ -392,6 +392,36 @@ def test_quick_run_result_txt_has_the_apps_keys_in_the_apps_order(local_run: dic
     assert " -a POSIX" in exe and " -t 2m " in exe  # the config's spelling ([global] api's default, 2m)
 
 
+def _engine_seconds(raw: dict) -> float:
+    """The engine's time for a phase's work, read straight from its JSON document."""
+    if raw["workload"] == "find":
+        return raw["find"]["time_s"]
+    if raw["workload"] == "ior":
+        return sum(ph["times"]["total_s"] for ph in raw["phases"])
+    return sum(ph["time_s"] for ph in raw["phases"])
+
+
+def test_phase_runtime_is_the_engines_time_without_the_launch(local_run: dict):
+    # The app times the benchmark inside its MPI job; iolens takes the engine's own time for the work, not
+    # the wall time around the launch (process start), for t_delta and for the stonewall/minimum checks.
+    rd = local_run["results"]
+    result = results_files.read_result(rd / "result.txt")
+    doc = json.loads((rd / "iolens-io500.json").read_text())
+    by_name = {p["name"]: p for p in doc["io500"]["phases"]}
+    for section in result.phases:
+        if section.name == "timestamp":
+            continue
+        seconds = _engine_seconds(json.loads((rd / f"{section.name}.json").read_text()))
+        assert section.get("t_delta") == f"{seconds:.4f}", section.name
+        phase = by_name[section.name]
+        assert phase["runtime_s"] == pytest.approx(seconds, abs=1e-9)
+        assert phase["wall_s"] > phase["runtime_s"]  # the launch is outside the engine's time
+        if section.name.endswith("-write"):
+            # The 2 s stonewall of --quick: each capped write is shorter; the message carries the engine time.
+            message = f"Runtime of phase ({seconds:f}) is below stonewall time. This shouldn't happen!"
+            assert (message in section.invalid_reasons) == (seconds < 2), section.name
+
+
 def test_exe_lines_keep_the_sizes_and_api_as_the_config_writes_them(iolens_bin, tmp_path: Path):
     cfg = write_config(
         tmp_path, "[global]\napi = Posix\n[ior-easy]\ntransferSize = 2048k\nblockSize = 131072K\n"

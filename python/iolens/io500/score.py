@@ -54,7 +54,7 @@ class PhaseOutcome:
 
     name: str
     score: float  # GiB/s or kIOPS, as above
-    runtime_s: float  # wall time of the whole phase as the driver measured it (t_delta)
+    runtime_s: float  # the phase's time (t_delta): the engine's time for its work, without the launch
     errors: int = 0  # errors the benchmark counted, data verification included
     write_time_s: float | None = None  # ior write phases: time of the write (IOR's write time)
     stonewall_hit_s: float | None = None  # ior write phases: when the stonewall stopped the writers
