@@ -9,10 +9,10 @@ onto iolens-bench's flags. What iolens leaves out, and why:
   prints them as signed ints, the engine takes seeds >= 0; the bits are the same.
 - ior-rnd4K-easy-read reads `-s -1` (as many segments as the files hold, as the current app does) where the
   app at 02091cf asked for 10,000,000 segments of 4 KiB, most of them past the end of the files.
-- mdtest has no `--posix.odirect` in the engine: the option reaches the ior phases only (a note says so).
-  An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's 47008-byte
-  transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the app's IOR
-  would fail in the middle of the run.
+- mdtest has no `--posix.odirect` in the engine: the option reaches the ior-easy phases only (a note says so
+  for mdtest). An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's
+  47008-byte transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the
+  app's IOR would fail in the middle of the run; the error says to give ior-hard its own `API = POSIX`.
 
 Nothing here does I/O but one probe: `plan()` checks the config (errors name the file and line, `PlanError`),
 tries that datadir and resultdir can be made (an empty directory made and removed in each, or in its parent,
@@ -305,13 +305,21 @@ def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
     return _Api(["-a", words[0]], odirect, section, option)
 
 
-def _odirect_refusal(phase: str, transfer: int) -> str:
-    """Why a phase cannot run with --posix.odirect (its transfers are not O_DIRECT-aligned)."""
+def _odirect_refusal(phase: str, transfer: int, api_section: str) -> str:
+    """Why a phase cannot run with --posix.odirect (its transfers are not O_DIRECT-aligned); what to do."""
     if phase.startswith("ior-hard"):
-        return (
+        # Linux refuses (EINVAL) an O_DIRECT write whose size or offset is not a multiple of the logical block
+        # size; 47008 is not a multiple of even 512, so no file system that takes O_DIRECT would take these.
+        why = (
             f"--posix.odirect cannot apply to {phase}: ior-hard's fixed {IOR_HARD_XFER}-byte transfers are "
             f"not a multiple of {O_DIRECT_ALIGN} bytes, so they cannot be O_DIRECT (IOR's writes would fail "
-            "mid-run); keep O_DIRECT for ior-easy with API = POSIX in [ior-hard]"
+            "mid-run); "
+        )
+        if api_section in ("ior-hard", phase):
+            return why + f"remove --posix.odirect from [{api_section}] API"
+        return why + (
+            f"to keep O_DIRECT for ior-easy, give ior-hard its own API without it: add 'API = POSIX' to "
+            f"[ior-hard] (or set the option in [ior-easy] API instead of [{api_section}])"
         )
     return (
         f"--posix.odirect cannot apply to {phase}: transferSize {transfer} is not a multiple of "
@@ -467,7 +475,7 @@ def plan(
         need = NEEDS.get(phase)
         runs = _run_false(config, phase) is None and (need is None or _run_false(config, need) is None)
         if api.odirect and transfer % O_DIRECT_ALIGN and runs:  # a phase that does not run does no I/O
-            raise where.error(api.section, api.option, _odirect_refusal(phase, transfer))
+            raise where.error(api.section, api.option, _odirect_refusal(phase, transfer, api.section))
         return api.args + (["--posix.odirect"] if api.odirect else [])
 
     def md_api(phase: str) -> list[str]:
