@@ -168,20 +168,15 @@ def test_odirect_asked_in_ior_hard_itself_is_refused_naming_that_line(iolens_bin
     assert out.stderr.strip().endswith("remove --posix.odirect from [ior-hard] API")
 
 
-def test_odirect_in_ior_easy_reaches_exactly_the_three_ior_easy_phases(iolens_bin, tmp_path: Path):
-    cfg = write_config(tmp_path, "[ior-easy]\nAPI = POSIX --posix.odirect\n")
-    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--quick")
-    assert out.returncode == 0, out.stderr
-    commands = {
-        name: cmd for name, cmd in re.findall(r"^\s*\d+\. (\S+).*\n\s+(iolens-bench .*)$", out.stdout, re.M)
-    }
-    odirect = sorted(n for n, c in commands.items() if "--posix.odirect" in c)
-    assert odirect == ["ior-easy-read", "ior-easy-write", "ior-rnd4K-easy-read"]
-    assert "not passed to mdtest" not in out.stdout  # mdtest's sections do not inherit from [ior-easy]
-
-
-def test_odirect_stays_on_ior_easy_when_ior_hard_has_its_own_api(iolens_bin, tmp_path: Path):
-    cfg = write_config(tmp_path, "[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n")
+@pytest.mark.parametrize(
+    ("extra", "mdtest_note"),
+    [
+        ("[ior-easy]\nAPI = POSIX --posix.odirect\n", False),  # mdtest's sections do not inherit [ior-easy]
+        ("[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n", True),
+    ],
+)
+def test_odirect_reaches_exactly_the_three_ior_easy_phases(iolens_bin, tmp_path: Path, extra, mdtest_note):
+    cfg = write_config(tmp_path, extra)
     out = run_io500(iolens_bin, str(cfg), "--dry-run", "--quick")
     assert out.returncode == 0, out.stderr
     commands = {
@@ -191,7 +186,7 @@ def test_odirect_stays_on_ior_easy_when_ior_hard_has_its_own_api(iolens_bin, tmp
     assert odirect == ["ior-easy-read", "ior-easy-write", "ior-rnd4K-easy-read"]
     assert "-t 47008" in commands["ior-hard-write"] and "-a POSIX" in commands["ior-hard-write"]
     # [global] api reaches the mdtest phases too, which cannot take it: the output says so.
-    assert "note: --posix.odirect is not passed to mdtest phases" in out.stdout
+    assert ("note: --posix.odirect is not passed to mdtest phases" in out.stdout) is mdtest_note
 
 
 @pytest.mark.parametrize("skip", ["[ior-hard]\nrun = FALSE\n", "[ior-hard-write]\nrun = FALSE\n"])
