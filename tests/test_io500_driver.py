@@ -119,6 +119,8 @@ def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolen
         ("[ior-easy]\nblockSize = 2x\n", 8, "blockSize = 2x"),
         ("[ior-easy]\ntransferSize = 3m\nblockSize = 10m\n", 9, "multiple of transferSize"),
         ("[mdtest-easy]\nn = -4\n", 8, "expected an integer >= 0"),
+        # --quick runs a 2 s stonewall of its own, but the config's value is wrong all the same.
+        ("[debug]\nstonewall-time = -5\n", 8, "stonewall-time = -5: must not be negative"),
         ("[global]\napi = MPIIO\n", 8, "API 'MPIIO' is not supported"),
         ("[global]\napi = POSIX --posix.foo\n", 8, "'--posix.foo' is not supported"),
         ("[ior-hard]\ncollective = TRUE\n", 8, "collective"),
@@ -489,6 +491,40 @@ def test_pause_dir_waits_for_the_pause_file_and_writes_the_apps_lines(iolens_bin
     assert start >= released
     run = result.section("run")
     assert run is not None and "PAUSING BETWEEN RUNS ACTIVATED" in run.invalid_reasons
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_make_run_command_line_works_with_the_config_make_run_writes(iolens_bin: list[str]):
+    # `make run` writes a config into a scratch directory under /tmp and runs `iolens io500 CFG --quick
+    # --np 2` (then removes the data directory). The same config, from the Makefile's own printf, the same
+    # command.
+    makefile = (REPO / "Makefile").read_text()
+    recipe = makefile[makefile.index("\nrun: ") :]
+    printf = re.search(
+        r"printf '([^']*)' \\?\s*\"\$\$scratch\" \"\$\$scratch\" > \"\$\$scratch/io500.ini\"", recipe
+    )
+    assert printf is not None, "the run target's config line changed: update this test with it"
+    assert '$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2;' in recipe
+    scratch = Path(tempfile.mkdtemp(prefix="iolens-run.", dir="/tmp"))
+    try:
+        (scratch / "io500.ini").write_text(printf.group(1).replace("\\n", "\n") % (scratch, scratch))
+        out = run_io500(iolens_bin, str(scratch / "io500.ini"), "--quick", "--np", "2")
+        assert out.returncode == 0, out.stderr[-3000:]
+        # The phase table (every phase, in order), the score, and where the results are.
+        words = [ln.split() for ln in out.stdout.splitlines()]
+        table = [w[0] for w in words if w and w[0] in STANDARD]
+        assert table == STANDARD
+        score = r"^\[SCORE \] Bandwidth [\d.]+ GiB/s : IOPS [\d.]+ kiops : TOTAL [\d.]+"
+        assert re.search(score, out.stdout, re.M)
+        assert f"results: {scratch}/results" in out.stdout
+        result = results_files.read_result(scratch / "results" / "result.txt")
+        assert section_names(result) == STANDARD and result.procs == 2
+        # The data directory (timestamped: the config keeps timestamp-datadir's default) is gone already.
+        assert sorted(p.name for p in scratch.iterdir()) == ["io500.ini", "results"]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------------------------- run = FALSE

@@ -372,9 +372,10 @@ def plan(
     if config.value("global", "dataPacketType") not in (None, "timestamp"):
         notes.append("dataPacketType is ignored: iolens writes its own (seed, rank, offset) pattern")
 
-    stonewall = QUICK_STONEWALL_S if quick else config.stonewall
-    if stonewall < 0:
+    # The config's own value is checked whatever --quick then uses instead: the config is wrong either way.
+    if config.stonewall < 0:
         raise where.error("debug", "stonewall-time", "must not be negative")
+    stonewall = QUICK_STONEWALL_S if quick else config.stonewall
 
     # ior-easy
     xfer = _size_option(config, where, "ior-easy", "transferSize")
