@@ -81,6 +81,52 @@ def test_reference_io500_directory_gives_the_files_phase_values_and_score(
     assert counts(db_url) == before == {**before, "runs": 1, "phases": 17}
 
 
+def test_reference_phase_outputs_add_transfers_bytes_and_items(db_url: str, tmp_path: Path) -> None:
+    # The app keeps IOR's and mdtest's own output per phase; the import reads what result.txt lacks.
+    r = iolens("db", "import", str(IO500_REFERENCE), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+    with Store.open(db_url, create=False) as store:
+        run = queries.get_run(store.db, 1, document=True)
+    phases = {p["name"]: p for p in run["phases"]}
+    # ior-easy-write: the stonewall hit at 1024 transfers of 2 MiB per rank (wear-out: every rank), 2 ranks.
+    assert (phases["ior-easy-write"]["ops"], phases["ior-easy-write"]["bytes"]) == (2048, 4 * GIB)
+    # mdtest-easy-write: "Continue stonewall hit ... max: 658332", 2 ranks.
+    assert phases["mdtest-easy-write"]["ops"] == 2 * 658332
+    assert phases["mdtest-easy-write"]["bytes"] is None
+    # Phases whose output the directory does not hold keep result.txt's figures only.
+    assert phases["ior-hard-write"]["ops"] is None and phases["mdtest-hard-write"]["ops"] is None
+    doc = json.loads(run["document"])
+    assert set(doc["phase_outputs"]) == {"ior-easy-write", "mdtest-easy-write"}
+    ior = doc["phase_outputs"]["ior-easy-write"]
+    assert ior["tool"] == "ior" and ior["stonewall"]["pairs_max"] == 1024
+    assert ior["rows"][0]["bw_mib_per_s"] == 1853.59
+    md = doc["phase_outputs"]["mdtest-easy-write"]
+    assert (md["stonewall_min"], md["stonewall_max"], md["files"]) == (656316, 658332, 2_000_000)
+    assert doc["files"]["mdtest-easy-write.txt"] == (IO500_REFERENCE / "mdtest-easy-write.txt").read_text()
+
+
+def test_phase_output_that_is_truncated_or_from_another_run_is_refused(db_url: str, tmp_path: Path) -> None:
+    cut = _copy_reference(tmp_path / "cut")
+    text = (cut / "mdtest-easy-write.txt").read_text()
+    (cut / "mdtest-easy-write.txt").write_text(text[: text.index("SUMMARY rate")])
+    r = iolens("db", "import", str(cut), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 1
+    assert f"{cut}/mdtest-easy-write.txt: line " in r.stderr and "no SUMMARY rate table" in r.stderr
+
+    other = _copy_reference(tmp_path / "other")
+    text = (other / "ior-easy-write.txt").read_text().replace("write     1853.59", "write     1953.59")
+    (other / "ior-easy-write.txt").write_text(text)
+    r = iolens("db", "import", str(other), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 1 and "ior-easy-write.txt: write 1953.59 MiB/s here but 1.810145 GiB/s" in r.stderr
+    assert "not from the same run" in r.stderr
+
+    swapped = _copy_reference(tmp_path / "swapped")
+    shutil.copy(swapped / "mdtest-easy-write.txt", swapped / "ior-easy-write.txt")
+    r = iolens("db", "import", str(swapped), "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 1 and "ior-easy-write.txt: holds mdtest output, not ior's" in r.stderr
+    assert counts(db_url)["runs"] == 0
+
+
 def _copy_reference(tmp_path: Path) -> Path:
     d = tmp_path / "io500-copy"
     shutil.copytree(IO500_REFERENCE, d)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -63,7 +64,7 @@ def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin
     # The app's fixed parameters, mapped onto the engine's flags.
     assert re.search(r"ior -g -G \d+ -k -e -o \S+/ior-easy/ior_file_easy -C -Q 1 -O stoneWallingStatusFile="
                      r"\S+/results/ior-easy.stonewall -t 2m -b 1g -F -w -D 300 "
-                     r"-O stoneWallingWearOut=1 -a posix --np 2", text)  # fmt: skip
+                     r"-O stoneWallingWearOut=1 -a POSIX --np 2", text)  # fmt: skip
     assert re.search(r"ior -C -Q 1 -g -G \d+ -k -e -o \S+/ior-hard/file .* -t 47008 -b 47008 -s 1000 -w "
                      r"-D 300", text)  # fmt: skip
     assert re.search(r"mdtest -n 1000000 -u -L -F -P -G \d+ -N 1 -d \S+/mdtest-easy "
@@ -72,8 +73,8 @@ def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin
         r"mdtest -n 1000000 -t -w 3901 -e 3901 -P -G \d+ -N 1 -F -d \S+/mdtest-hard .* -E -X", text
     )
     assert re.search(r"find \S+/data/\S+ -newer \S+/results/timestampfile -size 3901c -name '\*01\*'", text)
-    assert re.search(r"-r -D 300 -z -z -a posix -t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)
-    assert "-T -a posix" in text and "-r -a posix" in text and "-r -R -a posix" in text
+    assert re.search(r"-r -D 300 -z -z -a POSIX -t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)
+    assert "-T -a POSIX" in text and "-r -a POSIX" in text and "-r -R -a POSIX" in text
     # Nothing was created.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
@@ -114,9 +115,12 @@ def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolen
     ("extra", "line", "words"),
     [
         ("[ior-easy]\nfoo = 1\n", 8, "unknown key 'foo'"),
+        ("[ior-easy]\nfoo =\n", 8, "unknown key 'foo' in section [ior-easy]"),  # an empty value too
         ("[ior-easy]\nblockSize = 2x\n", 8, "blockSize = 2x"),
         ("[ior-easy]\ntransferSize = 3m\nblockSize = 10m\n", 9, "multiple of transferSize"),
         ("[mdtest-easy]\nn = -4\n", 8, "expected an integer >= 0"),
+        # --quick runs a 2 s stonewall of its own, but the config's value is wrong all the same.
+        ("[debug]\nstonewall-time = -5\n", 8, "stonewall-time = -5: must not be negative"),
         ("[global]\napi = MPIIO\n", 8, "API 'MPIIO' is not supported"),
         ("[global]\napi = POSIX --posix.foo\n", 8, "'--posix.foo' is not supported"),
         ("[ior-hard]\ncollective = TRUE\n", 8, "collective"),
@@ -152,13 +156,29 @@ def test_odirect_for_ior_hard_is_refused_before_any_io(iolens_bin, tmp_path: Pat
         f"iolens: error: {cfg}:8: api = POSIX --posix.odirect: "
         "--posix.odirect cannot apply to ior-hard-write: "
         "ior-hard's fixed 47008-byte transfers are not a multiple of 512 bytes, so they cannot be O_DIRECT "
-        "(IOR's writes would fail mid-run); keep O_DIRECT for ior-easy with API = POSIX in [ior-hard]"
+        "(IOR's writes would fail mid-run); to keep O_DIRECT for ior-easy, give ior-hard its own API without "
+        "it: add 'API = POSIX' to [ior-hard] (or set the option in [ior-easy] API instead of [global])"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
 
-def test_odirect_stays_on_ior_easy_when_ior_hard_has_its_own_api(iolens_bin, tmp_path: Path):
-    cfg = write_config(tmp_path, "[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n")
+def test_odirect_asked_in_ior_hard_itself_is_refused_naming_that_line(iolens_bin, tmp_path: Path):
+    cfg = write_config(tmp_path, "[ior-hard]\nAPI = POSIX --posix.odirect\n")
+    out = run_io500(iolens_bin, str(cfg), "--dry-run")
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"iolens: error: {cfg}:8: API = POSIX --posix.odirect: ")
+    assert out.stderr.strip().endswith("remove --posix.odirect from [ior-hard] API")
+
+
+@pytest.mark.parametrize(
+    ("extra", "mdtest_note"),
+    [
+        ("[ior-easy]\nAPI = POSIX --posix.odirect\n", False),  # mdtest's sections do not inherit [ior-easy]
+        ("[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n", True),
+    ],
+)
+def test_odirect_reaches_exactly_the_three_ior_easy_phases(iolens_bin, tmp_path: Path, extra, mdtest_note):
+    cfg = write_config(tmp_path, extra)
     out = run_io500(iolens_bin, str(cfg), "--dry-run", "--quick")
     assert out.returncode == 0, out.stderr
     commands = {
@@ -166,7 +186,9 @@ def test_odirect_stays_on_ior_easy_when_ior_hard_has_its_own_api(iolens_bin, tmp
     }
     odirect = sorted(n for n, c in commands.items() if "--posix.odirect" in c)
     assert odirect == ["ior-easy-read", "ior-easy-write", "ior-rnd4K-easy-read"]
-    assert "-t 47008" in commands["ior-hard-write"] and "-a posix" in commands["ior-hard-write"]
+    assert "-t 47008" in commands["ior-hard-write"] and "-a POSIX" in commands["ior-hard-write"]
+    # [global] api reaches the mdtest phases too, which cannot take it: the output says so.
+    assert ("note: --posix.odirect is not passed to mdtest phases" in out.stdout) is mdtest_note
 
 
 @pytest.mark.parametrize("skip", ["[ior-hard]\nrun = FALSE\n", "[ior-hard-write]\nrun = FALSE\n"])
@@ -205,6 +227,47 @@ def test_resultdir_that_cannot_be_written_is_an_error(iolens_bin, tmp_path: Path
         out = run_io500(iolens_bin, str(cfg), "--quick")
         assert out.returncode == 2 and "is not writable" in out.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_resultdir_where_nothing_can_be_made_is_an_error_naming_the_line_even_for_root(iolens_bin, tmp_path):
+    # /proc takes no new directory, whoever asks: writability is tried, not read from the mode bits.
+    cfg = tmp_path / "c.ini"
+    cfg.write_text(f"[global]\ndatadir = {tmp_path}/data\nresultdir = /proc/x\n")
+    out = run_io500(iolens_bin, str(cfg), "--quick", "--np", "2")
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip() == (
+        f"iolens: error: {cfg}:3: resultdir = /proc/x: parent directory /proc is not writable "
+        "(cannot create a directory in it: No such file or directory)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.ini"]
+
+
+def test_resultdir_a_user_cannot_write_is_an_error_naming_the_line(iolens_bin):
+    # As an unprivileged user (setpriv, as root drops to nobody): a root-owned 0755 directory is not theirs.
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv (util-linux) to run iolens as another user")
+    root = Path(tempfile.mkdtemp(prefix="iolens-setpriv-"))
+    try:
+        root.chmod(0o755)
+        (root / "ro").mkdir(mode=0o755)
+        (root / "open").mkdir(mode=0o777)
+        (root / "open").chmod(0o777)
+        cfg = root / "c.ini"
+        cfg.write_text(f"[global]\ndatadir = {root}/open/data\nresultdir = {root}/ro/results\n")
+        cfg.chmod(0o644)
+        out = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *iolens_bin, "io500", str(cfg),
+             "--quick", "--np", "2"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.strip() == (
+            f"iolens: error: {cfg}:3: resultdir = {root}/ro/results: parent directory {root}/ro is not "
+            "writable (cannot create a directory in it: Permission denied)"
+        )
+        assert list((root / "ro").iterdir()) == [] and list((root / "open").iterdir()) == []
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_an_error_in_a_default_option_names_its_section(iolens_bin, tmp_path: Path):
@@ -326,6 +389,144 @@ def test_quick_run_leaves_only_the_result_directory(full_run: dict):
     assert not [n for n in left if n.endswith(".stonewall") or n == "timestampfile"]
 
 
+REF = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "io500"
+
+
+def _keys(section: results_files.Section) -> list[str]:
+    return [ln.key for ln in section.lines if isinstance(ln, results_files.Pair)]
+
+
+def test_quick_run_result_txt_has_the_apps_keys_in_the_apps_order(local_run: dict):
+    # Every section of the driver's result.txt (a real run) against the app's reference file: the same
+    # sections in the same order, and in each the same keys in the same order (values differ, of course).
+    if not (REF / "result.txt").is_file():
+        pytest.skip(f"IO500 reference files not found at {REF}")
+    ref = results_files.read_result(REF / "result.txt")
+    ours = results_files.read_result(local_run["results"] / "result.txt")
+    assert [s.name for s in ours.sections] == [s.name for s in ref.sections]
+    for mine, theirs in zip(ours.sections, ref.sections, strict=True):
+        assert _keys(mine) == _keys(theirs), mine.name
+    find = ours.section("find")
+    assert find is not None and find.get("nproc") == "2"  # [find] nproc unset: all the run's processes
+    exe = (ours.section("ior-easy-write") or results_files.Section("")).get("exe") or ""
+    assert " -a POSIX" in exe and " -t 2m " in exe  # the config's spelling ([global] api's default, 2m)
+
+
+def _engine_seconds(raw: dict) -> float:
+    """The engine's time for a phase's work, read straight from its JSON document."""
+    if raw["workload"] == "find":
+        return raw["find"]["time_s"]
+    if raw["workload"] == "ior":
+        return sum(ph["times"]["total_s"] for ph in raw["phases"])
+    return sum(ph["time_s"] for ph in raw["phases"])
+
+
+def test_phase_runtime_is_the_engines_time_without_the_launch(local_run: dict):
+    # The app times the benchmark inside its MPI job; iolens takes the engine's own time for the work, not
+    # the wall time around the launch (process start), for t_delta and for the stonewall/minimum checks.
+    rd = local_run["results"]
+    result = results_files.read_result(rd / "result.txt")
+    doc = json.loads((rd / "iolens-io500.json").read_text())
+    by_name = {p["name"]: p for p in doc["io500"]["phases"]}
+    for section in result.phases:
+        if section.name == "timestamp":
+            continue
+        seconds = _engine_seconds(json.loads((rd / f"{section.name}.json").read_text()))
+        assert section.get("t_delta") == f"{seconds:.4f}", section.name
+        phase = by_name[section.name]
+        assert phase["runtime_s"] == pytest.approx(seconds, abs=1e-9)
+        assert phase["wall_s"] > phase["runtime_s"]  # the launch is outside the engine's time
+        if section.name.endswith("-write"):
+            # The 2 s stonewall of --quick: each capped write is shorter; the message carries the engine time.
+            message = f"Runtime of phase ({seconds:f}) is below stonewall time. This shouldn't happen!"
+            assert (message in section.invalid_reasons) == (seconds < 2), section.name
+
+
+def test_exe_lines_keep_the_sizes_and_api_as_the_config_writes_them(iolens_bin, tmp_path: Path):
+    cfg = write_config(
+        tmp_path, "[global]\napi = Posix\n[ior-easy]\ntransferSize = 2048k\nblockSize = 131072K\n"
+    )
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"-t 2048k -b 131072K -F -w -D 300 -O stoneWallingWearOut=1 -a Posix --np 2", out.stdout)
+    assert "-t 2048k -b 131072K -F -r -R -a Posix --np 2" in out.stdout
+    assert "-C -Y -W 300 -a Posix --np 2" in out.stdout
+    # A size iolens caps (--quick) is written as the capped value.
+    out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2", "--quick")
+    assert out.returncode == 0 and "-t 2048k -b 64m " in out.stdout
+
+
+def test_pause_dir_waits_for_the_pause_file_and_writes_the_apps_lines(iolens_bin, tmp_path: Path):
+    pause = tmp_path / "pause"
+    pause.mkdir()
+    (pause / "ior-hard-write").write_text("")
+    cfg = write_config(tmp_path, f"[debug]\npause-dir = {pause}\n")
+    proc = subprocess.Popen(
+        [*iolens_bin, "io500", str(cfg), "--quick", "--np", "2", "--no-live"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "pausing before ior-hard-write" in line:
+            break
+    # The run waits before ior-hard-write while the file exists; it goes on once the file is gone.
+    assert not any("ior-hard-write" in ln and "GiB/s" in ln for ln in seen)
+    released = datetime.now().replace(microsecond=0)
+    (pause / "ior-hard-write").unlink()
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    result = results_files.read_result(tmp_path / "results" / "result.txt")
+    for section in result.phases:
+        lines = [ln.render() for ln in section.lines[:3]]
+        assert lines[0].startswith("t_pause         = "), section.name
+        assert lines[1] == f"; Checking for pause file {pause}/{section.name}"
+        assert lines[2].startswith("t_start         = ")
+    hard = result.section("ior-hard-write")
+    assert hard is not None
+    start = datetime.strptime(hard.get("t_start") or "", results_files.TIMESTAMP_FORMAT)
+    assert start >= released
+    run = result.section("run")
+    assert run is not None and "PAUSING BETWEEN RUNS ACTIVATED" in run.invalid_reasons
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_make_run_command_line_works_with_the_config_make_run_writes(iolens_bin: list[str]):
+    # `make run` writes a config into a scratch directory under /tmp and runs `iolens io500 CFG --quick
+    # --np 2` (then removes the data directory). The same config, from the Makefile's own printf, the same
+    # command.
+    makefile = (REPO / "Makefile").read_text()
+    recipe = makefile[makefile.index("\nrun: ") :]
+    printf = re.search(
+        r"printf '([^']*)' \\?\s*\"\$\$scratch\" \"\$\$scratch\" > \"\$\$scratch/io500.ini\"", recipe
+    )
+    assert printf is not None, "the run target's config line changed: update this test with it"
+    assert '$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2;' in recipe
+    scratch = Path(tempfile.mkdtemp(prefix="iolens-run.", dir="/tmp"))
+    try:
+        (scratch / "io500.ini").write_text(printf.group(1).replace("\\n", "\n") % (scratch, scratch))
+        out = run_io500(iolens_bin, str(scratch / "io500.ini"), "--quick", "--np", "2")
+        assert out.returncode == 0, out.stderr[-3000:]
+        # The phase table (every phase, in order), the score, and where the results are.
+        words = [ln.split() for ln in out.stdout.splitlines()]
+        table = [w[0] for w in words if w and w[0] in STANDARD]
+        assert table == STANDARD
+        score = r"^\[SCORE \] Bandwidth [\d.]+ GiB/s : IOPS [\d.]+ kiops : TOTAL [\d.]+"
+        assert re.search(score, out.stdout, re.M)
+        assert f"results: {scratch}/results" in out.stdout
+        result = results_files.read_result(scratch / "results" / "result.txt")
+        assert section_names(result) == STANDARD and result.procs == 2
+        # The data directory (timestamped: the config keeps timestamp-datadir's default) is gone already.
+        assert sorted(p.name for p in scratch.iterdir()) == ["io500.ini", "results"]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 # --------------------------------------------------------------------------------------------- run = FALSE
 
 
@@ -432,6 +633,50 @@ def test_drop_caches_cmd_runs_on_every_rank_of_an_mpi_launch(tmp_path: Path, mpi
     srun = drop_caches_command(cmd, DriverOptions("c.ini", np=4, launcher="srun"))
     assert srun == ["srun", "-n", "4", "/bin/sh", "-c", cmd]
     assert drop_caches_command(cmd, DriverOptions("c.ini", np=4)) == ["/bin/sh", "-c", cmd]
+    # --nodes: the ranks that drop the caches are spread over the nodes as the phases' ranks are.
+    spread = drop_caches_command(cmd, DriverOptions("c.ini", np=4, nodes=2, launcher="srun"))
+    assert spread == ["srun", "-n", "4", "-N", "2", "/bin/sh", "-c", cmd]
+
+
+# ------------------------------------------------------------------------------------------------- --nodes
+
+
+def test_nodes_spreads_every_phase_as_for_ior_and_mdtest(iolens_bin, tmp_path: Path):
+    # README's command line: every phase's launch spreads the 64 ranks over the 4 nodes.
+    cfg = write_config(tmp_path, "[ior-easy]\nblockSize = 1g\n[find]\nnproc = 2\n")
+    out = run_io500(iolens_bin, str(cfg), "--launcher", "mpirun", "--np", "64", "--nodes", "4", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    launches = re.findall(r"^\s+(mpirun .*)$", out.stdout, re.M)
+    assert len(launches) == len(STANDARD) - 1  # every phase but the timestamp
+    spread = r"mpirun -np 64 (--map-by ppr:16:node|-ppn 16) iolens-bench (ior|mdtest|find) .* --comm mpi$"
+    assert sum(bool(re.fullmatch(spread, ln)) for ln in launches) == len(STANDARD) - 2
+    # find runs its nproc = 2 processes: over (at most) as many nodes.
+    find = r"mpirun -np 2 (--map-by ppr:1:node|-ppn 1) iolens-bench find .*"
+    assert [ln for ln in launches if " find " in ln] == [ln for ln in launches if re.fullmatch(find, ln)]
+    assert len([ln for ln in launches if " find " in ln]) == 1
+    out = run_io500(iolens_bin, str(cfg), "--launcher", "srun", "--np", "8", "--nodes", "2", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^\s+srun -n 8 -N 2 iolens-bench ior .* -w -D 300 .* --comm mpi$", out.stdout, re.M)
+    assert re.search(r"^\s+srun -n 2 -N 2 iolens-bench find ", out.stdout, re.M)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--launcher", "mpirun", "--np", "2", "--nodes", "3"], "--nodes: 3 nodes need at least as many"),
+        (["--np", "2", "--nodes", "2"], "--nodes: the local launcher runs on this node only"),
+        (["--launcher", "srun", "--nodes", "0"], "--nodes: expected a positive integer, got '0'"),
+    ],
+)
+def test_impossible_nodes_are_refused_before_any_io(iolens_bin, tmp_path, args, message):
+    cfg = write_config(tmp_path)
+    for extra in ([], ["--dry-run"]):
+        out = run_io500(iolens_bin, str(cfg), *args, *extra)
+        assert out.returncode == 2
+        assert out.stderr.strip().startswith(f"iolens: error: {message}"), out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
 
 # ----------------------------------------------------------------------------------- the stonewall

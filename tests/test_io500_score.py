@@ -344,6 +344,71 @@ def test_extended_mode_scores_and_hashes_the_extended_phases_apart(tmp_path: Pat
     assert verify(tmp_path / "c.ini", tmp_path / "r" / "result.txt").exit_code == 0
 
 
+def _extended_hash_from_file(result: ResultFile, valid: bool) -> int:
+    """[SCOREX]'s hash recomputed from the printed figures: the extended-only phases, MD, BW, SCORE."""
+    x = result.section("SCOREX")
+    assert x is not None
+    value = 0
+    for name in ("find-easy", "find-hard", "mdworkbench-bench"):
+        section = result.section(name)
+        assert section is not None
+        value ^= pair_hash(name, section.get("score") or "")
+    for key in ("MD", "BW"):
+        value ^= pair_hash(key, x.get(key) or "")
+    value ^= pair_hash("SCORE", (x.get("SCORE") or "").split()[0])
+    return value if valid else value ^ pair_hash("valid", "NO")
+
+
+@pytest.mark.parametrize(
+    ("ini", "reason"),
+    [
+        ("[debug]\nstonewall-time = 400\n", "stonewall-time 400s != 300s"),
+        ("[mdtest-hard]\nfiles-per-dir = 5000\n", "files-per-dir is set"),
+    ],
+)
+def test_run_wide_checks_invalidate_score_but_not_scorex(tmp_path: Path, ini: str, reason: str) -> None:
+    # The app clears its extended flag only after an invalid phase (main.c: !is_valid_phase); the option
+    # checks of validate() clear the standard one. Every phase here passes its own checks (writes of 410 s).
+    cfg = parse_config(ini, str(tmp_path / "c.ini"))
+    (tmp_path / "c.ini").write_bytes(cfg.source)
+    outcomes = _valid_outcomes("extended")
+    for o in outcomes:
+        if "write" in o.name:
+            o.runtime_s = 410.0
+        if o.name in ("ior-easy-write", "ior-hard-write"):
+            o.write_time_s, o.stonewall_hit_s = 405.0, 400.0
+    ev = evaluate(outcomes, RunRules.from_config(cfg), "v", mode="extended")
+    assert not ev.valid and ev.reasons == [f"[run] {reason}"]
+    assert all(v.valid for v in ev.phases)
+    assert ev.extended_valid is True
+    write_result_dir(tmp_path / "r", cfg, ev, procs=2)
+    result = read_result(tmp_path / "r" / "result.txt")
+    std, ext = result.score_values(), result.score_values(extended=True)
+    assert std is not None and std[1] is False
+    assert ext is not None and ext[1] is True  # no " [INVALID]" after [SCOREX] SCORE
+    assert ext[2] == format_hash(_extended_hash_from_file(result, valid=True))
+    summary = (tmp_path / "r" / "result_summary.txt").read_text().splitlines()
+    assert summary[-2].startswith("[SCORE ] ") and summary[-2].endswith(" [INVALID]")
+    assert summary[-1].startswith("[SCOREX] ") and not summary[-1].endswith("[INVALID]")
+    # The same phases under a 300 s stonewall give the same extended hash: the option did not enter it.
+    ok = evaluate(outcomes, RunRules(), "v", mode="extended")
+    assert ok.valid and ok.extended_hash == ev.extended_hash and ok.hash != ev.hash
+    report = verify(tmp_path / "c.ini", tmp_path / "r" / "result.txt")
+    assert report.ok and not report.valid_run
+
+
+def test_an_invalid_standard_phase_invalidates_scorex_too(tmp_path: Path) -> None:
+    outcomes = _valid_outcomes("extended")
+    next(o for o in outcomes if o.name == "ior-easy-read").errors = 2
+    ev = evaluate(outcomes, RunRules(), "v", mode="extended")
+    assert not ev.valid and ev.extended_valid is False
+    write_result_dir(tmp_path / "r", parse_config(""), ev, procs=1)
+    result = read_result(tmp_path / "r" / "result.txt")
+    ext = result.score_values(extended=True)
+    assert ext is not None and ext[1] is False
+    assert ext[2] == format_hash(_extended_hash_from_file(result, valid=False))
+
+
 def test_evaluate_rejects_phases_of_the_other_mode_and_duplicates() -> None:
     with pytest.raises(ValueError, match="does not run in standard mode"):
         evaluate([PhaseOutcome("find-easy", 1.0, 1.0)], RunRules(), "v")

@@ -50,7 +50,8 @@ stored (tagged --system NAME; --no-store skips it). See docs/db.md.
 """
 
 IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--quick] [--dry-run] [--np N]
-                    [--launcher local|mpirun|srun] [--launcher-args "STR"] [--json FILE] [--no-live]
+                    [--nodes N] [--launcher local|mpirun|srun] [--launcher-args "STR"] [--json FILE]
+                    [--no-live]
        {PROG} io500 --verify CONFIG.ini RESULT.txt
 
 Runs the IO500 phases with iolens's ior, mdtest and find workloads (one engine launch per phase) and writes
@@ -60,6 +61,7 @@ the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ..
   --quick                a first look: 2 s stonewall and small sizes; never a valid IO500 run
   --dry-run              print every phase's command and parameters; create and run nothing
   --np N                 processes (default 1)
+  --nodes N              spread the processes over N nodes (mpirun, srun), as for ior and mdtest
   --launcher L           local (fork on this node, default), mpirun or srun
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the run's iolens document to FILE
@@ -537,7 +539,7 @@ def _no_document(
     return status
 
 
-_IO500_VALUED = ("--mode", "--np", "--launcher", "--launcher-args", "--json")
+_IO500_VALUED = ("--mode", "--np", "--nodes", "--launcher", "--launcher-args", "--json")
 
 
 def _io500_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
@@ -603,6 +605,7 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
             quick=bool(opts.get("--quick")),
             dry_run=bool(opts.get("--dry-run")),
             np=_positive("--np", opts["--np"]) if "--np" in opts else 1,
+            nodes=_positive("--nodes", opts["--nodes"]) if "--nodes" in opts else None,
             launcher=launcher,
             launcher_args=launcher_args,
             json=json_path,

@@ -94,12 +94,12 @@ def detect_mpi_flavor(mpirun: str = "mpirun") -> str:
     return "openmpi"
 
 
-def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmpi") -> list[str]:
-    """The full command line for a request (launcher, its options, the engine and its arguments)."""
+def launcher_prefix(req: RunRequest, mpi_flavor: str = "openmpi") -> list[str]:
+    """The launcher part of a request's command line (mpirun or srun with the ranks, their layout over the
+    nodes and the launcher arguments); empty for the local launcher. Any program can follow it."""
     req.validate()
-    eng = [str(engine), req.workload, *req.args]
     if req.launcher == "local":
-        return [*eng, "--np", str(req.np)]
+        return []
     if req.launcher == "mpirun":
         cmd = ["mpirun", "-np", str(req.np)]
         if req.nodes is not None:
@@ -109,12 +109,21 @@ def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmp
             else:
                 # Open MPI: -N/--npernode would also work, but ppr states the layout without a hostfile trick.
                 cmd += ["--map-by", f"ppr:{ppn}:node"]
-        return [*cmd, *req.launcher_args, *eng, "--comm", "mpi"]
+        return [*cmd, *req.launcher_args]
     # srun
     cmd = ["srun", "-n", str(req.np)]
     if req.nodes is not None:
         cmd += ["-N", str(req.nodes)]
-    return [*cmd, *req.launcher_args, *eng, "--comm", "mpi"]
+    return [*cmd, *req.launcher_args]
+
+
+def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmpi") -> list[str]:
+    """The full command line for a request (launcher, its options, the engine and its arguments)."""
+    eng = [str(engine), req.workload, *req.args]
+    if req.launcher == "local":
+        req.validate()
+        return [*eng, "--np", str(req.np)]
+    return [*launcher_prefix(req, mpi_flavor), *eng, "--comm", "mpi"]
 
 
 def check_command(req: RunRequest, engine: Path | str) -> list[str]:

@@ -9,7 +9,9 @@ JSON document (PHASE.json); the whole run is one more document, `iolens-io500.js
 
 A phase's figure is the app's: ior phases bytes / time / 2^30 (IOR's aggFileSizeForBW / time, the engine's
 phases[].bytes / times.total_s); mdtest phases mdtest's rate / 1000 (items between the barriers that open
-and close the phase: the engine's rate_per_s); find the entries scanned / time / 1000.
+and close the phase: the engine's rate_per_s); find the entries scanned / time / 1000. A phase's runtime
+(t_delta, and what the validity rules compare with the stonewall) is the engine's own time for its work
+(engine_time), as the app times the benchmark inside its MPI job; the launch is not part of it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from iolens import __version__, launch, render, results
 from iolens.io500 import results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
-from iolens.io500.phases import GIB, Plan, PlanError, PlannedPhase, plan
+from iolens.io500.phases import GIB, Plan, PlanError, PlannedPhase, option_error, plan
 from iolens.io500.score import (
     Evaluation,
     PhaseOutcome,
@@ -75,6 +77,7 @@ class DriverOptions:
     quick: bool = False
     dry_run: bool = False
     np: int = 1
+    nodes: int | None = None  # spread the processes over this many nodes (mpirun, srun), as ior/mdtest do
     launcher: str = "local"
     launcher_args: list[str] = field(default_factory=list)
     json: Path | None = None
@@ -94,6 +97,7 @@ class PhaseRecord:
     document: results.Document | None = None
     figures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # comments for this phase's section in result.txt
+    wall_s: float | None = None  # the driver's wall time around the engine launch, process start included
 
     @property
     def name(self) -> str:
@@ -135,6 +139,23 @@ def free_space(path: str) -> int | None:
     return st.f_bavail * st.f_frsize
 
 
+def engine_request(
+    opts: DriverOptions, workload: str, args: Sequence[str], np: int | None = None
+) -> launch.RunRequest:
+    """A launch of the run's processes (or `np` of them: find's nproc) with the run's launcher and nodes; a
+    launch of fewer processes than nodes spreads them over as many nodes as it has processes."""
+    ranks = np or opts.np
+    nodes = min(opts.nodes, ranks) if opts.nodes is not None else None
+    return launch.RunRequest(workload, list(args), ranks, nodes, opts.launcher, opts.launcher_args)
+
+
+def mpi_flavor(opts: DriverOptions) -> str:
+    """How this mpirun spells ranks per node (only asked when it matters: mpirun with --nodes)."""
+    if opts.launcher == "mpirun" and opts.nodes is not None:
+        return launch.detect_mpi_flavor()
+    return "openmpi"
+
+
 def rules_for(plan_: Plan, dry_run: bool = False) -> RunRules:
     base = RunRules.from_config(plan_.config, dry_run=dry_run)
     return RunRules(
@@ -159,6 +180,7 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
     console.print(f"result directory: {plan_.dirs.resultdir}")
     console.print(f"stonewall:        {plan_.stonewall_s} s")
     console.print(f"config-hash:      {plan_.config.config_hash_text}")
+    flavor = mpi_flavor(opts)
     for i, p in enumerate(plan_.phases, start=1):
         params = "  ".join(f"{k}={v}" for k, v in p.params.items())
         head = Text(f"{i:2d}. {p.name}", style="bold cyan")
@@ -168,9 +190,9 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
             head.append(f"   ({p.skip})", style="yellow")
         console.print(head, soft_wrap=True)
         if p.kind in ("ior", "mdtest", "find"):
-            np = p.np or opts.np
-            command = shlex.join(["iolens-bench", p.kind, *p.args])
-            console.print(Text(f"    {command} --np {np}"), soft_wrap=True)
+            req = engine_request(opts, p.kind, p.args, p.np)
+            command = shlex.join(launch.build_command(req, "iolens-bench", flavor))
+            console.print(Text(f"    {command}"), soft_wrap=True)
         elif p.kind == "timestamp":
             console.print(Text(f"    create {p.params['file']}"), soft_wrap=True)
     _print_notes(plan_, console)
@@ -420,47 +442,50 @@ class Runner:
             return PhaseRecord(p, "not-implemented", None, notes=[NOT_IMPLEMENTED_REASON])
         exe = p.exe()
         setup = [("exe", exe)] if exe else []
-        if p.np is not None:
-            setup.append(("nproc", str(p.np)))
+        if p.kind == "find":
+            # The app prints the processes of its find whether or not `nproc` is set (all of them by default).
+            setup.append(("nproc", str(p.np or self.opts.np)))
         # A phase that needs one that failed cannot run either (the planner handled run = FALSE).
         need = _needs_failed(p, self)
         if p.skip is None and need is not None:
             p.skip = f"skipped: it needs {need}, which failed"
+        # As the app: caches are dropped first, then the wait for the pause file, then the phase starts.
+        if p.skip is None and self.drop_caches is not None and not PHASE_BY_NAME[p.name].dummy:
+            self.drop_caches()
+        pause = self._pause(p)
         if p.skip is not None:
             now = _now()
             outcome = PhaseOutcome(p.name, 0.0, 0.0, setup_lines=setup, t_start=now, t_end=now)
-            return PhaseRecord(p, "skipped", outcome, notes=[f"phase skipped: {p.skip}"])
-
-        self._pause(p)
-        if self.drop_caches is not None and not PHASE_BY_NAME[p.name].dummy:
-            self.drop_caches()
-        if p.kind == "timestamp":
+            rec = PhaseRecord(p, "skipped", outcome, notes=[f"phase skipped: {p.skip}"])
+        elif p.kind == "timestamp":
             t_start, t0 = _now(), time.monotonic()
             Path(p.params["file"]).touch()
             outcome = PhaseOutcome(p.name, 0.0, time.monotonic() - t0, t_start=t_start, t_end=_now())
-            return PhaseRecord(p, "ok", outcome)
-        return self._run_engine(p, setup)
+            rec = PhaseRecord(p, "ok", outcome)
+        else:
+            rec = self._run_engine(p, setup)
+        if pause is not None and rec.outcome is not None:
+            rec.outcome.pause_started, rec.outcome.pause_file = pause
+        return rec
 
-    def _pause(self, p: PlannedPhase) -> None:
+    def _pause(self, p: PlannedPhase) -> tuple[datetime, str] | None:
+        """With `pause-dir` set, wait while PAUSE-DIR/PHASE exists, as the app does before every phase;
+        returns when the wait began and the file looked for (result.txt's t_pause and its comment)."""
         pause_dir = self.plan.config.get("debug", "pause-dir")
         if pause_dir is None:
-            return
-        flag = Path(pause_dir) / p.name
-        if flag.exists():
+            return None
+        started = _now()
+        flag = f"{pause_dir}/{p.name}"
+        if os.path.exists(flag):
             self.display.message(f"pausing before {p.name} while {flag} exists")
-        while flag.exists():
+        while os.path.exists(flag):
             time.sleep(1)
+        return started, flag
 
     def _run_engine(self, p: PlannedPhase, setup: list[tuple[str, str]]) -> PhaseRecord:
         json_path = self.resultdir / f"{p.name}.json"
         text_path = self.resultdir / f"{p.name}.txt"
-        req = launch.RunRequest(
-            workload=p.kind,
-            args=[*p.args, "--json", str(json_path), "--progress"],
-            np=p.np or self.opts.np,
-            launcher=self.opts.launcher,
-            launcher_args=self.opts.launcher_args,
-        )
+        req = engine_request(self.opts, p.kind, [*p.args, "--json", str(json_path), "--progress"], p.np)
         t_start = _now()
         t0 = time.monotonic()
         with open(text_path, "w", encoding="utf-8") as out:
@@ -476,10 +501,11 @@ class Runner:
                 )
             except launch.LaunchError as exc:
                 raise DriverError(str(exc), 1) from None
-        runtime = time.monotonic() - t0
+        wall = time.monotonic() - t0
         t_end = _now()
-        outcome = PhaseOutcome(p.name, 0.0, runtime, setup_lines=setup, t_start=t_start, t_end=t_end)
-        rec = PhaseRecord(p, "ok", outcome, engine_returncode=rc.returncode)
+        # Until the engine's document says how long the phase's work took, the wall time is all there is.
+        outcome = PhaseOutcome(p.name, 0.0, wall, setup_lines=setup, t_start=t_start, t_end=t_end)
+        rec = PhaseRecord(p, "ok", outcome, engine_returncode=rc.returncode, wall_s=wall)
         doc = None
         error = "; ".join(rc.errors) if rc.errors else None
         if json_path.exists():
@@ -525,8 +551,28 @@ def _raw_stonewall_hit(doc: results.Document, phase: str) -> bool | None:
     return None
 
 
+def engine_time(doc: results.Document) -> float | None:
+    """How long the engine worked on the phase: the sum of the times of every phase of its document (ior:
+    each first open to last close; mdtest: each step between its barriers, the tree's included; find: the
+    walk). This is what the app's t_delta measures — rank 0's clock around the benchmark's run inside the
+    already started MPI job — without the process launch the driver's wall time includes; None when the
+    document has no timed phase."""
+    if isinstance(doc, results.IorDocument):
+        times = [ph.times.total_s for ph in doc.phases]
+    elif isinstance(doc, results.MdtestDocument):
+        times = [mp.time_s for mp in doc.phases]
+    elif isinstance(doc, results.FindDocument):
+        times = [doc.find.time_s] if doc.find is not None else []
+    else:
+        times = []
+    return sum(times) if times else None
+
+
 def _fill_outcome(p: PlannedPhase, doc: results.Document, o: PhaseOutcome, rec: PhaseRecord) -> None:
     """The phase's figure and the inputs of the validity rules, from the engine's document."""
+    worked = engine_time(doc)
+    if worked is not None:
+        o.runtime_s = worked  # t_delta, and the runtime the validity rules compare with the stonewall
     if isinstance(doc, results.IorDocument):
         ph = next((x for x in doc.phases if x.name == p.engine_phase), None)
         if ph is None:
@@ -707,7 +753,7 @@ def run_document(
     comm: dict[str, Any] = {
         "kind": "local" if opts.launcher == "local" else "mpi",
         "ranks": opts.np,
-        "nodes": 0,
+        "nodes": opts.nodes or 0,
         "tasks_per_node": 0,
         "max_clock_offset_ns": 0,
     }
@@ -740,6 +786,7 @@ def run_document(
                 "skip_reason": r.planned.skip,
                 "error": r.error,
                 "runtime_s": o.runtime_s if o is not None else None,
+                "wall_s": r.wall_s,
                 "started_at": _iso(o.t_start) if o is not None else None,
                 "ended_at": _iso(o.t_end) if o is not None else None,
                 "workload": r.planned.kind if r.planned.kind in ("ior", "mdtest", "find") else None,
@@ -791,6 +838,7 @@ def run_document(
             "quick": plan_.quick,
             "quick_caps": dict(plan_.caps),
             "np": opts.np,
+            "nodes": opts.nodes,
             "launcher": opts.launcher,
             "timestamp": plan_.dirs.timestamp,
             "datadir": plan_.dirs.datadir,
@@ -835,11 +883,9 @@ def drop_caches_command(cmd: str, opts: DriverOptions) -> list[str]:
     drops its caches; iolens does the same through the launcher (mpirun, srun) with the run's processes.
     Locally every rank shares this node's caches: the command runs once."""
     shell = ["/bin/sh", "-c", cmd]
-    if opts.launcher == "mpirun":
-        return ["mpirun", "-np", str(opts.np), *opts.launcher_args, *shell]
-    if opts.launcher == "srun":
-        return ["srun", "-n", str(opts.np), *opts.launcher_args, *shell]
-    return shell
+    if opts.launcher == "local":
+        return shell
+    return [*launch.launcher_prefix(engine_request(opts, "drop-caches", []), mpi_flavor(opts)), *shell]
 
 
 def _drop_caches_fn(plan_: Plan, display: Display, opts: DriverOptions) -> Callable[[], None] | None:
@@ -877,13 +923,7 @@ def cleanup_data(plan_: Plan, runner: Runner, dirs: DataDirs, opts: DriverOption
         if not tree.exists() or delete is None or not _ledger_names(tree):
             continue
         # The delete phase did not run (or failed): the engine's remove run takes away what it made.
-        req = launch.RunRequest(
-            "mdtest",
-            [*delete.args, "--quiet"],
-            np=opts.np,
-            launcher=opts.launcher,
-            launcher_args=opts.launcher_args,
-        )
+        req = engine_request(opts, "mdtest", [*delete.args, "--quiet"])
         try:
             with open(os.devnull, "w") as null:
                 launch.run(req, runner.engine, on_line=lambda _line: None, stdout=null)
@@ -903,15 +943,20 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     dirs = DataDirs()
     start = _now()
     # The result directory first (the app makes it before anything else), then the data directories.
+    # prepare() tried both; should one fail now all the same, the error names the option's line.
+    option = "resultdir"
     try:
         dirs_result = DataDirs()
         dirs_result.make(plan_.dirs.resultdir)
         results_files.write_config_files(plan_.dirs.resultdir, plan_.config)
+        option = "datadir"
         dirs.make(plan_.dirs.datadir)
         for sub in ("ior-easy", "ior-hard"):
             dirs.make(f"{plan_.dirs.datadir}/{sub}")
     except OSError as exc:
-        raise DriverError(f"cannot create the run's directories: {exc}", 1) from None
+        where = exc.filename if exc.filename is not None else getattr(plan_.dirs, option)
+        message = f"cannot create {where}: {exc.strerror or exc}"
+        raise DriverError(str(option_error(plan_.config, "global", option, message))) from None
 
     console.print(
         Text(
@@ -1038,6 +1083,11 @@ def main_run(
     document (the statistics database stores it)."""
     from iolens.engine import EngineNotFound, find_engine
 
+    try:
+        # --np, --nodes and the launcher go together (as the run asks them, before find's fewer processes).
+        launch.RunRequest("ior", [], opts.np, opts.nodes, opts.launcher, opts.launcher_args).validate()
+    except launch.LaunchError as exc:
+        raise DriverError(str(exc)) from None
     plan_ = prepare(opts)
     if opts.dry_run:
         dry_run_report(plan_, opts, console)

@@ -8,24 +8,25 @@ The rules, line by line (lines are split on '\\n'; a trailing '\\r' counts as wh
 - `key = value`: the key is letters, digits, '_', '.', '-'; the value is everything up to a '#' or ';' that
   follows whitespace (a comment), trimmed of spaces, tabs and '\\r'. A value may not contain '#' or ';' at
   all. Keys are compared case-insensitively within their section; an unknown key is an error.
-- An empty value means "keep the default": the line is ignored entirely, before the key is even looked up
-  (so, as in the app, `unknownkey =` is accepted; iolens records a warning for it).
+- An empty value means "keep the default". The app skips such a line before it even looks the key up (it
+  accepts `unknownkey =`); iolens looks the key up first and refuses an unknown one, with or without a value.
 - Blank lines and lines starting with '#' or ';' (after optional whitespace) are comments; anything else is
   an error ("unexpected content").
 - Values are checked by type: integers (optional '-' for signed ones), booleans (true/false in any case, or
   1/0, stored as TRUE/FALSE), floats; strings are taken as they are. A later assignment wins.
 
-Where iolens is stricter than the app (documented in docs/io500.md): a NUL byte is an error (the app
-silently stops reading there), integers out of their C type's range are errors (the app's atoi would wrap
-them), and a float must parse as a number (the app's character check would let "1e+e" through). Error
-messages name the file and the real line number (the app's count skips blank lines).
+Where iolens is stricter than the app (documented in docs/io500.md): an unknown key with an empty value is
+an error (the app ignores the line), a NUL byte is an error (the app silently stops reading there), integers
+out of their C type's range are errors (the app's atoi would wrap them), and a float must parse as a number
+(the app's character check would let "1e+e" through). Error messages name the file and the real line number
+(the app's count skips blank lines).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from iolens.io500.hashes import config_hash, format_hash
@@ -108,7 +109,6 @@ class Io500Config:
     path: str
     source: bytes  # the file as read: config-orig.ini is this
     values: dict[str, dict[str, str | None]]
-    warnings: list[str] = field(default_factory=list)
 
     def get(self, section: str, option: str) -> str | None:
         """Raw value of an option (None: unset); section and option names are case-insensitive."""
@@ -232,7 +232,6 @@ def parse_config(data: bytes | str, path: str = "<config>") -> Io500Config:
         source = data
         text = decode_config(data, path)
     values = default_values()
-    warnings: list[str] = []
     section: PhaseSpec | None = None
     for line in scan_lines(text):
         if line.kind == "blank":
@@ -249,21 +248,16 @@ def parse_config(data: bytes | str, path: str = "<config>") -> Io500Config:
             if section is None:
                 raise IniError(path, line.lineno, f"unknown section [{line.name}]")
             continue
-        if line.kind == "empty-pair":
-            # The app skips an empty value before it looks the key up: the default stays.
-            if section is None or section.option(line.name) is None:
-                where = f"section [{section.name}]" if section else "no section"
-                warnings.append(
-                    f"{path}:{line.lineno}: unknown key '{line.name}' ({where}) has no value: ignored"
-                )
-            continue
         if section is None:
             raise IniError(path, line.lineno, f"key '{line.name}' is outside of any [section]")
         opt = section.option(line.name)
+        # The app skips an empty value before it looks the key up; iolens looks first, so that a misspelt
+        # key is refused whether or not it has a value (a known key with an empty value keeps its default).
         if opt is None:
             raise IniError(path, line.lineno, f"unknown key '{line.name}' in section [{section.name}]")
-        values[section.name][opt.name] = _check_value(opt, line.value, path, line, section.name)
-    return Io500Config(path=path, source=source, values=values, warnings=warnings)
+        if line.kind == "pair":
+            values[section.name][opt.name] = _check_value(opt, line.value, path, line, section.name)
+    return Io500Config(path=path, source=source, values=values)
 
 
 def load_config(path: str | Path) -> Io500Config:

@@ -9,19 +9,21 @@ onto iolens-bench's flags. What iolens leaves out, and why:
   prints them as signed ints, the engine takes seeds >= 0; the bits are the same.
 - ior-rnd4K-easy-read reads `-s -1` (as many segments as the files hold, as the current app does) where the
   app at 02091cf asked for 10,000,000 segments of 4 KiB, most of them past the end of the files.
-- mdtest has no `--posix.odirect` in the engine: the option reaches the ior phases only (a note says so).
-  An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's 47008-byte
-  transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the app's IOR
-  would fail in the middle of the run.
+- mdtest has no `--posix.odirect` in the engine: the option reaches the ior-easy phases only (a note says so
+  for mdtest). An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's
+  47008-byte transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the
+  app's IOR would fail in the middle of the run; the error says to give ior-hard its own `API = POSIX`.
 
-Nothing here does I/O: `plan()` checks the config (errors name the file and line, `PlanError`) and returns the
-phase table; the driver runs it.
+Nothing here does I/O but one probe: `plan()` checks the config (errors name the file and line, `PlanError`),
+tries that datadir and resultdir can be made (an empty directory made and removed in each, or in its parent,
+unless check_dirs is off as for --dry-run), and returns the phase table; the driver runs it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -213,6 +215,11 @@ class _Where:
         return PlanError(f"{self(section, option)}: {message}")
 
 
+def option_error(config: Io500Config, section: str, option: str, message: str) -> PlanError:
+    """An error about an option, naming the config line that set it (or its section, for a default)."""
+    return _Where(config).error(section, option, message)
+
+
 # ---------------------------------------------------------------------------------------------------- paths
 
 
@@ -227,21 +234,34 @@ def effective_dirs(config: Io500Config, timestamp: str) -> RunDirs:
 
 
 def _check_dir(where: _Where, option: str, path: str) -> None:
-    """The directory exists and is writable, or can be made: its parent exists and is writable."""
+    """The directory exists and is writable, or can be made: its parent exists and is writable.
+
+    Writable is tried, not inferred from the mode bits: an empty directory is made and removed at once
+    (os.access says yes to root everywhere, and nothing but a try knows /proc, a read-only mount or an ACL).
+    """
     p = Path(path)
     if p.exists():
         if not p.is_dir():
             raise where.error("global", option, f"{path} exists and is not a directory")
-        if not os.access(p, os.W_OK | os.X_OK):
-            raise where.error("global", option, f"directory {path} is not writable")
+        _probe_dir(where, option, p, f"directory {path}")
         return
     parent = p.parent if str(p.parent) else Path(".")
     if parent.exists() and not parent.is_dir():
         raise where.error("global", option, f"{parent} is not a directory")
     if not parent.is_dir():
         raise where.error("global", option, f"parent directory {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise where.error("global", option, f"parent directory {parent} is not writable")
+    _probe_dir(where, option, parent, f"parent directory {parent}")
+
+
+def _probe_dir(where: _Where, option: str, directory: Path, what: str) -> None:
+    """Make and remove an empty directory in `directory`; a failure is the option's error."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".iolens-probe-", dir=directory)
+    except OSError as exc:
+        raise where.error(
+            "global", option, f"{what} is not writable (cannot create a directory in it: {exc.strerror})"
+        ) from None
+    os.rmdir(probe)
 
 
 # ------------------------------------------------------------------------------------------------- the plan
@@ -281,16 +301,25 @@ def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
             raise where.error(
                 section, option, f"API option {word!r} is not supported (iolens: --posix.odirect)"
             )
-    return _Api(["-a", "posix"], odirect, section, option)
+    # The API's name as the config spells it (`-a POSIX`, as the app's exe lines show it).
+    return _Api(["-a", words[0]], odirect, section, option)
 
 
-def _odirect_refusal(phase: str, transfer: int) -> str:
-    """Why a phase cannot run with --posix.odirect (its transfers are not O_DIRECT-aligned)."""
+def _odirect_refusal(phase: str, transfer: int, api_section: str) -> str:
+    """Why a phase cannot run with --posix.odirect (its transfers are not O_DIRECT-aligned); what to do."""
     if phase.startswith("ior-hard"):
-        return (
+        # Linux refuses (EINVAL) an O_DIRECT write whose size or offset is not a multiple of the logical block
+        # size; 47008 is not a multiple of even 512, so no file system that takes O_DIRECT would take these.
+        why = (
             f"--posix.odirect cannot apply to {phase}: ior-hard's fixed {IOR_HARD_XFER}-byte transfers are "
             f"not a multiple of {O_DIRECT_ALIGN} bytes, so they cannot be O_DIRECT (IOR's writes would fail "
-            "mid-run); keep O_DIRECT for ior-easy with API = POSIX in [ior-hard]"
+            "mid-run); "
+        )
+        if api_section in ("ior-hard", phase):
+            return why + f"remove --posix.odirect from [{api_section}] API"
+        return why + (
+            f"to keep O_DIRECT for ior-easy, give ior-hard its own API without it: add 'API = POSIX' to "
+            f"[ior-hard] (or set the option in [ior-easy] API instead of [{api_section}])"
         )
     return (
         f"--posix.odirect cannot apply to {phase}: transferSize {transfer} is not a multiple of "
@@ -343,15 +372,19 @@ def plan(
     if config.value("global", "dataPacketType") not in (None, "timestamp"):
         notes.append("dataPacketType is ignored: iolens writes its own (seed, rank, offset) pattern")
 
-    stonewall = QUICK_STONEWALL_S if quick else config.stonewall
-    if stonewall < 0:
+    # The config's own value is checked whatever --quick then uses instead: the config is wrong either way.
+    if config.stonewall < 0:
         raise where.error("debug", "stonewall-time", "must not be negative")
+    stonewall = QUICK_STONEWALL_S if quick else config.stonewall
 
     # ior-easy
     xfer = _size_option(config, where, "ior-easy", "transferSize")
     if xfer % 8:
         raise where.error("ior-easy", "transferSize", "must be a multiple of 8 bytes (iolens's data pattern)")
     block = _size_option(config, where, "ior-easy", "blockSize")
+    # The exe lines show the sizes as the config wrote them (`-b 2048m`), as the app's do, unless capped.
+    xfer_text = (config.get("ior-easy", "transferSize") or "").strip()
+    block_text = (config.get("ior-easy", "blockSize") or "").strip()
     if block % xfer:
         raise where.error("ior-easy", "blockSize", f"must be a multiple of transferSize ({xfer} bytes)")
     segments = int(config.get("ior-hard", "segmentCount") or 0)
@@ -370,7 +403,7 @@ def plan(
         if block > cap:
             new = max(xfer, cap // xfer * xfer)
             caps["[ior-easy] blockSize"] = f"{config.get('ior-easy', 'blockSize')} -> {format_size(new)}"
-            block = new
+            block, block_text = new, format_size(new)
         for (section, option), limit in QUICK_CAPS.items():
             if section == "ior-easy":
                 continue
@@ -388,10 +421,10 @@ def plan(
         if block > easy_budget:
             new = max(xfer, easy_budget // xfer * xfer)
             notes.append(
-                f"[ior-easy] blockSize {format_size(block)} -> {format_size(new)} per process to fit "
+                f"[ior-easy] blockSize {block_text} -> {format_size(new)} per process to fit "
                 f"the free space of the data directory ({free_bytes / GIB:.1f} GiB){_FIT_WHY}"
             )
-            block = new
+            block, block_text = new, format_size(new)
         hard_budget = int(free_bytes * FREE_SHARE_ALL) - block * np
         hard_cap = max(1, hard_budget // (IOR_HARD_XFER * np))
         if segments > hard_cap:
@@ -413,7 +446,7 @@ def plan(
         a = ["-g", "-G", seed["ior-easy"], "-k", "-e", "-o", f"{d}/ior-easy/ior_file_easy"]
         if with_reorder:
             a += ["-C", "-Q", "1", "-O", f"stoneWallingStatusFile={r}/ior-easy.stonewall"]
-            a += ["-t", format_size(xfer), "-b", format_size(block)]
+            a += ["-t", xfer_text, "-b", block_text]
         return a + (["-u"] if unique else []) + (["-F"] if fpp else [])
 
     def ior_hard() -> list[str]:
@@ -443,7 +476,7 @@ def plan(
         need = NEEDS.get(phase)
         runs = _run_false(config, phase) is None and (need is None or _run_false(config, need) is None)
         if api.odirect and transfer % O_DIRECT_ALIGN and runs:  # a phase that does not run does no I/O
-            raise where.error(api.section, api.option, _odirect_refusal(phase, transfer))
+            raise where.error(api.section, api.option, _odirect_refusal(phase, transfer, api.section))
         return api.args + (["--posix.odirect"] if api.odirect else [])
 
     def md_api(phase: str) -> list[str]:
@@ -526,7 +559,7 @@ def plan(
         else:  # pragma: no cover - the spec and this table are written together
             raise AssertionError(f"phase {name} has no plan")
         phases.append(p)
-        _fill_params(p, xfer, block, segments, n_easy, n_hard, stonewall, fpp)
+        _fill_params(p, xfer_text, block_text, segments, n_easy, n_hard, stonewall, fpp)
 
     _apply_skips(config, phases)
     if config.value("debug", "pause-dir") is not None:
@@ -535,10 +568,10 @@ def plan(
 
 
 def _fill_params(
-    p: PlannedPhase, xfer: int, block: int, segments: int, n_easy: int, n_hard: int, stonewall: int, fpp: bool
+    p: PlannedPhase, xfer: str, block: str, segments: int, n_easy: int, n_hard: int, stonewall: int, fpp: bool
 ) -> None:
     if p.name.startswith("ior-easy"):
-        p.params.update(transferSize=format_size(xfer), blockSize=format_size(block), filePerProc=str(fpp))
+        p.params.update(transferSize=xfer, blockSize=block, filePerProc=str(fpp))
     elif p.name.startswith("ior-rnd4K"):
         p.params.update(transferSize="4096", segments="-1 (what the files hold)")
     elif p.name.startswith("ior-hard"):

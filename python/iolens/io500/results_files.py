@@ -3,7 +3,8 @@
 Formats (io500 at commit 02091cf):
 
 - result.txt: `[run]` (procs, version, config-hash, result-dir, mode, run-wide "; ERROR INVALID ..." lines,
-  "; START ..."), a blank line, then one `[phase]` section per phase that ran (t_start, the phase's own
+  "; START ..."), a blank line, then one `[phase]` section per phase that ran (with pause-dir set t_pause and
+  "; Checking for pause file DIR/PHASE" first, then t_start, the phase's own
   lines, "; ERROR INVALID <reason>" lines, score, t_delta, t_end), `[SCORE]` (MD, BW, SCORE with
   " [INVALID]" when invalid, hash), `[SCOREX]` in extended mode, and "; END ...". Pairs are printed
   "%-15s = value"; sections are preceded by a blank line. The reader keeps every line, so reading and
@@ -288,6 +289,10 @@ def _ts(value: datetime | None) -> str:
 def _phase_section(verdict: PhaseVerdict, verbosity: int) -> Section:
     o, spec = verdict.outcome, verdict.spec
     s = Section(spec.name)
+    if o.pause_file is not None:
+        if verbosity > 0:
+            s.lines.append(Pair("t_pause", _ts(o.pause_started)))
+        s.lines.append(Comment(f"Checking for pause file {o.pause_file}"))
     if verbosity > 0:
         s.lines.append(Pair("t_start", _ts(o.t_start)))
     s.lines += [Pair(k, v) for k, v in o.setup_lines]

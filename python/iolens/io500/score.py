@@ -15,7 +15,8 @@ Units: ior phases in GiB/s (bytes / seconds / 2**30), mdtest and md-workbench in
 
 Scores: BW is the geometric mean of the scored ior phases, MD of the scored metadata phases; a phase whose
 score is not positive is left out of its mean (a group with none left scores 0); SCORE = sqrt(BW * MD). The
-extended score ([SCOREX]) is the same over all scored phases including the extended-only ones.
+extended score ([SCOREX]) is the same over all scored phases including the extended-only ones; it is
+invalid when any phase that ran is invalid (the run-wide checks invalidate [SCORE] only, as in the app).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class PhaseOutcome:
 
     name: str
     score: float  # GiB/s or kIOPS, as above
-    runtime_s: float  # wall time of the whole phase as the driver measured it (t_delta)
+    runtime_s: float  # the phase's time (t_delta): the engine's time for its work, without the launch
     errors: int = 0  # errors the benchmark counted, data verification included
     write_time_s: float | None = None  # ior write phases: time of the write (IOR's write time)
     stonewall_hit_s: float | None = None  # ior write phases: when the stonewall stopped the writers
@@ -66,6 +67,9 @@ class PhaseOutcome:
     result_lines: list[tuple[str, str]] = field(default_factory=list)
     t_start: datetime | None = None
     t_end: datetime | None = None
+    # pause-dir set: when the wait for the pause file began (t_pause) and the file looked for.
+    pause_started: datetime | None = None
+    pause_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -288,9 +292,10 @@ def evaluate(
     )
     ev = Evaluation(mode, version, rules, verdicts, setup, validate, valid, std, std_hash)
     if mode == "extended":
-        # The app's extended flag is cleared by invalid phases only; iolens also lets the option checks
-        # (stonewall-time, files-per-dir) clear it, since they invalidate every phase's figures.
-        ext_valid = not validate and all(v.valid for v in verdicts)
+        # As the app (main.c): its extended flag is cleared only after a phase that ran invalid
+        # (is_valid_phase, which every phase resets before it runs); the run-wide checks (stonewall-time,
+        # files-per-dir, dry run, pause-dir) clear the standard flag only.
+        ext_valid = all(v.valid for v in verdicts)
         ext = compute_scores(scores_by_name, extended=True)
         ev.extended_valid = ext_valid
         ev.extended_scores = ext

@@ -1,10 +1,13 @@
 """Official IO500 result directories (result.txt, result_summary.txt, config*.ini) as run records.
 
 The phase values and scores are taken as the app printed them in result.txt (read by
-iolens.io500.results_files); result_summary.txt, when present, must agree with them. A directory that
-iolens io500 wrote also holds iolens-io500.json, the richer document: the importer takes that one instead
-(store.importer decides). Times in result.txt are the local time of the machine that ran the benchmark;
-they are read as local time here (docs/db.md).
+iolens.io500.results_files); result_summary.txt, when present, must agree with them. The app also keeps each
+phase's benchmark output (PHASE.txt: IOR's and mdtest's own text, read by iolens.io500.app_output): when
+present it must agree with result.txt too, and it gives the phase's transfers and bytes (ior, from the
+stonewall pairs) or items (mdtest, from "Continue stonewall hit"), and the document keeps what it says.
+A directory that iolens io500 wrote also holds iolens-io500.json, the richer document: the importer takes
+that one instead (store.importer decides). Times in result.txt are the local time of the machine that ran
+the benchmark; they are read as local time here (docs/db.md).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from iolens.io500.app_output import AppOutputError, IorOutput, MdtestOutput, parse_output
 from iolens.io500.ini import IniError, parse_config
 from iolens.io500.results_files import (
     ResultFileError,
@@ -106,6 +110,8 @@ def run_record(directory: Path) -> RunRecord:
     scores, valid, _ = stated
 
     phases: list[PhaseRow] = []
+    files: dict[str, str] = {RESULT: text}
+    outputs: dict[str, Any] = {}
     for section in result.phases:
         spec = PHASE_BY_NAME.get(section.name)
         try:
@@ -116,25 +122,30 @@ def run_record(directory: Path) -> RunRecord:
             raise Io500DirError(f"{result_path}: [{section.name}]: not a number: {exc}") from None
         if value is not None and not math.isfinite(value):
             raise Io500DirError(f"{result_path}: [{section.name}]: score is not a finite number")
-        phases.append(
-            PhaseRow(
-                name=section.name,
-                value=value,
-                unit=(spec.unit if spec is not None else None) if value is not None else None,
-                time_s=time_s,
-                started_at=_local_time(section.get("t_start")),
-                ended_at=_local_time(section.get("t_end")),
-                valid=not section.invalid_reasons,
-                status="ok",
-            )
+        row = PhaseRow(
+            name=section.name,
+            value=value,
+            unit=(spec.unit if spec is not None else None) if value is not None else None,
+            time_s=time_s,
+            started_at=_local_time(section.get("t_start")),
+            ended_at=_local_time(section.get("t_end")),
+            valid=not section.invalid_reasons,
+            status="ok",
         )
+        output_path = directory / f"{section.name}.txt"
+        if output_path.is_file():
+            files[output_path.name] = _read_text(output_path)
+            if section.name.startswith(("ior-", "mdtest-")):
+                output = _phase_output(output_path, files[output_path.name], section.name, value)
+                outputs[section.name] = output.to_dict()
+                _fill_from_output(row, output)
+        phases.append(row)
     phases += score_rows(scores.bw, scores.md, scores.score, valid)
     extended = result.score_values(extended=True) if result.section("SCOREX") else None
     if extended is not None:
         x, xvalid, _ = extended
         phases += score_rows(x.bw, x.md, x.score, xvalid, suffix="-x")
 
-    files: dict[str, str] = {RESULT: text}
     summary_path = directory / SUMMARY
     if summary_path.is_file():
         summary_text = _read_text(summary_path)
@@ -144,7 +155,13 @@ def run_record(directory: Path) -> RunRecord:
     files.update(config_texts)
 
     last = result.sections[-1]
-    document = {"format": "io500-result-directory", "directory": str(directory), "files": files}
+    document: dict[str, Any] = {
+        "format": "io500-result-directory",
+        "directory": str(directory),
+        "files": files,
+    }
+    if outputs:
+        document["phase_outputs"] = outputs
     return RunRecord(
         uid=sha256("io500-app\0" + text),
         tool="io500",
@@ -186,3 +203,58 @@ def _check_summary(path: Path, text: str, phase_scores: dict[str, float], score:
         raise Io500DirError(f"{path}: no [SCORE ] line (truncated?)")
     if not math.isclose(float(summary.score.total), score, rel_tol=1e-6, abs_tol=1e-6):
         raise Io500DirError(f"{path}: TOTAL {summary.score.total} differs from {RESULT}'s SCORE {score:f}")
+
+
+# The operation of mdtest's SUMMARY rate table that is each mdtest phase's score (the app's rate[] index).
+_MDTEST_OPERATION = {
+    "write": "File creation",
+    "stat": "File stat",
+    "read": "File read",
+    "delete": "File removal",
+}
+
+
+def _phase_output(path: Path, text: str, phase: str, score: float | None) -> IorOutput | MdtestOutput:
+    """A phase's IOR or mdtest output, which must be complete and agree with result.txt's score."""
+    try:
+        output = parse_output(text)
+    except AppOutputError as exc:
+        raise Io500DirError(f"{path}: {exc}") from None
+    want = "ior" if phase.startswith("ior-") else "mdtest"
+    if (want == "ior") != isinstance(output, IorOutput):
+        raise Io500DirError(f"{path}: holds {'IOR' if want == 'mdtest' else 'mdtest'} output, not {want}'s")
+    if not score:
+        return output
+    if isinstance(output, IorOutput):
+        access = "write" if phase.endswith("-write") else "read"
+        row = output.row(access)
+        if row is None:
+            raise Io500DirError(f"{path}: no {access} row in IOR's results")
+        # IOR prints MiB/s with two decimals; result.txt the same figure in GiB/s with six.
+        if abs(row.bw_mib_per_s - score * 1024) > 0.006 + 1e-6 * row.bw_mib_per_s:
+            raise Io500DirError(
+                f"{path}: {access} {row.bw_mib_per_s} MiB/s here but {score:f} GiB/s in {RESULT}: "
+                "the two files are not from the same run"
+            )
+    else:
+        operation = _MDTEST_OPERATION.get(phase.rsplit("-", 1)[1])
+        rate = output.rate(operation) if operation is not None else None
+        if operation is not None and rate is None:
+            raise Io500DirError(f"{path}: no '{operation}' row in mdtest's SUMMARY rate")
+        # mdtest prints ops/s with three decimals; result.txt the same figure in kIOPS with six.
+        if rate is not None and abs(rate.max - score * 1000) > 0.0015 + 1e-9 * rate.max:
+            raise Io500DirError(
+                f"{path}: {operation} {rate.max} ops/s here but {score:f} kIOPS in {RESULT}: "
+                "the two files are not from the same run"
+            )
+    return output
+
+
+def _fill_from_output(row: PhaseRow, output: IorOutput | MdtestOutput) -> None:
+    """What the benchmark's own output adds to result.txt's row: transfers and bytes, or items."""
+    if isinstance(output, IorOutput):
+        moved = output.moved()
+        if moved is not None:
+            row.ops, row.bytes = moved
+    else:
+        row.ops = output.items()
