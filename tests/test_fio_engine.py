@@ -165,6 +165,36 @@ def test_ramp_time_is_excluded(engine: Path) -> None:
     assert j["read"]["lat_ns"]["min"] >= 100000
 
 
+def test_jobs_of_one_group_keep_their_own_runtime_and_ramp(engine: Path, tmpfs_dir: Path) -> None:
+    # Two jobs run together: "a" counts from its start and stops after 300 ms; "b" skips 500 ms of ramp
+    # and then runs 1 s. Neither takes the other's (the group's longest) ramp or runtime.
+    common = ["--ioengine=null", "--null_delay=100000-100000", "--rw=read", "--bs=4k", "--size=1g"]
+    log_a, log_b = tmpfs_dir / "a.log", tmpfs_dir / "b.log"
+    res = run_fio(
+        engine,
+        [
+            *common,
+            "--time_based",
+            "--name=a",
+            "--runtime=300ms",
+            "--ramp_time=0",
+            f"--write_iolog={log_a}",
+            "--name=b",
+            "--runtime=1",
+            "--ramp_time=500ms",
+            f"--write_iolog={log_b}",
+        ],
+    )
+    a, b = job(res, 0), job(res, 1)
+    assert a["group"] == b["group"] == 0
+    assert (a["ramp_s"], b["ramp_s"]) == (0.0, 0.5)
+    assert abs(a["elapsed_s"] - 0.3) < 0.03 and abs(b["elapsed_s"] - 1.0) < 0.05
+    # a has no ramp: every I/O it issued counts; b's first 500 ms of I/O do not.
+    assert a["read"]["ios"] == len(iolog_ios(log_a))
+    assert b["read"]["ios"] < len(iolog_ios(log_b)) - 1000
+    assert res.doc is not None and abs(res.doc["fio"]["groups"][0]["elapsed_s"] - 1.5) < 0.1
+
+
 def test_percentiles_of_a_known_latency_distribution(engine: Path) -> None:
     # The null engine's delays: 1000 values evenly spread over [2 us, 200 us], each used 10 times.
     lo, hi, n = 2000, 200000, 10000

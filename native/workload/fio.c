@@ -32,7 +32,7 @@ struct fio_group_run {
     pthread_cond_t cv;
     int ready, go, finished;
     int abort;                  /* set by the main thread before `go` when the group must not run */
-    struct fio_times times;
+    struct fio_times times[FIO_MAX_JOBS];   /* by job index: each job has its own ramp and runtime, as in fio */
 };
 
 static void *instance_thread(void *arg)
@@ -48,7 +48,7 @@ static void *instance_thread(void *arg)
     pthread_cond_broadcast(&g->cv);
     while (!g->go) pthread_cond_wait(&g->cv, &g->m);
     pthread_mutex_unlock(&g->m);
-    if (!g->abort && !in->err.code) fio_instance_run(in, &g->times, (const char *const *)a->paths);
+    if (!g->abort && !in->err.code) fio_instance_run(in, &g->times[in->plan->index], (const char *const *)a->paths);
     pthread_mutex_lock(&g->m);
     g->finished++;
     pthread_cond_broadcast(&g->cv);
@@ -188,18 +188,19 @@ static int run_group(struct fio_run *r, int gid)
         iol_err_set(&r->err, IOL_ERR_RUNTIME, "communicator failed");
         g.abort = 1;
     }
-    uint64_t now = iol_now_ns(), busy0, steal0, busy1, steal1;
-    const struct fio_plan *p0 = NULL;
-    uint64_t ramp = 0, runtime = 0;
+    /* Every job of the group starts at once; each counts from the end of its own ramp and stops at its own
+     * runtime (fio's ramp_time and runtime are a job's options, not the group's). The group's window runs
+     * from the first job's end of ramp. */
+    uint64_t now = iol_now_ns(), busy0, steal0, busy1, steal1, first_count = UINT64_MAX;
     for (int j = 0; j < r->cfg->njobs; j++) {
-        if (r->plans[j].group != gid) continue;
-        if (!p0) p0 = &r->plans[j];
-        if (r->plans[j].ramp_ns > ramp) ramp = r->plans[j].ramp_ns;
-        if (r->plans[j].runtime_ns > runtime) runtime = r->plans[j].runtime_ns;
+        const struct fio_plan *p = &r->plans[j];
+        if (p->group != gid) continue;
+        struct fio_times *tj = &g.times[j];
+        tj->start_ns = now;
+        tj->count_from_ns = now + p->ramp_ns;
+        tj->deadline_ns = p->runtime_ns ? tj->count_from_ns + p->runtime_ns : UINT64_MAX;
+        if (tj->count_from_ns < first_count) first_count = tj->count_from_ns;
     }
-    g.times.start_ns = now;
-    g.times.count_from_ns = now + ramp;
-    g.times.deadline_ns = runtime ? g.times.count_from_ns + runtime : UINT64_MAX;
     host_cpu(&busy0, &steal0);
     uint64_t w0 = iol_now_ns();
     double self0 = self_cpu_s();
@@ -215,7 +216,7 @@ static int run_group(struct fio_run *r, int gid)
             until.tv_nsec -= 1000000000L;
         }
         if (pthread_cond_timedwait(&g.cv, &g.m, &until) == ETIMEDOUT && r->info->progress && c->rank == 0)
-            progress(r, gid, args, started, g.times.start_ns);
+            progress(r, gid, args, started, now);
     }
     pthread_mutex_unlock(&g.m);
     for (t = 0; t < started; t++) pthread_join(tids[t], NULL);
@@ -226,7 +227,7 @@ static int run_group(struct fio_run *r, int gid)
     gr->local.self_cpu_s = self1 - self0;
     gr->local.busy_s = (double)(busy1 - busy0) / (double)sysconf(_SC_CLK_TCK);
     gr->local.steal_s = (double)(steal1 - steal0) / (double)sysconf(_SC_CLK_TCK);
-    gr->local.t_start = iol_comm_time(c, g.times.count_from_ns);
+    gr->local.t_start = iol_comm_time(c, first_count == UINT64_MAX ? now : first_count);
     gr->local.t_end = iol_comm_time(c, end);
     for (t = 0; t < nthreads; t++) {
         if (args[t].in->err.code && !r->err.code) r->err = args[t].in->err;
