@@ -163,6 +163,10 @@ def test_ramp_time_is_excluded(engine: Path) -> None:
     # loose: on a busy 2-core machine the spinning job thread may get well under a whole core.
     assert 3000 <= j["read"]["ios"] <= 10050
     assert j["read"]["lat_ns"]["min"] >= 100000
+    # The CPU counts from the end of the ramp too: one thread cannot use more than the counted second.
+    cpu = j["cpu"]
+    assert cpu["usr_pct"] <= 100 and cpu["usr_pct"] + cpu["sys_pct"] <= 100.5, cpu
+    assert cpu["usr_s"] + cpu["sys_s"] <= j["elapsed_s"] * 1.005
 
 
 def test_jobs_of_one_group_keep_their_own_runtime_and_ramp(engine: Path, tmpfs_dir: Path) -> None:

@@ -410,6 +410,16 @@ def test_a_short_jobs_cpu_is_its_threads_not_kernel_workers(engine: Path, tmpfs_
     assert g["cpu"]["kernel_workers_s"] < threads / 2, "psync has no kernel workers: the threads did the work"
 
 
+def test_a_verify_read_back_is_not_kernel_worker_cpu(engine: Path, tmpfs_dir: Path) -> None:
+    # psync has no kernel workers; the read-back after the writes (128 MiB checked) is the thread's own CPU,
+    # outside the job's figures, and must not show up as kernel workers' time either.
+    res = run_fio(engine, common(tmpfs_dir, "--rw=write", "--size=128m", "--verify=crc32c"))
+    j, g = job(res), group(res)
+    assert j["verify"]["blocks_checked"] == 128 * 256 and j["verify"]["errors"] == 0
+    assert g["cpu"]["kernel_workers_s"] < 0.005, g["cpu"]
+    assert g["cpu"]["total_s"] > j["cpu"]["usr_s"] + j["cpu"]["sys_s"], "the read-back is in the process total"
+
+
 def test_a_busy_neighbour_shows_in_the_machine_figures(engine: Path, tmpfs_dir: Path) -> None:
     def favoured() -> None:  # on a shared machine, make sure the neighbour gets a CPU when it can
         try:

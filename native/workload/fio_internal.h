@@ -97,8 +97,13 @@ struct fio_times {
     uint64_t deadline_ns;               /* count_from + runtime; UINT64_MAX = none */
 };
 
-/* Runs one instance's I/O from start to end (the thread body after the start barrier). */
-int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char *const *paths);
+/* Blocks until the group releases its instances; returns the job's clock points, or NULL when the group
+ * must not run. */
+typedef const struct fio_times *(*fio_start_fn)(void *arg);
+/* Runs one instance: allocates and opens everything, calls start (always, once, even after an error, so
+ * that the group's gate counts it), then does its I/O, and closes. The thread's CPU from its end of ramp to
+ * the end of its I/O goes into in->ru. */
+int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn start, void *arg);
 /* Before the start: with `lay`, creates the files (recorded in the ledger) and, for a job that reads, writes
  * them up to the end of the region; with `cache`, puts their pages in the job's cache state. *evicted is
  * cleared when cold mode could not drop pages (tmpfs, the null engine). */

@@ -225,15 +225,17 @@ int fio_reduce_group(struct fio_run *r, int gid)
     snprintf(host0, sizeof host0, "%s", c->hostname);
     if (c->bcast(c, host0, sizeof host0, 0)) return comm_failed(r);
     double here = strcmp(host0, c->hostname) ? 0.0 : g->local.self_cpu_s;
-    double v[2] = {g->local.self_cpu_s, here};
+    double v[3] = {g->local.self_cpu_s, here, g->local.threads_cpu_s};
     uint64_t ts = g->local.t_start, te = g->local.t_end;
-    if (c->allreduce(c, v, v, 2, IOL_DT_F64, IOL_OP_SUM) || c->allreduce(c, &ts, &ts, 1, IOL_DT_U64, IOL_OP_MIN) ||
+    if (c->allreduce(c, v, v, 3, IOL_DT_F64, IOL_OP_SUM) || c->allreduce(c, &ts, &ts, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &te, &te, 1, IOL_DT_U64, IOL_OP_MAX))
         return comm_failed(r);
     g->elapsed_s = te > ts ? (double)(te - ts) / 1e9 : 0.0;
     g->threads_cpu_s = threads;
     g->process_cpu_s = v[0];
-    g->kernel_workers_s = v[0] > threads ? v[0] - threads : 0.0;
+    /* What the process used in the window beyond its instance threads (whatever they did then: I/O, a
+     * verify read-back) is its kernel workers' and the waiting main thread's. */
+    g->kernel_workers_s = v[0] > v[2] ? v[0] - v[2] : 0.0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     g->host_cpus = cpus > 0 ? (int)cpus : 1;
     g->host_busy_s = g->local.busy_s;

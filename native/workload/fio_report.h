@@ -48,6 +48,7 @@ struct fio_job_result {
 struct fio_group_result {
     struct {                            /* this rank */
         double self_cpu_s, busy_s, steal_s;
+        double threads_cpu_s;           /* the instance threads' own CPU within the window */
         double window_s;                /* between the two /proc/stat readings */
         uint64_t t_start, t_end;
     } local;
