@@ -492,3 +492,64 @@ def test_iolens_fio_job_file_report(iolens_bin: list[str], tmpfs_dir: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert "w: (groupid=0" in proc.stdout and "r: (groupid=1" in proc.stdout
     assert "Run status group 1 (all jobs):" in proc.stdout
+
+
+# fio's keys that scripts read, per entry of "jobs" (read/write hold the same set): iolens's fio-shaped JSON
+# must have every one of them wherever real fio has it.
+COMMON_ENTRY_KEYS = ("usr_cpu", "sys_cpu", "ctx", "latency_ns", "latency_us", "latency_ms", "sync")
+COMMON_DIRECTION_KEYS = (
+    "io_bytes", "bw_bytes", "iops", "runtime", "total_ios", "slat_ns", "clat_ns", "lat_ns",
+    "bw_min", "bw_max", "bw_agg", "bw_mean", "bw_dev", "bw_samples",
+    "iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples",
+)  # fmt: skip
+
+
+def key_paths(obj: object, prefix: str = "") -> set[str]:
+    """Every key path of a JSON value ("read.clat_ns.percentile.99.000000")."""
+    if not isinstance(obj, dict):
+        return {prefix}
+    out = {prefix} if prefix else set()
+    for k, v in obj.items():
+        out |= key_paths(v, f"{prefix}.{k}" if prefix else k)
+    return out
+
+
+def common_paths(entry: dict[str, object]) -> set[str]:
+    paths: set[str] = set()
+    for k in COMMON_ENTRY_KEYS:
+        paths |= key_paths(entry[k], k)
+    for d in ("read", "write"):
+        side = entry[d]
+        assert isinstance(side, dict)
+        for k in COMMON_DIRECTION_KEYS:
+            paths |= key_paths(side[k], f"{d}.{k}")
+    return paths
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.parametrize("ioengine", ["null", "psync"])
+def test_fio_json_has_every_key_real_fio_has(iolens_bin: list[str], tmpfs_dir: Path, ioengine: str) -> None:
+    # The same job for fio and for iolens: two instances without group_reporting, so two entries each.
+    def run(cmd: list[str], d: Path) -> dict[str, object]:
+        d.mkdir()
+        args = ["--name=k", f"--directory={d}", "--rw=randread", "--bs=4k", "--size=2m", "--numjobs=2"]
+        args += [f"--ioengine={ioengine}", "--output-format=json"]
+        proc = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out: dict[str, object] = json.loads(proc.stdout[proc.stdout.index("{") :])
+        return out
+
+    theirs = run(["fio"], tmpfs_dir / "fio")
+    ours = run([*iolens_bin, "fio", "--no-live"], tmpfs_dir / "iolens")
+    fio_jobs, our_jobs = theirs["jobs"], ours["jobs"]
+    assert isinstance(fio_jobs, list) and isinstance(our_jobs, list)
+    assert len(our_jobs) == len(fio_jobs) == 2
+    for f, o in zip(fio_jobs, our_jobs, strict=True):
+        missing = common_paths(f) - common_paths(o)
+        assert not missing, sorted(missing)
+        assert o["read"]["total_ios"] == f["read"]["total_ios"] == 512
+        assert o["read"]["io_bytes"] == f["read"]["io_bytes"] == 2 * 1024 * 1024
+        pct = o["read"]["clat_ns"]["percentile"]
+        assert len(pct) == 17 and pct["99.990000"] >= pct["1.000000"] > 0, "real latencies, not zeros"
+        assert o["read"]["clat_ns"]["N"] == 512 and o["read"]["slat_ns"]["N"] == 0
+        assert o["ctx"] >= 0 and 0 <= o["usr_cpu"] + o["sys_cpu"] <= 101

@@ -54,6 +54,8 @@ def lat(values: dict[int, int], buckets: bool = True) -> dict[str, Any]:
             min=mn, max=mx, mean=mean, stddev=math.sqrt(var),
             p50=pct("50"), p90=pct("90"), p99=pct("99"), p99_9=pct("99.9"),
         )  # fmt: skip
+    if not buckets:  # an instance's: fio's percentile list instead of buckets
+        out["percentiles"] = [[float(p), pct(p)] for p in fio_report.FIO_PERCENTILES] if count else []
     if buckets:
         merged: dict[tuple[int, int], int] = {}
         for v, n in values.items():
@@ -89,13 +91,26 @@ def second(t: int, rd: int, wr: int, bs: int) -> dict[str, Any]:
 
 
 def instance(rank: int, inst: int, rd: int, wr: int, bs: int, runtime_s: float) -> dict[str, Any]:
+    """An INST: half of its I/Os completed in 50 us, half in 80 us (with a 2 us submission on io_uring);
+    one-second samples of ios / runtime ± 10%."""
+
     def one(ios: int) -> dict[str, Any]:
-        summary = lat({50_000: ios // 2, 80_000: ios - ios // 2} if ios else {}, buckets=False)
-        return {"ios": ios, "bytes": ios * bs, "runtime_s": runtime_s if ios else 0.0, "lat_ns": summary}
+        clat = {50_000: ios // 2, 80_000: ios - ios // 2} if ios else {}
+        per_s = ios / runtime_s if ios else 0.0
+        iops = {"min": 0.9 * per_s, "max": 1.1 * per_s, "mean": per_s, "stddev": 0.05 * per_s}
+        return {
+            "ios": ios, "bytes": ios * bs, "runtime_s": runtime_s if ios else 0.0,
+            "lat_ns": lat(clat, buckets=False), "clat_ns": lat(clat, buckets=False),
+            "slat_ns": lat({}, buckets=False),
+            "bw_kib_s": {k: v * bs / 1024 for k, v in iops.items()} | {"samples": 10 if ios else 0},
+            "iops": iops | {"samples": 10 if ios else 0},
+        }  # fmt: skip
 
     return {
         "rank": rank, "instance": inst, "read": one(rd), "write": one(wr),
-        "usr_s": 0.2, "sys_s": 0.6, "elapsed_s": runtime_s,
+        "sync": {"ios": 8, "lat_ns": lat({400_000: 8}, buckets=False)},
+        "clat_dist": {"ns": {}, "us": {"100": rd + wr}, "ms": {}},
+        "usr_s": 0.2, "sys_s": 0.6, "ctx": 700 + inst, "elapsed_s": runtime_s,
     }  # fmt: skip
 
 
@@ -460,12 +475,19 @@ def test_fio_json_expands_instances_without_group_reporting(fio_doc: dict[str, A
     assert second["read"]["runtime"] == 9900
     assert second["read"]["iops"] == pytest.approx(260 / 9.9)
     assert second["read"]["bw_bytes"] == int(260 * KiB4 / 9.9) and second["read"]["bw"] == 105
-    # An instance has four percentiles (no buckets): those, under fio's names.
-    assert second["read"]["clat_ns"]["percentile"] == {
-        "50.000000": 50_175, "90.000000": 80_000, "99.000000": 80_000, "99.900000": 80_000,
-    }  # fmt: skip
-    assert second["read"]["bw_samples"] == 0 and second["sync"]["total_ios"] == 0
+    # An instance entry has everything a job entry has, from the instance's own figures: fio's 17
+    # percentiles of its clat, its one-second samples, its sync calls, its CPU and context switches.
+    pct = second["read"]["clat_ns"]["percentile"]
+    assert list(pct) == [fio_report.percentile_key(p) for p in fio_report.FIO_PERCENTILES]
+    assert pct["1.000000"] == pct["50.000000"] == 50_175 and pct["99.990000"] == 80_000
+    assert second["read"]["clat_ns"]["N"] == 260 and "percentile" not in second["read"]["lat_ns"]
+    assert second["read"]["slat_ns"]["N"] == 0
+    assert second["read"]["bw_samples"] == 10 and second["read"]["iops_mean"] == pytest.approx(260 / 9.9)
+    assert second["read"]["iops_min"] == round(0.9 * 260 / 9.9) and second["read"]["bw_mean"] > 0
+    assert second["sync"]["total_ios"] == 8 and second["sync"]["lat_ns"]["percentile"]["50.000000"] == 400_000
+    assert second["ctx"] == 701 and second["latency_us"]["100"] == 100.0
     assert second["job_runtime"] == 9900 and second["usr_cpu"] == pytest.approx(100 * 0.2 / 9.9)
+    assert set(second["iolens"]) >= {"rank", "instance"} and "per_job_only" not in second["iolens"]
     assert second["job options"]["rw"] == "randrw" and "directory" not in second["job options"]
     assert jobs[4]["iolens"]["instances"] == 2 and "rank" not in jobs[4]["iolens"]
     fio_doc["config"]["jobs"][0]["options"]["group_reporting"] = True
@@ -528,6 +550,7 @@ def test_bw_agg_is_the_share_of_the_groups_bandwidth(fio_doc: dict[str, Any]) ->
 
 
 def test_fio_json_latency_distribution(fio_doc: dict[str, Any]) -> None:
+    fio_doc["config"]["jobs"][0]["options"]["group_reporting"] = True
     randrw = fio_json.to_fio_json(results.parse(fio_doc))["jobs"][0]
     edges = ("2", "4", "10", "20", "50", "100", "250", "500", "750", "1000")
     assert randrw["latency_ns"] == {k: 0.0 for k in edges}
@@ -538,6 +561,17 @@ def test_fio_json_latency_distribution(fio_doc: dict[str, Any]) -> None:
     assert ms_["10"] == pytest.approx(100 / 1500) and ms_[">=2000"] == 0.0
     assert list(ms_) == ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"]
     assert sum(us.values()) + sum(ms_.values()) == pytest.approx(100.0)
+
+
+def test_a_job_with_one_instance_is_reported_as_the_job(fio_doc: dict[str, Any]) -> None:
+    # seqread without group_reporting, on one instance: its entry is the job's, histograms and all.
+    fio_doc["config"]["jobs"][1]["options"]["group_reporting"] = False
+    fio_doc["fio"]["jobs"][1]["per_instance"] = fio_doc["fio"]["jobs"][1]["per_instance"][:1]
+    jobs = fio_json.to_fio_json(results.parse(fio_doc), plus=True)["jobs"]
+    seqread = jobs[-1]
+    assert [j["jobname"] for j in jobs].count("seqread") == 1 and "rank" not in seqread["iolens"]
+    clat = seqread["read"]["clat_ns"]
+    assert clat["N"] == 2048 and sum(clat["bins"].values()) == 2048
 
 
 def test_fio_json_plus_adds_the_bins(fio_doc: dict[str, Any]) -> None:

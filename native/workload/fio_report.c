@@ -2,6 +2,7 @@
  * summary laid out like fio's, for people running iolens-bench directly. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fio_report.h"
@@ -68,6 +69,89 @@ static void json_cpu(struct iol_json *j, double usr, double sys, uint64_t ctx, d
     iol_json_kv_double(j, "sys_pct", wall > 0 ? 100.0 * sys / wall : 0.0);
     iol_json_kv_uint(j, "ctx", ctx);
     iol_json_kv_double(j, "per_io_ns", ios ? (usr + sys) * 1e9 / (double)ios : 0.0);
+}
+
+/* An instance's latency: the schema's LAT without buckets, with fio's percentile list. */
+static void json_lat_summary(struct iol_json *j, const char *key, const struct fio_lat_summary *s)
+{
+    iol_json_key(j, key);
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "count", s->count);
+    iol_json_kv_uint(j, "min", s->min);
+    iol_json_kv_double(j, "mean", s->mean);
+    iol_json_kv_double(j, "stddev", s->stddev);
+    iol_json_kv_uint(j, "p50", s->pct[6]);
+    iol_json_kv_uint(j, "p90", s->pct[10]);
+    iol_json_kv_uint(j, "p99", s->pct[12]);
+    iol_json_kv_uint(j, "p99_9", s->pct[14]);
+    iol_json_kv_uint(j, "max", s->max);
+    iol_json_key(j, "percentiles");
+    iol_json_begin_array(j);
+    for (int k = 0; s->count && k < FIO_NPCT; k++) {
+        iol_json_begin_array(j);
+        iol_json_double(j, fio_pct_points[k]);
+        iol_json_uint(j, s->pct[k]);
+        iol_json_end_array(j);
+    }
+    iol_json_end_array(j);
+    iol_json_end_object(j);
+}
+
+static void json_samples(struct iol_json *j, const char *key, const struct fio_samples *s)
+{
+    iol_json_key(j, key);
+    iol_json_begin_object(j);
+    iol_json_kv_double(j, "min", s->n ? s->min : 0.0);
+    iol_json_kv_double(j, "max", s->max);
+    iol_json_kv_double(j, "mean", s->mean);
+    iol_json_kv_double(j, "stddev", s->stddev);
+    iol_json_kv_uint(j, "samples", s->n);
+    iol_json_end_object(j);
+}
+
+static void json_instance(struct iol_json *j, const struct fio_inst_summary *s)
+{
+    iol_json_begin_object(j);
+    iol_json_kv_int(j, "rank", s->rank);
+    iol_json_kv_uint(j, "instance", s->instance);
+    for (int d = 0; d < FIO_NDIR; d++) {
+        iol_json_key(j, dir_names[d]);
+        iol_json_begin_object(j);
+        iol_json_kv_uint(j, "ios", s->ios[d]);
+        iol_json_kv_uint(j, "bytes", s->bytes[d]);
+        iol_json_kv_double(j, "runtime_s", s->ios[d] ? s->runtime_s : 0.0);
+        json_lat_summary(j, "lat_ns", &s->lat[d]);
+        json_lat_summary(j, "clat_ns", &s->clat[d]);
+        json_lat_summary(j, "slat_ns", &s->slat[d]);
+        json_samples(j, "bw_kib_s", &s->bw_kib[d]);
+        json_samples(j, "iops", &s->iops[d]);
+        iol_json_end_object(j);
+    }
+    iol_json_key(j, "sync");
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "ios", s->sync_ios);
+    json_lat_summary(j, "lat_ns", &s->sync);
+    iol_json_end_object(j);
+    iol_json_key(j, "clat_dist");
+    iol_json_begin_object(j);
+    static const char *const units[3] = {"ns", "us", "ms"};
+    for (int u = 0; u < 3; u++) {
+        char label[16];
+        iol_json_key(j, units[u]);
+        iol_json_begin_object(j);
+        for (int e = 0; e < (u == 2 ? 11 : 10); e++) {
+            snprintf(label, sizeof label, "%u", fio_latdist_edges[e]);
+            iol_json_kv_uint(j, label, s->clat_dist[u * 10 + e]);
+        }
+        if (u == 2) iol_json_kv_uint(j, ">=2000", s->clat_dist[FIO_LATDIST_N - 1]);
+        iol_json_end_object(j);
+    }
+    iol_json_end_object(j);
+    iol_json_kv_double(j, "usr_s", s->usr_s);
+    iol_json_kv_double(j, "sys_s", s->sys_s);
+    iol_json_kv_uint(j, "ctx", s->ctx);
+    iol_json_kv_double(j, "elapsed_s", s->runtime_s);
+    iol_json_end_object(j);
 }
 
 static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
@@ -163,36 +247,7 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     iol_json_end_array(j);
     iol_json_key(j, "per_instance");
     iol_json_begin_array(j);
-    for (int i = 0; i < jr->nsumm; i++) {
-        const struct fio_inst_summary *s = &jr->summ[i];
-        iol_json_begin_object(j);
-        iol_json_kv_int(j, "rank", s->rank);
-        iol_json_kv_uint(j, "instance", s->instance);
-        for (int d = 0; d < FIO_NDIR; d++) {
-            iol_json_key(j, dir_names[d]);
-            iol_json_begin_object(j);
-            iol_json_kv_uint(j, "ios", s->ios[d]);
-            iol_json_kv_uint(j, "bytes", s->bytes[d]);
-            iol_json_kv_double(j, "runtime_s", s->ios[d] ? s->runtime_s : 0.0);
-            iol_json_key(j, "lat_ns");
-            iol_json_begin_object(j);
-            iol_json_kv_uint(j, "count", s->ios[d]);
-            iol_json_kv_uint(j, "min", s->lat_min[d]);
-            iol_json_kv_double(j, "mean", s->lat_mean[d]);
-            iol_json_kv_double(j, "stddev", s->lat_stddev[d]);
-            iol_json_kv_uint(j, "p50", s->lat_p50[d]);
-            iol_json_kv_uint(j, "p90", s->lat_p90[d]);
-            iol_json_kv_uint(j, "p99", s->lat_p99[d]);
-            iol_json_kv_uint(j, "p99_9", s->lat_p99_9[d]);
-            iol_json_kv_uint(j, "max", s->lat_max[d]);
-            iol_json_end_object(j);
-            iol_json_end_object(j);
-        }
-        iol_json_kv_double(j, "usr_s", s->usr_s);
-        iol_json_kv_double(j, "sys_s", s->sys_s);
-        iol_json_kv_double(j, "elapsed_s", s->runtime_s);
-        iol_json_end_object(j);
-    }
+    for (int i = 0; i < jr->nsumm; i++) json_instance(j, &jr->summ[i]);
     iol_json_end_array(j);
     iol_json_key(j, "backend");
     iol_json_begin_object(j);
