@@ -306,6 +306,8 @@ def test_cache_modes_are_recorded_and_cache_figures_flagged(
         "direct": False,
         "evicted": True,
         "cache_figure": False,
+        "reads_from_memory": False,
+        "unsynced_writes": False,
         "note": None,
     }
     hot = job(run_fio(engine, base(disk_dir, "--rw=read", "--cache=hot")))
@@ -316,6 +318,33 @@ def test_cache_modes_are_recorded_and_cache_figures_flagged(
     assert shm["cache"]["evicted"] is False and shm["cache"]["cache_figure"]
     direct = job(run_fio(engine, base(disk_dir, "--rw=read", "--direct=1")))
     assert direct["cache"]["cache_figure"] is False
+    assert hot["cache"]["reads_from_memory"] and not hot["cache"]["unsynced_writes"]
+
+
+@pytest.mark.parametrize(
+    ("more", "flagged"),
+    [
+        ([], True),
+        (["--end_fsync=1"], False),
+        (["--fsync=64"], False),
+        (["--fdatasync=64"], False),
+        (["--sync=dsync", "--size=256k"], False),
+        (["--direct=1"], False),
+    ],
+)
+def test_buffered_writes_without_a_sync_are_flagged_as_cache_figures(
+    engine: Path, disk_dir: Path, more: list[str], flagged: bool
+) -> None:
+    # Writes the storage may never have seen when the job ended measure the page cache, not the disk.
+    c = job(run_fio(engine, base(disk_dir, "--rw=write", *more)))["cache"]
+    assert c["cache_figure"] is flagged and c["unsynced_writes"] is flagged
+    assert c["reads_from_memory"] is False
+    assert ("end_fsync" in (c["note"] or "")) is flagged
+    # A mixed job gets both reasons when both apply.
+    if not more:
+        mixed = job(run_fio(engine, base(disk_dir, "--rw=randrw", "--invalidate=0")))["cache"]
+        assert mixed["reads_from_memory"] and mixed["unsynced_writes"]
+        assert "cache=asis" in mixed["note"] and "end_fsync" in mixed["note"]
 
 
 JOBFILE = """\

@@ -417,6 +417,13 @@ def test_report_warns_about_a_page_cache_figure(fio_doc: dict[str, Any]) -> None
     fio_doc["fio"]["jobs"][1]["cache"].update(cache_figure=False, direct=True, note=None)
     out = _text(results.parse(fio_doc))
     assert "warning: cache" not in out and "page cache (memory)" not in out and "O_DIRECT" in out
+    # randrw's buffered writes were never synced: the write figure is flagged, with what to do about it.
+    fio_doc["fio"]["jobs"][0]["cache"].update(
+        cache_figure=True, reads_from_memory=False, unsynced_writes=True, note="buffered writes, no fsync="
+    )
+    out = _text(results.parse(fio_doc))
+    assert "randrw: the buffered write figure is the page cache taking the data" in out
+    assert "Add end_fsync=1" in out and "buffered read figure" not in out
 
 
 def test_report_run_status_groups_and_machine(fio_doc: dict[str, Any]) -> None:

@@ -18,17 +18,34 @@ static const char *cache_name(enum fio_cache c)
 }
 
 /* A buffered job that reads gets its data from memory when the cache was kept or filled, when cold mode
- * could not drop anything (tmpfs), or when it reads its region more than once. */
-static int cache_figure(const struct fio_plan *p, const struct fio_job_result *jr, const char **note)
+ * could not drop anything (tmpfs), or when it reads its region more than once. A buffered job that writes
+ * and never syncs (no fsync=, fdatasync=, end_fsync, sync=) measures how fast the page cache took its data:
+ * the storage may not have seen a byte of it when the job ended. The note says why (both reasons, for a
+ * mixed job that has both). */
+struct cache_verdict {
+    int reads, writes;   /* the read figure comes from memory; the writes were never synced */
+    char note[512];
+};
+
+static int cache_figure(const struct fio_plan *p, const struct fio_job_result *jr, struct cache_verdict *v)
 {
-    *note = NULL;
-    if ((p->open_flags & IOL_O_DIRECT) || !p->has_read || !p->be->does_io) return 0;
-    if (p->cache == FIO_CACHE_HOT) *note = "cache=hot: the files were read into memory before the job";
-    else if (p->cache == FIO_CACHE_ASIS) *note = "cache=asis (invalidate=0): pages the files had in memory stayed there";
-    else if (!jr->evicted) *note = "the file system keeps files in memory (tmpfs): nothing could be dropped";
-    else if (p->o->time_based || p->o->loops > 1) *note = "the job reads its region more than once: later passes come from the page cache";
-    else if (p->has_write) *note = "the job reads blocks it wrote moments earlier";
-    return *note != NULL;
+    const char *rd = NULL, *wr = NULL;
+    memset(v, 0, sizeof *v);
+    if ((p->open_flags & IOL_O_DIRECT) || !p->be->does_io) return 0;
+    const struct fio_job_opts *o = p->o;
+    if (!p->has_read) { /* nothing read: no read figure */
+    } else if (p->cache == FIO_CACHE_HOT) rd = "cache=hot: the files were read into memory before the job";
+    else if (p->cache == FIO_CACHE_ASIS) rd = "cache=asis (invalidate=0): pages the files had in memory stayed there";
+    else if (!jr->evicted) rd = "the file system keeps files in memory (tmpfs): nothing could be dropped";
+    else if (o->time_based || o->loops > 1) rd = "the job reads its region more than once: later passes come from the page cache";
+    else if (p->has_write) rd = "the job reads blocks it wrote moments earlier";
+    if (p->has_write && !o->fsync && !o->fdatasync && !o->end_fsync && !(p->open_flags & (IOL_O_SYNC | IOL_O_DSYNC)))
+        wr = "buffered writes without fsync=, fdatasync=, end_fsync or sync=: the figure is how fast the page "
+             "cache took the data, which may not have reached the storage when the job ended";
+    snprintf(v->note, sizeof v->note, "%s%s%s", rd ? rd : "", rd && wr ? "; " : "", wr ? wr : "");
+    v->reads = rd != NULL;
+    v->writes = wr != NULL;
+    return v->reads || v->writes;
 }
 
 static double job_elapsed_s(const struct fio_job_result *jr)
@@ -174,15 +191,17 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     }
     iol_json_end_array(j);
     iol_json_kv_string(j, "file_system", jr->fs_type);
-    const char *note;
-    int figure = cache_figure(p, jr, &note);
+    struct cache_verdict v;
+    int figure = cache_figure(p, jr, &v);
     iol_json_key(j, "cache");
     iol_json_begin_object(j);
     iol_json_kv_string(j, "mode", cache_name(p->cache));
     iol_json_kv_bool(j, "direct", (p->open_flags & IOL_O_DIRECT) != 0);
     iol_json_kv_bool(j, "evicted", p->cache == FIO_CACHE_COLD && jr->evicted);
     iol_json_kv_bool(j, "cache_figure", figure);
-    iol_json_kv_string(j, "note", note);
+    iol_json_kv_bool(j, "reads_from_memory", v.reads);
+    iol_json_kv_bool(j, "unsynced_writes", v.writes);
+    iol_json_kv_string(j, "note", figure ? v.note : NULL);
     iol_json_end_object(j);
     iol_json_kv_double(j, "elapsed_s", elapsed);
     iol_json_kv_double(j, "ramp_s", (double)p->ramp_ns / 1e9);
@@ -381,8 +400,8 @@ static void text_job(FILE *fp, const struct fio_run *r, int idx)
     if (p->verify)
         fprintf(fp, "  verify       : %" PRIu64 " blocks checked, %" PRIu64 " bad%s\n", jr->verify_blocks, jr->verify_errors,
                 jr->verify_errors ? " (VERIFY FAILED)" : "");
-    const char *note;
-    if (cache_figure(p, jr, &note)) fprintf(fp, "  warning      : buffered read figures are cache figures: %s\n", note);
+    struct cache_verdict v;
+    if (cache_figure(p, jr, &v)) fprintf(fp, "  warning      : buffered figures are cache figures: %s\n", v.note);
 }
 
 void fio_report_text(FILE *fp, const struct fio_run *r)

@@ -602,13 +602,23 @@ def fio_cache_lines(job: FioJob) -> list[RenderableType]:
     if c.note and not c.cache_figure:
         out.append(Text(f"                 {c.note}", style="dim"))
     if c.cache_figure:
-        body = Text(
-            f"{job.name}: the buffered read figure comes from the page cache (memory), not from the storage."
-        )
+        lines = []
+        if c.reads_from_memory:
+            lines.append(
+                f"{job.name}: the buffered read figure comes from the page cache (memory), "
+                "not from the storage."
+            )
+        if c.unsynced_writes:
+            lines.append(
+                f"{job.name}: the buffered write figure is the page cache taking the data, not the storage."
+            )
+        body = Text("\n".join(lines))
         if c.note:
             body.append(f"\n{c.note}")
-        if c.mode != "cold":
+        if c.reads_from_memory and c.mode != "cold":
             body.append("\nUse cache=cold or direct=1 to measure the storage.")
+        if c.unsynced_writes:
+            body.append("\nAdd end_fsync=1 (or fsync=N, or direct=1) to measure the storage.")
         out.append(Panel(body, title="warning: cache", border_style="bold yellow", expand=False))
     return out
 

@@ -765,12 +765,18 @@ class FioCache(_Model):
     mode: str  # "cold" (pages dropped before the job), "hot" (pre-read) or "asis"
     direct: bool
     evicted: bool
-    cache_figure: bool  # a buffered read figure that comes from memory, not from the storage
+    cache_figure: bool  # a buffered figure that measures memory (reads from the cache, unsynced writes)
     note: str | None
+    reads_from_memory: bool = False  # the read figure comes from the page cache
+    unsynced_writes: bool = False  # buffered writes never synced: the figure is the page cache taking them
 
     @classmethod
     def parse(cls, r: _Reader) -> FioCache:
-        cache = _read_fields(cls, r)
+        # Documents of older engines flagged read figures only, without these two keys.
+        reads = r.boolean("reads_from_memory", None, nullable=True)
+        writes = r.boolean("unsynced_writes", None, nullable=True)
+        cache = _read_fields(cls, r, reads_from_memory=False, unsynced_writes=bool(writes))
+        cache = replace(cache, reads_from_memory=cache.cache_figure if reads is None else reads)
         if cache.mode not in FIO_CACHE_MODES:
             raise ResultError(f"{r._key('mode')}: unknown cache mode {cache.mode!r}")
         return cache
