@@ -66,14 +66,29 @@ def test_norandommap_lets_blocks_repeat(engine: Path, tmpfs_dir: Path) -> None:
     assert len(counts) < 900, "1024 uniform draws from 1024 blocks leave about 37% untouched"
 
 
-def test_randrepeat_gives_the_same_sequence_and_randseed_another(engine: Path, tmpfs_dir: Path) -> None:
-    logs = []
-    for i, extra in enumerate([[], [], ["--randseed=1234"]]):
+@pytest.mark.parametrize("mapping", [[], ["--norandommap"]])
+def test_randrepeat_gives_the_same_sequence_and_randseed_another(
+    engine: Path, tmpfs_dir: Path, mapping: list[str]
+) -> None:
+    runs = {
+        "default": [], "default again": [], "seed 1234": ["--randseed=1234"],
+        "seed 0": ["--randseed=0"], "seed 0 again": ["--randseed=0"],
+        "randrepeat=0": ["--randrepeat=0"], "randrepeat=0 again": ["--randrepeat=0"],
+        "randrepeat=0 seed 1234": ["--randrepeat=0", "--randseed=1234"],
+    }  # fmt: skip
+    logs = {}
+    for i, (what, extra) in enumerate(runs.items()):
         log = tmpfs_dir / f"io{i}.log"
-        job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--write_iolog={log}", *extra)))
-        logs.append([off for _, _, off, _ in iolog_ios(log)])
-    assert logs[0] == logs[1]
-    assert logs[0] != logs[2]
+        job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--write_iolog={log}", *mapping, *extra)))
+        logs[what] = [off for _, _, off, _ in iolog_ios(log)]
+    # fio: randrepeat=1 (the default) repeats its sequence; randseed picks another one, 0 as well (a seed,
+    # not "the clock"), and overrides randrepeat; randrepeat=0 without randseed is new on every run.
+    assert logs["default"] == logs["default again"]
+    assert logs["default"] != logs["seed 1234"]
+    assert logs["seed 0"] == logs["seed 0 again"] != logs["default"]
+    assert logs["randrepeat=0"] != logs["randrepeat=0 again"]
+    assert logs["randrepeat=0"] != logs["default"] and logs["randrepeat=0 again"] != logs["default"]
+    assert logs["randrepeat=0 seed 1234"] == logs["seed 1234"]
 
 
 def test_bssplit_sizes_and_total(engine: Path, tmpfs_dir: Path) -> None:

@@ -40,7 +40,8 @@ struct fio_plan {
     int verify;                         /* 0 none, 1 crc32c */
     enum fio_cache cache;
     int open_flags;                     /* IOL_O_DIRECT, IOL_O_SYNC, IOL_O_DSYNC */
-    uint64_t seed;
+    uint64_t seed;                      /* randseed, or fio's fixed seed */
+    int seed_from_clock;                /* randrepeat=0 without randseed: every run draws its own */
     int batch_submit, complete_min, complete_max;
     uint64_t null_lo_ns, null_hi_ns;
     struct iol_backend_opts bopts;

@@ -58,6 +58,7 @@ struct io_run {
     int *free_slots;
     uint64_t *t_after;        /* per slot: when the submit call that sent it returned (async engines) */
     /* offsets */
+    uint64_t seed;            /* the run's effective seed: the plan's, or the clock's with randrepeat=0 */
     struct iol_rng rng;
     struct iol_dist dist;
     int have_dist;
@@ -108,7 +109,7 @@ static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op 
         uint64_t b;
         if (r->have_dist) b = iol_dist_next(&r->dist);
         else if (o->norandommap) b = iol_rng_below(&r->rng, r->nunits);
-        else b = iol_permute(r->loop_ios, r->nunits, r->perm_bits, iol_mix64(p->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7));
+        else b = iol_permute(r->loop_ios, r->nunits, r->perm_bits, iol_mix64(r->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7));
         *g = b * l;
         if (p->align != l) *g = b * p->align;   /* norandommap with its own alignment */
         if (*g % p->filesize + l > p->filesize) *g -= *g % p->filesize + l - p->filesize;
@@ -607,7 +608,7 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
         iol_hist_init(&in->dir[d].slat);
     }
     iol_hist_init(&in->sync_lat);
-    uint64_t seed = p->seed ? p->seed : iol_wall_ns();
+    uint64_t seed = r.seed = p->seed_from_clock ? iol_mix64(iol_wall_ns() ^ iol_now_ns()) : p->seed;
     iol_rng_seed(&r.rng, iol_mix64(seed + in->instance * 0x632be59bd9b4e019ull + (uint64_t)p->index));
     r.nunits = p->nbs == 1 && !(p->random && p->o->norandommap && p->align != p->bs[0]) ? p->size / p->bs[0]
                                                                                          : p->size / p->align;

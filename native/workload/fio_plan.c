@@ -344,7 +344,12 @@ int fio_plan_build(const struct fio_cfg *cfg, int index, struct fio_plan *p, str
     if (o->fsync && o->fdatasync) return iol_err_set(err, IOL_ERR_USAGE, "fdatasync: use fsync= or fdatasync=, not both");
     if (p->be->does_io == 0 && p->verify) return iol_err_set(err, IOL_ERR_USAGE, "verify: the null engine stores nothing to check");
 
-    p->seed = o->randseed >= 0 ? (uint64_t)o->randseed : o->randrepeat ? FIO_RANDSEED_DEFAULT : 0;
+    /* fio: randseed, when given (0 too), is the seed whatever randrepeat says; without it randrepeat=1 takes
+     * a fixed seed and randrepeat=0 a new one every run (the instance draws it from the clock). p->seed is
+     * the configured one either way: it also keys the verify headers and the buffers' contents, which must
+     * not change from run to run. */
+    p->seed = o->randseed >= 0 ? (uint64_t)o->randseed : FIO_RANDSEED_DEFAULT;
+    p->seed_from_clock = o->randseed < 0 && !o->randrepeat;
     return 0;
 }
 
