@@ -190,7 +190,8 @@ def sample_fio_document() -> dict[str, Any]:
         {
             "id": 1, "jobs": [1], "elapsed_s": 4.0,
             "cpu": {"usr_s": 0.1, "sys_s": 0.7, "usr_pct": 1.25, "sys_pct": 8.75, "ctx": 900,
-                    "per_io_ns": 0.8e9 / 2048, "kernel_workers_s": 0.35, "total_s": 1.15},
+                    "per_io_ns": 0.8e9 / 2048, "kernel_workers_s": 0.35, "total_s": 1.15,
+                    "total_per_io_ns": 1.15e9 / 2048},
             "machine": {"cpus": 8, "busy_s": 1.3, "others_busy_s": 0.15, "others_busy_pct": 0.5,
                         "steal_s": 0.0, "note": None},
         },
@@ -441,6 +442,9 @@ def test_report_run_status_groups_and_machine(fio_doc: dict[str, Any]) -> None:
     at1 = lines.index("Run status group 1 (all jobs):")
     assert lines[at1 + 1].startswith("   READ: bw=512MiB/s (537MB/s), 512MiB/s-512MiB/s")
     assert "kernel workers=0.35s" in lines[at1 + 2]
+    # io_uring's kernel workers count in what an I/O cost: (0.1 + 0.7 + 0.35) s / 2048, beside the threads'.
+    assert lines[at1 + 3].startswith("  cpu per I/O  : 561.5 µs with the kernel workers")
+    assert "the threads alone: 390.6 µs" in lines[at1 + 3]
 
 
 def test_report_lists_instances_and_verification(fio_doc: dict[str, Any]) -> None:

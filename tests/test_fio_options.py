@@ -337,6 +337,10 @@ def test_sqthread_poll_runs_a_kernel_thread_whose_cpu_is_counted(engine: Path, t
     # Everything the kernel threads were last seen to have used is in kernel_workers_s (10 ms ticks in /proc).
     assert kw >= sum(workers.values()) - 0.02, (g["cpu"], workers)
     assert g["cpu"]["total_s"] >= kw + g["cpu"]["usr_s"] + g["cpu"]["sys_s"] - 0.001
+    # The cost of an I/O with the polling thread's time in it, beside the job threads' alone.
+    threads = g["cpu"]["usr_s"] + g["cpu"]["sys_s"]
+    assert g["cpu"]["total_per_io_ns"] > g["cpu"]["per_io_ns"] > 0
+    assert g["cpu"]["total_per_io_ns"] / g["cpu"]["per_io_ns"] == pytest.approx((threads + kw) / threads)
     workers, g = sqpoll_run(engine, tmpfs_dir, 0)
     assert not any(name.startswith("iou-sqp-") for name in workers), "no polling thread without sqthread_poll"
     assert g["cpu"]["kernel_workers_s"] >= sum(workers.values()) - 0.02, "io-wq workers (iou-wrk-*) count too"

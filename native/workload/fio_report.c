@@ -305,6 +305,9 @@ static void json_group(struct iol_json *j, const struct fio_run *r, int gid)
     json_cpu(j, usr, sys, ctx, g->elapsed_s, instances, ios);
     iol_json_kv_double(j, "kernel_workers_s", g->kernel_workers_s);
     iol_json_kv_double(j, "total_s", g->process_cpu_s);
+    /* What an I/O cost the machine: the threads' time and the kernel workers' (io-wq, SQPOLL), which
+     * per_io_ns leaves out. */
+    iol_json_kv_double(j, "total_per_io_ns", ios ? (usr + sys + g->kernel_workers_s) * 1e9 / (double)ios : 0.0);
     iol_json_end_object(j);
     iol_json_key(j, "machine");
     iol_json_begin_object(j);
@@ -421,6 +424,16 @@ void fio_report_text(FILE *fp, const struct fio_run *r)
             fprintf(fp, "  %5s: bw=%.1fMiB/s (%.1fMB/s), io=%.1fMiB, run=%.0fmsec\n", d ? "WRITE" : "READ", bw / 1048576.0,
                     bw / 1e6, (double)bytes / 1048576.0, gr->elapsed_s * 1e3);
         }
+        double usr = 0, sys = 0;
+        uint64_t ios = 0;
+        for (int k = 0; k < r->cfg->njobs; k++) {
+            if (r->plans[k].group != g) continue;
+            usr += r->jobs[k].usr_s;
+            sys += r->jobs[k].sys_s;
+            ios += total_ios(&r->jobs[k]);
+        }
+        fprintf(fp, "  cpu: usr=%.2fs, sys=%.2fs, kernel workers=%.2fs; %.0f ns CPU per I/O with the kernel workers\n", usr,
+                sys, gr->kernel_workers_s, ios ? (usr + sys + gr->kernel_workers_s) * 1e9 / (double)ios : 0.0);
         double cap = gr->host_window_s * gr->host_cpus;
         if (gr->host_window_s >= 1.0 && gr->host_others_s / cap >= 0.10)
             fprintf(fp, "  note: other processes kept %.0f%% of this host's CPUs busy during the run\n",

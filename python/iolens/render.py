@@ -728,6 +728,13 @@ def fio_group_lines(doc: FioDocument, group: FioGroup) -> list[RenderableType]:
             style="dim",
         )
     )
+    if c.total_per_io_ns:
+        out.append(
+            Text(
+                f"  cpu per I/O  : {latency(c.total_per_io_ns)} with the kernel workers "
+                f"((usr + sys + kernel workers) / I/Os; the threads alone: {latency(c.per_io_ns)})"
+            )
+        )
     out.append(
         Text(
             f"  machine: {m.cpus} CPUs; the rest of the machine used {m.others_busy_s:.2f}s of CPU "

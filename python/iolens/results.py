@@ -811,6 +811,8 @@ class FioGroupCpu(FioCpu):
 
     kernel_workers_s: float
     total_s: float
+    # (usr + sys + kernel workers) / I/Os: what an I/O cost with io-wq and SQPOLL time (older documents: None)
+    total_per_io_ns: float | None = None
 
 
 @dataclass(frozen=True)
