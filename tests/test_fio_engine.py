@@ -336,6 +336,32 @@ def test_cache_modes_are_recorded_and_cache_figures_flagged(
     assert hot["cache"]["reads_from_memory"] and not hot["cache"]["unsynced_writes"]
 
 
+def resident_pages(path: Path) -> tuple[int, int]:
+    """(pages of the file in the page cache, pages of the file), from util-linux's fincore (mincore(2))."""
+    out = subprocess.run(
+        ["fincore", "--bytes", "--raw", "--noheadings", "--output", "PAGES,SIZE", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return int(out[0]), -(-int(out[1]) // os.sysconf("SC_PAGE_SIZE"))
+
+
+@pytest.mark.skipif(shutil.which("fincore") is None, reason="util-linux's fincore is not installed")
+def test_cache_modes_leave_the_files_pages_as_they_say(engine: Path, disk_dir: Path) -> None:
+    # O_DIRECT reads neither fill nor empty the page cache: what is resident after the job is what the
+    # cache mode left there before it.
+    f = disk_dir / "t.0.0"
+    args = base(disk_dir, "--rw=randread", "--direct=1")
+    assert job(run_fio(engine, [*args, "--cache=cold"]))["cache"]["evicted"] is True
+    assert resident_pages(f)[0] == 0, "cold: none of the file's pages are in memory"
+    assert job(run_fio(engine, [*args, "--cache=hot"]))["cache"]["mode"] == "hot"
+    pages, total = resident_pages(f)
+    assert total == 1024 and pages == total, "hot: every page of the file is in memory"
+    job(run_fio(engine, [*args, "--cache=cold"]))
+    assert resident_pages(f)[0] == 0
+
+
 @pytest.mark.parametrize(
     ("more", "flagged"),
     [
