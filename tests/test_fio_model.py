@@ -427,6 +427,15 @@ def test_report_warns_about_a_page_cache_figure(fio_doc: dict[str, Any]) -> None
     assert "Add end_fsync=1" in out and "buffered read figure" not in out
 
 
+def test_report_warns_when_fixed_buffers_were_not_used(fio_doc: dict[str, Any]) -> None:
+    assert "registered buffer" not in _text(results.parse(fio_doc))
+    fio_doc["fio"]["jobs"][1]["backend"]["fixed_bufs"] = 48  # of 2048 requests: registration failed
+    out = " ".join(_text(results.parse(fio_doc)).split())
+    assert "fixedbufs=1, but 48 of 2048 requests used a registered buffer" in out and "ulimit -l" in out
+    fio_doc["config"]["jobs"][1]["options"]["fixedbufs"] = False
+    assert "registered buffer" not in _text(results.parse(fio_doc)), "fixedbufs=0 asked for none"
+
+
 def test_report_run_status_groups_and_machine(fio_doc: dict[str, Any]) -> None:
     lines = _text(results.parse(fio_doc)).splitlines()
     at = lines.index("Run status group 0 (all jobs):")

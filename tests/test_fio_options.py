@@ -6,7 +6,9 @@ Runs are small (a few MiB on a tmpfs or a disk directory) and well under a secon
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -307,6 +309,42 @@ def test_fixedbufs_and_registerfiles_switch_io_urings_registrations(engine: Path
     assert opts["fixedbufs"] is False and be["fixed_bufs"] == 0 and be["fixed_files"] == 255
     be, opts = queued(engine, tmpfs_dir, "io_uring", "--registerfiles=0")
     assert opts["registerfiles"] is False and be["fixed_files"] == 0 and be["fixed_bufs"] == 256
+
+
+@pytest.mark.skipif(
+    shutil.which("prlimit") is None or shutil.which("setpriv") is None, reason="no prlimit/setpriv"
+)
+def test_fixed_buffers_over_the_memlock_limit_fall_back_and_the_summary_says_so(
+    iolens_bin: list[str], tmpfs_dir: Path
+) -> None:
+    # 32 buffers of 128 KiB to pin, with a locked-memory limit of 64 KiB: registering them fails. root has
+    # CAP_IPC_LOCK, which ignores the limit: the run drops it first.
+    drop = ["setpriv", "--bounding-set=-ipc_lock"] if os.geteuid() == 0 else []
+    limit = ["prlimit", "--memlock=65536:65536"]
+    args = common(tmpfs_dir, "--rw=randread", "--bs=128k", "--size=8m", "--ioengine=io_uring", "--iodepth=32")
+    out = tmpfs_dir / "doc.json"
+    proc = subprocess.run(
+        [*drop, *limit, *iolens_bin, "fio", *args, "--no-live", f"--json={out}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if proc.returncode != 0 and "setpriv" in proc.stderr:
+        pytest.skip(f"cannot drop CAP_IPC_LOCK here: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    j = json.loads(out.read_text())["fio"]["jobs"][0]
+    assert j["read"]["ios"] == 64, "the run is still right, only slower"
+    assert j["backend"]["fixed_bufs"] == 0 and j["backend"]["requests"] == 64
+    assert "fixedbufs=1, but 0 of 64 requests used a registered buffer" in " ".join(proc.stdout.split())
+    assert "ulimit -l" in proc.stdout
+    # With fixedbufs=0 nothing was asked for: no warning, under the same limit.
+    proc = subprocess.run(
+        [*drop, *limit, *iolens_bin, "fio", *args, "--fixedbufs=0", "--no-live"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and "registered buffer" not in proc.stdout
 
 
 def sqpoll_run(engine: Path, d: Path, on: int) -> tuple[dict[str, float], dict[str, Any]]:

@@ -405,6 +405,10 @@ static void text_job(FILE *fp, const struct fio_run *r, int idx)
                 jr->verify_errors ? " (VERIFY FAILED)" : "");
     struct cache_verdict v;
     if (cache_figure(p, jr, &v)) fprintf(fp, "  warning      : buffered figures are cache figures: %s\n", v.note);
+    if (p->be->register_buffers && p->o->fixedbufs && jr->bstats.fixed_bufs < jr->bstats.requests)
+        fprintf(fp, "  warning      : fixedbufs=1, but %" PRIu64 " of %" PRIu64 " requests used a registered buffer: "
+                "registering failed (over the locked-memory limit, ulimit -l, without CAP_IPC_LOCK) and the rest "
+                "went as plain reads and writes\n", jr->bstats.fixed_bufs, jr->bstats.requests);
 }
 
 void fio_report_text(FILE *fp, const struct fio_run *r)

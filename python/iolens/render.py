@@ -623,6 +623,19 @@ def fio_cache_lines(job: FioJob) -> list[RenderableType]:
     return out
 
 
+def fio_fixed_bufs_warning(job: FioJob) -> Text | None:
+    """io_uring with fixedbufs=1 whose buffers could not be registered: the run went the slower way."""
+    be = job.backend
+    if not job.fixed_bufs_missed:
+        return None
+    return Text(
+        f"  warning      : fixedbufs=1, but {be.fixed_bufs} of {be.requests} requests used a registered "
+        "buffer: registering the buffers failed (over the locked-memory limit, `ulimit -l`, for a user "
+        "without CAP_IPC_LOCK), and the rest went as plain reads and writes, which cost more CPU per I/O",
+        style="bold yellow",
+    )
+
+
 def fio_verify_line(job: FioJob) -> Text | None:
     v = job.verify
     if v is None:
@@ -696,6 +709,9 @@ def fio_job_block(doc: FioDocument, job: FioJob) -> list[RenderableType]:
     kind = "synchronous" if job.synchronous else "asynchronous"
     out.append(Text(f"  IO depth     : {depth} ({job.ioengine} is {kind})", style="dim"))
     out.extend(fio_cache_lines(job))
+    fallback = fio_fixed_bufs_warning(job)
+    if fallback is not None:
+        out.append(fallback)
     verify = fio_verify_line(job)
     if verify is not None:
         out.append(verify)

@@ -1053,6 +1053,14 @@ class FioJob:
         return _truthy(self.options.get("group_reporting"))
 
     @property
+    def fixed_bufs_missed(self) -> int:
+        """Requests that went without a registered buffer although fixedbufs (io_uring, on by default) asked
+        for them: registering the buffers failed (over the locked-memory limit, `ulimit -l`)."""
+        if self.ioengine != "io_uring" or not _truthy(self.options.get("fixedbufs", True)):
+            return 0
+        return max(self.backend.requests - self.backend.fixed_bufs, 0)
+
+    @property
     def synchronous(self) -> bool:
         """The backend completes each I/O in the submitting call: no submission latency was measured, and
         clat equals lat."""
