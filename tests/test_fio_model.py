@@ -384,6 +384,13 @@ def test_report_has_fios_percentile_block(fio_doc: dict[str, Any]) -> None:
         "     | 99.00th=[  201], 99.50th=[ 1004], 99.90th=[ 1004], 99.95th=[ 5000],",
         "     | 99.99th=[ 5000]",
     ]
+    # lat percentiles too on an asynchronous engine (seqread, io_uring: clat + 3 us of submission), as
+    # fio's lat_percentiles=1; not on psync (randrw), where lat is clat.
+    assert out.count("     lat percentiles (usec):") == 1
+    lat_block = out.split("     lat percentiles (usec):\n", 1)[1].splitlines()[:1]
+    # 1 403 000 ns falls in the bucket [1 400 832, 1 409 023]: 1410 us rounded up.
+    assert lat_block == ["     |  1.00th=[ 1410],  5.00th=[ 1410], 10.00th=[ 1410], 20.00th=[ 1410],"]
+    assert out.index("seqread:") < out.index("     lat percentiles")
 
 
 def test_report_has_per_second_bw_and_iops(fio_doc: dict[str, Any]) -> None:

@@ -373,6 +373,13 @@ static void text_lat(FILE *fp, const char *what, const struct iol_hist *h)
             (double)h->max / 1e3, iol_hist_mean(h) / 1e3, iol_hist_stddev(h) / 1e3);
 }
 
+static void text_percentiles(FILE *fp, const char *what, const struct iol_hist *h)
+{
+    fprintf(fp, "    %s percentiles (usec): 50th=%.2f, 90th=%.2f, 99th=%.2f, 99.9th=%.2f\n", what,
+            (double)iol_hist_percentile(h, 50) / 1e3, (double)iol_hist_percentile(h, 90) / 1e3,
+            (double)iol_hist_percentile(h, 99) / 1e3, (double)iol_hist_percentile(h, 99.9) / 1e3);
+}
+
 static void text_job(FILE *fp, const struct fio_run *r, int idx)
 {
     const struct fio_plan *p = &r->plans[idx];
@@ -390,9 +397,8 @@ static void text_job(FILE *fp, const struct fio_run *r, int idx)
         if (p->async) text_lat(fp, "slat", &s->slat);
         text_lat(fp, "clat", &s->clat);
         text_lat(fp, "lat", &s->lat);
-        fprintf(fp, "    clat percentiles (usec): 50th=%.2f, 90th=%.2f, 99th=%.2f, 99.9th=%.2f\n",
-                (double)iol_hist_percentile(&s->clat, 50) / 1e3, (double)iol_hist_percentile(&s->clat, 90) / 1e3,
-                (double)iol_hist_percentile(&s->clat, 99) / 1e3, (double)iol_hist_percentile(&s->clat, 99.9) / 1e3);
+        text_percentiles(fp, "clat", &s->clat);
+        if (p->async) text_percentiles(fp, " lat", &s->lat);   /* fio's lat_percentiles=1 */
     }
     if (jr->sync_ios) text_lat(fp, "sync", &jr->sync_lat);
     double wall = el * instances;

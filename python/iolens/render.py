@@ -551,8 +551,8 @@ def _fio_bw_lines(doc: FioDocument, job: FioJob, direction: str) -> list[Text]:
 
 
 def fio_direction_lines(doc: FioDocument, job: FioJob, direction: str) -> list[Text]:
-    """A direction as fio prints it: IOPS and bandwidth, slat/clat/lat, clat percentiles, per-second bw and
-    IOPS."""
+    """A direction as fio prints it: IOPS and bandwidth, slat/clat/lat, clat percentiles (and lat
+    percentiles on an asynchronous engine), per-second bw and IOPS."""
     d = job.direction(direction)
     iops = fio_report.fio_number(d.iops, False)
     bw = f"{fio_report.fio_rate(d.bw_bytes_per_s)} ({fio_report.fio_rate(d.bw_bytes_per_s, False)})"
@@ -567,6 +567,9 @@ def fio_direction_lines(doc: FioDocument, job: FioJob, direction: str) -> list[T
     if d.lat_ns.count:
         out.append(_fio_lat_line(" lat", d.lat_ns))
     out.extend(fio_percentile_lines("clat", d.clat_ns))
+    if not job.synchronous:
+        # As fio's lat_percentiles=1: on an asynchronous engine lat (with the submission) is not clat.
+        out.extend(fio_percentile_lines(" lat", d.lat_ns))
     out.extend(_fio_bw_lines(doc, job, direction))
     return out
 
