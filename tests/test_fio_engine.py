@@ -470,7 +470,15 @@ def test_bad_job_files_are_refused_with_the_line(
     ("args", "message"),
     [
         (["--rw=read", "--bs=1000", "--direct=1"], "bs: 1000 is not a multiple of 512"),
-        (["--rw=read", "--ioengine=frob"], "ioengine: 'frob'"),
+        (
+            ["--rw=read", "--ioengine=frob"],
+            "ioengine: 'frob' is not one of psync, pvsync2, io_uring, libaio, null",
+        ),
+        (["--rw=read", "--ioengine=IO_URING"], "ioengine: 'IO_URING' is not one of"),
+        (["--rw=read", "--ioengine=Psync"], "ioengine: 'Psync' is not one of"),
+        (["--rw=read", "--ioengine=dummy"], "ioengine: 'dummy' is not one of"),
+        (["--rw=read", "--ioengine=posix"], "ioengine: 'posix' is not one of"),
+        (["--rw=read", "--ioengine=sync"], "ioengine: fio's 'sync' engine is not supported"),
         (["--rw=read", "--iodepth=0"], "iodepth"),
         (["--rw=read", "--directory=/nonexistent/dir"], "directory: /nonexistent/dir"),
         (["--rw=trim"], "rw: 'trim'"),
@@ -492,6 +500,13 @@ def test_bad_options_exit_2_and_do_no_io(
     assert res.returncode == 2, res.stderr
     assert message in res.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("alias", ["aio", "linuxaio"])
+def test_fios_own_libaio_aliases_run_libaio(engine: Path, tmpfs_dir: Path, alias: str) -> None:
+    j = job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--ioengine={alias}", "--iodepth=8")))
+    assert j["read"]["ios"] == 1024 and j["read"]["slat_ns"]["count"] == 1024, "an asynchronous engine"
+    assert j["backend"]["submit_calls"] > 0 and j["backend"]["fixed_bufs"] == 0
 
 
 def test_a_file_iolens_did_not_create_is_not_written(engine: Path, tmpfs_dir: Path) -> None:

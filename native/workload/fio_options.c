@@ -23,7 +23,7 @@ const struct iol_option fio_job_options[] = {
     {0, "filename", NULL, IOL_OPT_STRING, F(filename), "", "file(s) to use, ':'-separated, shared by every instance", NOLIM},
     {0, "directory", NULL, IOL_OPT_STRING, F(directory), "", "directory of the files (default the current one)", NOLIM},
     {0, "offset", NULL, IOL_OPT_SIZE, F(offset), "0", "start of the I/O region in each file", NOLIM},
-    {0, "ioengine", NULL, IOL_OPT_STRING, F(ioengine), "psync", "io_uring, libaio, psync, pvsync2 or null", NOLIM},
+    {0, "ioengine", NULL, IOL_OPT_STRING, F(ioengine), "psync", "io_uring, libaio (aio, linuxaio), psync, pvsync2 or null, as fio spells them", NOLIM},
     {0, "iodepth", NULL, IOL_OPT_INT, F(iodepth), "1", "I/Os in flight per instance", 1, 65536},
     {0, "iodepth_batch_submit", "iodepth_batch", IOL_OPT_INT, F(iodepth_batch_submit), "0", "submit in batches of this many (0 = every free slot at once)", 0, 65536},
     {0, "iodepth_batch_complete_min", "iodepth_batch_complete", IOL_OPT_INT, F(iodepth_batch_complete_min), "1", "completions to wait for at least (0 = do not wait while more can be issued)", 0, 65536},
