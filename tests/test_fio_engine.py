@@ -411,6 +411,66 @@ include extra.fio
 """
 
 
+def test_a_stonewalled_group_starts_after_the_one_before_ended(engine: Path, tmpfs_dir: Path) -> None:
+    jf = tmpfs_dir / "sw.fio"
+    jf.write_text(
+        f"[global]\ndirectory={tmpfs_dir}\nbs=4k\nsize=1m\nrw=randread\ntime_based\n"
+        "[a]\nruntime=300ms\n[b]\nruntime=500ms\n[c]\nstonewall\nruntime=200ms\n"
+    )
+    res = run_fio(engine, [str(jf)])
+    assert res.doc is not None and res.doc["status"] == "ok", res.stderr
+    g0, g1 = res.doc["fio"]["groups"]
+    a, b, c = res.doc["fio"]["jobs"]
+    # a and b start together; c (stonewall) only once both ended, on one time line (the aligned clock).
+    assert g0["start_s"] == 0.0 and abs(a["start_s"] - b["start_s"]) < 0.01
+    assert g0["end_s"] >= max(a["end_s"], b["end_s"]) - 1e-6 and abs(b["end_s"] - b["start_s"] - 0.5) < 0.03
+    assert c["start_s"] >= g0["end_s"] and g1["start_s"] >= max(a["end_s"], b["end_s"])
+    assert abs(g1["end_s"] - g1["start_s"] - 0.2) < 0.03 and c["end_s"] <= g1["end_s"] + 1e-6
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_fsync_and_fdatasync_make_those_calls(engine: Path, disk_dir: Path) -> None:
+    def calls(*more: str) -> dict[str, int]:
+        log = disk_dir / "strace.txt"
+        strace = ["strace", "-f", "-c", "-o", str(log), "-e", "trace=fsync,fdatasync"]
+        job(
+            run_fio(
+                engine,
+                ["--np", "1", *base(disk_dir, "--rw=write", "--allow_overwrite=1", *more)],
+                launcher=strace,
+            )
+        )
+        out = {"fsync": 0, "fdatasync": 0}
+        for line in log.read_text().splitlines():
+            parts = line.split()
+            if parts and parts[-1] in out:  # % time, seconds, usecs/call, calls, [errors,] syscall
+                out[parts[-1]] = int(parts[3])
+        return out
+
+    calls()  # creates the file (and records it in the directory's ledger, which is synced too)
+    none = calls()
+    assert calls("--fsync=64") == {"fsync": none["fsync"] + 16, "fdatasync": none["fdatasync"]}
+    assert calls("--fdatasync=64") == {"fsync": none["fsync"], "fdatasync": none["fdatasync"] + 16}
+    assert calls("--end_fsync=1") == {"fsync": none["fsync"] + 1, "fdatasync": none["fdatasync"]}
+
+
+def test_per_second_max_is_the_exact_longest_latency(engine: Path) -> None:
+    # Delays of 1..3 ms: 1000 values, the j-th I/O getting value number 359 j mod 1000, so at most 500 I/Os a
+    # second (200..500 on a busy machine). The longest value comes at j = 961; over 6 s a later second lacks
+    # it and has a shorter longest. Each second's must be one of the values exactly, not the upper bound of
+    # a histogram bucket (nor the run's longest so far).
+    lo, hi = 1_000_000, 3_000_000
+    values = {lo + k * (hi - lo) // 999 for k in range(1000)}
+    args = ["--name=t", "--ioengine=null", f"--null_delay={lo}-{hi}", "--rw=read", "--bs=4k", "--size=1g"]
+    j = job(run_fio(engine, [*args, "--time_based", "--runtime=6"]))
+    secs = [s["read"] for s in j["per_second"]]
+    assert len(secs) >= 5 and all(s["ios"] > 100 for s in secs)
+    for s in secs:
+        assert s["max_ns"] in values, s
+        assert s["p99_ns"] <= s["max_ns"] <= j["read"]["lat_ns"]["max"]
+    assert min(s["max_ns"] for s in secs[1:]) < max(s["max_ns"] for s in secs), "some second is below the top"
+
+
 def test_job_file_global_inheritance_groups_include_and_env(engine: Path, tmpfs_dir: Path) -> None:
     jf = tmpfs_dir / "jobs.fio"
     jf.write_text(JOBFILE)

@@ -72,6 +72,7 @@ struct io_run {
     struct cpu_mark cpu0;     /* the thread's CPU when the ramp ended: its figures count from there */
     /* per second */
     uint64_t next_sec_ns;
+    uint64_t sec_max[FIO_NDIR];   /* the exact longest latency of the second so far */
     struct iol_hist *snap[FIO_NDIR];
     uint64_t snap_ios[FIO_NDIR], snap_bytes[FIO_NDIR];
 };
@@ -197,15 +198,15 @@ static int roll_second(struct io_run *r)
         s->bytes = in->dir[d].bytes - r->snap_bytes[d];
         r->snap_ios[d] = in->dir[d].ios;
         r->snap_bytes[d] = in->dir[d].bytes;
+        s->max_ns = r->sec_max[d];
+        r->sec_max[d] = 0;
         if (!s->ios) continue;
         for (unsigned b = 0; b < IOL_HIST_NBUCKETS; b++) {
             uint64_t delta = h->buckets[b] - old->buckets[b];
             if (!delta) continue;
             s->buckets[b >> FIO_SEC_SHIFT] += (uint32_t)delta;
-            s->max_ns = iol_hist_bucket_high(b);
             old->buckets[b] = h->buckets[b];
         }
-        if (s->max_ns > h->max) s->max_ns = h->max;
     }
     in->nsecs++;
     r->next_sec_ns += 1000000000ull;
@@ -381,9 +382,11 @@ static inline void account(struct io_run *r, const struct iol_req *d)
 {
     struct fio_inst *in = r->in;
     if (d->t_done_ns < r->t->count_from_ns) return;
-    struct fio_dir_stats *s = &in->dir[d->op == IOL_IO_READ ? FIO_DIR_READ : FIO_DIR_WRITE];
+    int dir = d->op == IOL_IO_READ ? FIO_DIR_READ : FIO_DIR_WRITE;
+    struct fio_dir_stats *s = &in->dir[dir];
     uint64_t lat = d->t_done_ns - d->t_submit_ns;
     iol_hist_record(&s->lat, lat);
+    if (lat > r->sec_max[dir]) r->sec_max[dir] = lat;
     if (r->p->async) {
         uint64_t after = r->t_after[d->tag];
         iol_hist_record(&s->clat, d->t_done_ns > after ? d->t_done_ns - after : 0);

@@ -295,6 +295,8 @@ int fio_reduce_group(struct fio_run *r, int gid)
     if (c->allreduce(c, v, v, 3, IOL_DT_F64, IOL_OP_SUM) || c->allreduce(c, &ts, &ts, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &te, &te, 1, IOL_DT_U64, IOL_OP_MAX))
         return comm_failed(r);
+    g->t_start = ts;
+    g->t_end = te;
     g->elapsed_s = te > ts ? (double)(te - ts) / 1e9 : 0.0;
     g->threads_cpu_s = threads;
     g->process_cpu_s = v[0];

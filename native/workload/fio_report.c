@@ -171,6 +171,14 @@ static void json_instance(struct iol_json *j, const struct fio_inst_summary *s)
     iol_json_end_object(j);
 }
 
+/* A point of the aligned clock in seconds from the start of the run's first group (its first job's end of
+ * ramp): where jobs and groups lie on one time line. */
+static double since_first_group(const struct fio_run *r, uint64_t t)
+{
+    uint64_t t0 = r->groups && r->groups[0].done ? r->groups[0].t_start : t;
+    return t >= t0 ? (double)(t - t0) / 1e9 : -((double)(t0 - t) / 1e9);
+}
+
 static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
 {
     const struct fio_plan *p = &r->plans[idx];
@@ -204,6 +212,8 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     iol_json_kv_string(j, "note", figure ? v.note : NULL);
     iol_json_end_object(j);
     iol_json_kv_double(j, "elapsed_s", elapsed);
+    iol_json_kv_double(j, "start_s", since_first_group(r, jr->t_start));
+    iol_json_kv_double(j, "end_s", since_first_group(r, jr->t_end));
     iol_json_kv_double(j, "ramp_s", (double)p->ramp_ns / 1e9);
     for (int d = 0; d < FIO_NDIR; d++) {
         const struct fio_dir_stats *s = &jr->dir[d];
@@ -300,6 +310,8 @@ static void json_group(struct iol_json *j, const struct fio_run *r, int gid)
     }
     iol_json_end_array(j);
     iol_json_kv_double(j, "elapsed_s", g->elapsed_s);
+    iol_json_kv_double(j, "start_s", since_first_group(r, g->t_start));
+    iol_json_kv_double(j, "end_s", since_first_group(r, g->t_end));
     iol_json_key(j, "cpu");
     iol_json_begin_object(j);
     json_cpu(j, usr, sys, ctx, g->elapsed_s, instances, ios);

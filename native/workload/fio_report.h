@@ -80,6 +80,7 @@ struct fio_group_result {
         uint64_t t_start, t_end;
     } local;
     int done;
+    uint64_t t_start, t_end;            /* aligned clock: the first job's end of ramp, the last job's end */
     double elapsed_s;
     double threads_cpu_s, process_cpu_s, kernel_workers_s;
     int host_cpus;

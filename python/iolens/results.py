@@ -836,6 +836,9 @@ class FioGroup:
     elapsed_s: float
     cpu: FioGroupCpu
     machine: FioMachine
+    # seconds from the first group's start (its first job's end of ramp) to this one's start and end
+    start_s: float | None = None
+    end_s: float | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> FioGroup:
@@ -1015,6 +1018,8 @@ class FioJob:
     files: tuple[str, ...] = ()
     per_second: tuple[FioSecond, ...] = ()
     per_instance: tuple[FioInstance, ...] = ()
+    start_s: float | None = None  # from the first group's start: the end of this job's ramp
+    end_s: float | None = None  # its last completion (or end_fsync)
     # The job's effective options (config.jobs[i].options): fio's names, values after [global] inheritance.
     options: dict[str, Any] = field(default_factory=dict, compare=False)
 
