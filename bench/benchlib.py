@@ -257,6 +257,18 @@ def source_commit() -> str:
     return head + (" + uncommitted changes in native/ or bench/" if dirty else "")
 
 
+def engine_commit(version: str) -> str:
+    """The git commit an engine was built from, as its --version line says ("... commit 1fe2ad43d996"),
+    with what a "+dirty" suffix means; engines built before they said so get "unknown"."""
+    words = version.split()
+    if "commit" not in words[:-1]:
+        return "unknown (this engine's --version does not name its commit)"
+    commit = words[words.index("commit") + 1]
+    if commit.endswith("+dirty"):
+        return f"{commit} (built with uncommitted changes to native/ on top of {commit[: -len('+dirty')]})"
+    return commit
+
+
 def file_system(path: Path) -> str:
     """'fstype (source)' of the mount holding path."""
     out = _first_line(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", str(path)])
@@ -286,10 +298,12 @@ def machine_lines(engine: Path | None = None, paths: Sequence[Path] = ()) -> lis
         f"host:    nproc={_first_line(['nproc'])}, {model}, {mem_gib:.0f} GiB RAM",
         f"os:      {osname}, kernel {platform.release()}",
         f"load:    1-minute load average {os.getloadavg()[0]:.2f} when the benchmark started",
-        f"commit:  {source_commit()}",
+        f"source:  {source_commit()}",
     ]
     if engine is not None:
-        lines.append(f"engine:  {_first_line([str(engine), '--version'])} ({engine})")
+        version = _first_line([str(engine), "--version"])
+        lines.append(f"engine:  {version} ({engine})")
+        lines.append(f"engine commit: {engine_commit(version)}")
     for p in paths:
         lines.append(f"fs:      {p}: {file_system(p)}")
     return lines

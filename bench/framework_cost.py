@@ -198,10 +198,10 @@ def main() -> int:
         f"iolens CPU per I/O = {med['iolens'] / 1000:.3f} us; target <= {TARGET_US:.2f} us: {verdict}"
     )
     rep.notes(
-        "The iolens null backend reads the clock once per submit call and stamps both submit and completion "
-        "with it, so the histogram records a latency of 0 for every I/O: the cost of recording it is "
-        "included, a second clock reading is not. fio's default null run reads the clock several times "
-        "per I/O (slat/clat/lat); --gtod_reduce=1 drops nearly all of those.",
+        "The iolens null backend reads the clock once per submit call, at completion; each I/O's latency "
+        "is the time since the previous completion (ior stamps its requests with it), a real latency "
+        "recorded into the histogram, for one clock reading per I/O. fio's default null run reads the "
+        "clock several times per I/O (slat/clat/lat); --gtod_reduce=1 drops nearly all of those.",
         "iolens -w stamps its data pattern into the buffer before each write (one word per 512 bytes): that "
         "work is part of its figure; fio's null engine writes an unchanged buffer.",
     )

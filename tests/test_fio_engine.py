@@ -65,14 +65,29 @@ def test_norandommap_lets_blocks_repeat(engine: Path, tmpfs_dir: Path) -> None:
     assert len(counts) < 900, "1024 uniform draws from 1024 blocks leave about 37% untouched"
 
 
-def test_randrepeat_gives_the_same_sequence_and_randseed_another(engine: Path, tmpfs_dir: Path) -> None:
-    logs = []
-    for i, extra in enumerate([[], [], ["--randseed=1234"]]):
+@pytest.mark.parametrize("mapping", [[], ["--norandommap"]])
+def test_randrepeat_gives_the_same_sequence_and_randseed_another(
+    engine: Path, tmpfs_dir: Path, mapping: list[str]
+) -> None:
+    runs = {
+        "default": [], "default again": [], "seed 1234": ["--randseed=1234"],
+        "seed 0": ["--randseed=0"], "seed 0 again": ["--randseed=0"],
+        "randrepeat=0": ["--randrepeat=0"], "randrepeat=0 again": ["--randrepeat=0"],
+        "randrepeat=0 seed 1234": ["--randrepeat=0", "--randseed=1234"],
+    }  # fmt: skip
+    logs = {}
+    for i, (what, extra) in enumerate(runs.items()):
         log = tmpfs_dir / f"io{i}.log"
-        job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--write_iolog={log}", *extra)))
-        logs.append([off for _, _, off, _ in iolog_ios(log)])
-    assert logs[0] == logs[1]
-    assert logs[0] != logs[2]
+        job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--write_iolog={log}", *mapping, *extra)))
+        logs[what] = [off for _, _, off, _ in iolog_ios(log)]
+    # fio: randrepeat=1 (the default) repeats its sequence; randseed picks another one, 0 as well (a seed,
+    # not "the clock"), and overrides randrepeat; randrepeat=0 without randseed is new on every run.
+    assert logs["default"] == logs["default again"]
+    assert logs["default"] != logs["seed 1234"]
+    assert logs["seed 0"] == logs["seed 0 again"] != logs["default"]
+    assert logs["randrepeat=0"] != logs["randrepeat=0 again"]
+    assert logs["randrepeat=0"] != logs["default"] and logs["randrepeat=0 again"] != logs["default"]
+    assert logs["randrepeat=0 seed 1234"] == logs["seed 1234"]
 
 
 def test_bssplit_sizes_and_total(engine: Path, tmpfs_dir: Path) -> None:
@@ -162,6 +177,40 @@ def test_ramp_time_is_excluded(engine: Path) -> None:
     # loose: on a busy 2-core machine the spinning job thread may get well under a whole core.
     assert 3000 <= j["read"]["ios"] <= 10050
     assert j["read"]["lat_ns"]["min"] >= 100000
+    # The CPU counts from the end of the ramp too: one thread cannot use more than the counted second.
+    cpu = j["cpu"]
+    assert cpu["usr_pct"] <= 100 and cpu["usr_pct"] + cpu["sys_pct"] <= 100.5, cpu
+    assert cpu["usr_s"] + cpu["sys_s"] <= j["elapsed_s"] * 1.005
+
+
+def test_jobs_of_one_group_keep_their_own_runtime_and_ramp(engine: Path, tmpfs_dir: Path) -> None:
+    # Two jobs run together: "a" counts from its start and stops after 300 ms; "b" skips 500 ms of ramp
+    # and then runs 1 s. Neither takes the other's (the group's longest) ramp or runtime.
+    common = ["--ioengine=null", "--null_delay=100000-100000", "--rw=read", "--bs=4k", "--size=1g"]
+    log_a, log_b = tmpfs_dir / "a.log", tmpfs_dir / "b.log"
+    res = run_fio(
+        engine,
+        [
+            *common,
+            "--time_based",
+            "--name=a",
+            "--runtime=300ms",
+            "--ramp_time=0",
+            f"--write_iolog={log_a}",
+            "--name=b",
+            "--runtime=1",
+            "--ramp_time=500ms",
+            f"--write_iolog={log_b}",
+        ],
+    )
+    a, b = job(res, 0), job(res, 1)
+    assert a["group"] == b["group"] == 0
+    assert (a["ramp_s"], b["ramp_s"]) == (0.0, 0.5)
+    assert abs(a["elapsed_s"] - 0.3) < 0.03 and abs(b["elapsed_s"] - 1.0) < 0.05
+    # a has no ramp: every I/O it issued counts; b's first 500 ms of I/O do not.
+    assert a["read"]["ios"] == len(iolog_ios(log_a))
+    assert b["read"]["ios"] < len(iolog_ios(log_b)) - 1000
+    assert res.doc is not None and abs(res.doc["fio"]["groups"][0]["elapsed_s"] - 1.5) < 0.1
 
 
 def test_percentiles_of_a_known_latency_distribution(engine: Path) -> None:
@@ -271,6 +320,8 @@ def test_cache_modes_are_recorded_and_cache_figures_flagged(
         "direct": False,
         "evicted": True,
         "cache_figure": False,
+        "reads_from_memory": False,
+        "unsynced_writes": False,
         "note": None,
     }
     hot = job(run_fio(engine, base(disk_dir, "--rw=read", "--cache=hot")))
@@ -281,6 +332,59 @@ def test_cache_modes_are_recorded_and_cache_figures_flagged(
     assert shm["cache"]["evicted"] is False and shm["cache"]["cache_figure"]
     direct = job(run_fio(engine, base(disk_dir, "--rw=read", "--direct=1")))
     assert direct["cache"]["cache_figure"] is False
+    assert hot["cache"]["reads_from_memory"] and not hot["cache"]["unsynced_writes"]
+
+
+def resident_pages(path: Path) -> tuple[int, int]:
+    """(pages of the file in the page cache, pages of the file), from util-linux's fincore (mincore(2))."""
+    out = subprocess.run(
+        ["fincore", "--bytes", "--raw", "--noheadings", "--output", "PAGES,SIZE", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return int(out[0]), -(-int(out[1]) // os.sysconf("SC_PAGE_SIZE"))
+
+
+@pytest.mark.skipif(shutil.which("fincore") is None, reason="util-linux's fincore is not installed")
+def test_cache_modes_leave_the_files_pages_as_they_say(engine: Path, disk_dir: Path) -> None:
+    # O_DIRECT reads neither fill nor empty the page cache: what is resident after the job is what the
+    # cache mode left there before it.
+    f = disk_dir / "t.0.0"
+    args = base(disk_dir, "--rw=randread", "--direct=1")
+    assert job(run_fio(engine, [*args, "--cache=cold"]))["cache"]["evicted"] is True
+    assert resident_pages(f)[0] == 0, "cold: none of the file's pages are in memory"
+    assert job(run_fio(engine, [*args, "--cache=hot"]))["cache"]["mode"] == "hot"
+    pages, total = resident_pages(f)
+    assert total == 1024 and pages == total, "hot: every page of the file is in memory"
+    job(run_fio(engine, [*args, "--cache=cold"]))
+    assert resident_pages(f)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("more", "flagged"),
+    [
+        ([], True),
+        (["--end_fsync=1"], False),
+        (["--fsync=64"], False),
+        (["--fdatasync=64"], False),
+        (["--sync=dsync", "--size=256k"], False),
+        (["--direct=1"], False),
+    ],
+)
+def test_buffered_writes_without_a_sync_are_flagged_as_cache_figures(
+    engine: Path, disk_dir: Path, more: list[str], flagged: bool
+) -> None:
+    # Writes the storage may never have seen when the job ended measure the page cache, not the disk.
+    c = job(run_fio(engine, base(disk_dir, "--rw=write", *more)))["cache"]
+    assert c["cache_figure"] is flagged and c["unsynced_writes"] is flagged
+    assert c["reads_from_memory"] is False
+    assert ("end_fsync" in (c["note"] or "")) is flagged
+    # A mixed job gets both reasons when both apply.
+    if not more:
+        mixed = job(run_fio(engine, base(disk_dir, "--rw=randrw", "--invalidate=0")))["cache"]
+        assert mixed["reads_from_memory"] and mixed["unsynced_writes"]
+        assert "cache=asis" in mixed["note"] and "end_fsync" in mixed["note"]
 
 
 JOBFILE = """\
@@ -304,6 +408,66 @@ rw=randread
 bs=4k
 include extra.fio
 """
+
+
+def test_a_stonewalled_group_starts_after_the_one_before_ended(engine: Path, tmpfs_dir: Path) -> None:
+    jf = tmpfs_dir / "sw.fio"
+    jf.write_text(
+        f"[global]\ndirectory={tmpfs_dir}\nbs=4k\nsize=1m\nrw=randread\ntime_based\n"
+        "[a]\nruntime=300ms\n[b]\nruntime=500ms\n[c]\nstonewall\nruntime=200ms\n"
+    )
+    res = run_fio(engine, [str(jf)])
+    assert res.doc is not None and res.doc["status"] == "ok", res.stderr
+    g0, g1 = res.doc["fio"]["groups"]
+    a, b, c = res.doc["fio"]["jobs"]
+    # a and b start together; c (stonewall) only once both ended, on one time line (the aligned clock).
+    assert g0["start_s"] == 0.0 and abs(a["start_s"] - b["start_s"]) < 0.01
+    assert g0["end_s"] >= max(a["end_s"], b["end_s"]) - 1e-6 and abs(b["end_s"] - b["start_s"] - 0.5) < 0.03
+    assert c["start_s"] >= g0["end_s"] and g1["start_s"] >= max(a["end_s"], b["end_s"])
+    assert abs(g1["end_s"] - g1["start_s"] - 0.2) < 0.03 and c["end_s"] <= g1["end_s"] + 1e-6
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_fsync_and_fdatasync_make_those_calls(engine: Path, disk_dir: Path) -> None:
+    def calls(*more: str) -> dict[str, int]:
+        log = disk_dir / "strace.txt"
+        strace = ["strace", "-f", "-c", "-o", str(log), "-e", "trace=fsync,fdatasync"]
+        job(
+            run_fio(
+                engine,
+                ["--np", "1", *base(disk_dir, "--rw=write", "--allow_overwrite=1", *more)],
+                launcher=strace,
+            )
+        )
+        out = {"fsync": 0, "fdatasync": 0}
+        for line in log.read_text().splitlines():
+            parts = line.split()
+            if parts and parts[-1] in out:  # % time, seconds, usecs/call, calls, [errors,] syscall
+                out[parts[-1]] = int(parts[3])
+        return out
+
+    calls()  # creates the file (and records it in the directory's ledger, which is synced too)
+    none = calls()
+    assert calls("--fsync=64") == {"fsync": none["fsync"] + 16, "fdatasync": none["fdatasync"]}
+    assert calls("--fdatasync=64") == {"fsync": none["fsync"], "fdatasync": none["fdatasync"] + 16}
+    assert calls("--end_fsync=1") == {"fsync": none["fsync"] + 1, "fdatasync": none["fdatasync"]}
+
+
+def test_per_second_max_is_the_exact_longest_latency(engine: Path) -> None:
+    # Delays of 1..3 ms: 1000 values, the j-th I/O getting value number 359 j mod 1000, so at most 500 I/Os a
+    # second (200..500 on a busy machine). The longest value comes at j = 961; over 6 s a later second lacks
+    # it and has a shorter longest. Each second's must be one of the values exactly, not the upper bound of
+    # a histogram bucket (nor the run's longest so far).
+    lo, hi = 1_000_000, 3_000_000
+    values = {lo + k * (hi - lo) // 999 for k in range(1000)}
+    args = ["--name=t", "--ioengine=null", f"--null_delay={lo}-{hi}", "--rw=read", "--bs=4k", "--size=1g"]
+    j = job(run_fio(engine, [*args, "--time_based", "--runtime=6"]))
+    secs = [s["read"] for s in j["per_second"]]
+    assert len(secs) >= 5 and all(s["ios"] > 100 for s in secs)
+    for s in secs:
+        assert s["max_ns"] in values, s
+        assert s["p99_ns"] <= s["max_ns"] <= j["read"]["lat_ns"]["max"]
+    assert min(s["max_ns"] for s in secs[1:]) < max(s["max_ns"] for s in secs), "some second is below the top"
 
 
 def test_job_file_global_inheritance_groups_include_and_env(engine: Path, tmpfs_dir: Path) -> None:
@@ -365,7 +529,15 @@ def test_bad_job_files_are_refused_with_the_line(
     ("args", "message"),
     [
         (["--rw=read", "--bs=1000", "--direct=1"], "bs: 1000 is not a multiple of 512"),
-        (["--rw=read", "--ioengine=frob"], "ioengine: 'frob'"),
+        (
+            ["--rw=read", "--ioengine=frob"],
+            "ioengine: 'frob' is not one of psync, pvsync2, io_uring, libaio, null",
+        ),
+        (["--rw=read", "--ioengine=IO_URING"], "ioengine: 'IO_URING' is not one of"),
+        (["--rw=read", "--ioengine=Psync"], "ioengine: 'Psync' is not one of"),
+        (["--rw=read", "--ioengine=dummy"], "ioengine: 'dummy' is not one of"),
+        (["--rw=read", "--ioengine=posix"], "ioengine: 'posix' is not one of"),
+        (["--rw=read", "--ioengine=sync"], "ioengine: fio's 'sync' engine is not supported"),
         (["--rw=read", "--iodepth=0"], "iodepth"),
         (["--rw=read", "--directory=/nonexistent/dir"], "directory: /nonexistent/dir"),
         (["--rw=trim"], "rw: 'trim'"),
@@ -387,6 +559,13 @@ def test_bad_options_exit_2_and_do_no_io(
     assert res.returncode == 2, res.stderr
     assert message in res.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("alias", ["aio", "linuxaio"])
+def test_fios_own_libaio_aliases_run_libaio(engine: Path, tmpfs_dir: Path, alias: str) -> None:
+    j = job(run_fio(engine, base(tmpfs_dir, "--rw=randread", f"--ioengine={alias}", "--iodepth=8")))
+    assert j["read"]["ios"] == 1024 and j["read"]["slat_ns"]["count"] == 1024, "an asynchronous engine"
+    assert j["backend"]["submit_calls"] > 0 and j["backend"]["fixed_bufs"] == 0
 
 
 def test_a_file_iolens_did_not_create_is_not_written(engine: Path, tmpfs_dir: Path) -> None:
@@ -456,3 +635,64 @@ def test_iolens_fio_job_file_report(iolens_bin: list[str], tmpfs_dir: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert "w: (groupid=0" in proc.stdout and "r: (groupid=1" in proc.stdout
     assert "Run status group 1 (all jobs):" in proc.stdout
+
+
+# fio's keys that scripts read, per entry of "jobs" (read/write hold the same set): iolens's fio-shaped JSON
+# must have every one of them wherever real fio has it.
+COMMON_ENTRY_KEYS = ("usr_cpu", "sys_cpu", "ctx", "latency_ns", "latency_us", "latency_ms", "sync")
+COMMON_DIRECTION_KEYS = (
+    "io_bytes", "bw_bytes", "iops", "runtime", "total_ios", "slat_ns", "clat_ns", "lat_ns",
+    "bw_min", "bw_max", "bw_agg", "bw_mean", "bw_dev", "bw_samples",
+    "iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples",
+)  # fmt: skip
+
+
+def key_paths(obj: object, prefix: str = "") -> set[str]:
+    """Every key path of a JSON value ("read.clat_ns.percentile.99.000000")."""
+    if not isinstance(obj, dict):
+        return {prefix}
+    out = {prefix} if prefix else set()
+    for k, v in obj.items():
+        out |= key_paths(v, f"{prefix}.{k}" if prefix else k)
+    return out
+
+
+def common_paths(entry: dict[str, object]) -> set[str]:
+    paths: set[str] = set()
+    for k in COMMON_ENTRY_KEYS:
+        paths |= key_paths(entry[k], k)
+    for d in ("read", "write"):
+        side = entry[d]
+        assert isinstance(side, dict)
+        for k in COMMON_DIRECTION_KEYS:
+            paths |= key_paths(side[k], f"{d}.{k}")
+    return paths
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+@pytest.mark.parametrize("ioengine", ["null", "psync"])
+def test_fio_json_has_every_key_real_fio_has(iolens_bin: list[str], tmpfs_dir: Path, ioengine: str) -> None:
+    # The same job for fio and for iolens: two instances without group_reporting, so two entries each.
+    def run(cmd: list[str], d: Path) -> dict[str, object]:
+        d.mkdir()
+        args = ["--name=k", f"--directory={d}", "--rw=randread", "--bs=4k", "--size=2m", "--numjobs=2"]
+        args += [f"--ioengine={ioengine}", "--output-format=json"]
+        proc = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        out: dict[str, object] = json.loads(proc.stdout[proc.stdout.index("{") :])
+        return out
+
+    theirs = run(["fio"], tmpfs_dir / "fio")
+    ours = run([*iolens_bin, "fio", "--no-live"], tmpfs_dir / "iolens")
+    fio_jobs, our_jobs = theirs["jobs"], ours["jobs"]
+    assert isinstance(fio_jobs, list) and isinstance(our_jobs, list)
+    assert len(our_jobs) == len(fio_jobs) == 2
+    for f, o in zip(fio_jobs, our_jobs, strict=True):
+        missing = common_paths(f) - common_paths(o)
+        assert not missing, sorted(missing)
+        assert o["read"]["total_ios"] == f["read"]["total_ios"] == 512
+        assert o["read"]["io_bytes"] == f["read"]["io_bytes"] == 2 * 1024 * 1024
+        pct = o["read"]["clat_ns"]["percentile"]
+        assert len(pct) == 17 and pct["99.990000"] >= pct["1.000000"] > 0, "real latencies, not zeros"
+        assert o["read"]["clat_ns"]["N"] == 512 and o["read"]["slat_ns"]["N"] == 0
+        assert o["ctx"] >= 0 and 0 <= o["usr_cpu"] + o["sys_cpu"] <= 101

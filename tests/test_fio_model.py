@@ -54,6 +54,8 @@ def lat(values: dict[int, int], buckets: bool = True) -> dict[str, Any]:
             min=mn, max=mx, mean=mean, stddev=math.sqrt(var),
             p50=pct("50"), p90=pct("90"), p99=pct("99"), p99_9=pct("99.9"),
         )  # fmt: skip
+    if not buckets:  # an instance's: fio's percentile list instead of buckets
+        out["percentiles"] = [[float(p), pct(p)] for p in fio_report.FIO_PERCENTILES] if count else []
     if buckets:
         merged: dict[tuple[int, int], int] = {}
         for v, n in values.items():
@@ -89,13 +91,26 @@ def second(t: int, rd: int, wr: int, bs: int) -> dict[str, Any]:
 
 
 def instance(rank: int, inst: int, rd: int, wr: int, bs: int, runtime_s: float) -> dict[str, Any]:
+    """An INST: half of its I/Os completed in 50 us, half in 80 us (with a 2 us submission on io_uring);
+    one-second samples of ios / runtime ± 10%."""
+
     def one(ios: int) -> dict[str, Any]:
-        summary = lat({50_000: ios // 2, 80_000: ios - ios // 2} if ios else {}, buckets=False)
-        return {"ios": ios, "bytes": ios * bs, "runtime_s": runtime_s if ios else 0.0, "lat_ns": summary}
+        clat = {50_000: ios // 2, 80_000: ios - ios // 2} if ios else {}
+        per_s = ios / runtime_s if ios else 0.0
+        iops = {"min": 0.9 * per_s, "max": 1.1 * per_s, "mean": per_s, "stddev": 0.05 * per_s}
+        return {
+            "ios": ios, "bytes": ios * bs, "runtime_s": runtime_s if ios else 0.0,
+            "lat_ns": lat(clat, buckets=False), "clat_ns": lat(clat, buckets=False),
+            "slat_ns": lat({}, buckets=False),
+            "bw_kib_s": {k: v * bs / 1024 for k, v in iops.items()} | {"samples": 10 if ios else 0},
+            "iops": iops | {"samples": 10 if ios else 0},
+        }  # fmt: skip
 
     return {
         "rank": rank, "instance": inst, "read": one(rd), "write": one(wr),
-        "usr_s": 0.2, "sys_s": 0.6, "elapsed_s": runtime_s,
+        "sync": {"ios": 8, "lat_ns": lat({400_000: 8}, buckets=False)},
+        "clat_dist": {"ns": {}, "us": {"100": rd + wr}, "ms": {}},
+        "usr_s": 0.2, "sys_s": 0.6, "ctx": 700 + inst, "elapsed_s": runtime_s,
     }  # fmt: skip
 
 
@@ -175,7 +190,8 @@ def sample_fio_document() -> dict[str, Any]:
         {
             "id": 1, "jobs": [1], "elapsed_s": 4.0,
             "cpu": {"usr_s": 0.1, "sys_s": 0.7, "usr_pct": 1.25, "sys_pct": 8.75, "ctx": 900,
-                    "per_io_ns": 0.8e9 / 2048, "kernel_workers_s": 0.35, "total_s": 1.15},
+                    "per_io_ns": 0.8e9 / 2048, "kernel_workers_s": 0.35, "total_s": 1.15,
+                    "total_per_io_ns": 1.15e9 / 2048},
             "machine": {"cpus": 8, "busy_s": 1.3, "others_busy_s": 0.15, "others_busy_pct": 0.5,
                         "steal_s": 0.0, "note": None},
         },
@@ -368,6 +384,13 @@ def test_report_has_fios_percentile_block(fio_doc: dict[str, Any]) -> None:
         "     | 99.00th=[  201], 99.50th=[ 1004], 99.90th=[ 1004], 99.95th=[ 5000],",
         "     | 99.99th=[ 5000]",
     ]
+    # lat percentiles too on an asynchronous engine (seqread, io_uring: clat + 3 us of submission), as
+    # fio's lat_percentiles=1; not on psync (randrw), where lat is clat.
+    assert out.count("     lat percentiles (usec):") == 1
+    lat_block = out.split("     lat percentiles (usec):\n", 1)[1].splitlines()[:1]
+    # 1 403 000 ns falls in the bucket [1 400 832, 1 409 023]: 1410 us rounded up.
+    assert lat_block == ["     |  1.00th=[ 1410],  5.00th=[ 1410], 10.00th=[ 1410], 20.00th=[ 1410],"]
+    assert out.index("seqread:") < out.index("     lat percentiles")
 
 
 def test_report_has_per_second_bw_and_iops(fio_doc: dict[str, Any]) -> None:
@@ -402,6 +425,22 @@ def test_report_warns_about_a_page_cache_figure(fio_doc: dict[str, Any]) -> None
     fio_doc["fio"]["jobs"][1]["cache"].update(cache_figure=False, direct=True, note=None)
     out = _text(results.parse(fio_doc))
     assert "warning: cache" not in out and "page cache (memory)" not in out and "O_DIRECT" in out
+    # randrw's buffered writes were never synced: the write figure is flagged, with what to do about it.
+    fio_doc["fio"]["jobs"][0]["cache"].update(
+        cache_figure=True, reads_from_memory=False, unsynced_writes=True, note="buffered writes, no fsync="
+    )
+    out = _text(results.parse(fio_doc))
+    assert "randrw: the buffered write figure is the page cache taking the data" in out
+    assert "Add end_fsync=1" in out and "buffered read figure" not in out
+
+
+def test_report_warns_when_fixed_buffers_were_not_used(fio_doc: dict[str, Any]) -> None:
+    assert "registered buffer" not in _text(results.parse(fio_doc))
+    fio_doc["fio"]["jobs"][1]["backend"]["fixed_bufs"] = 48  # of 2048 requests: registration failed
+    out = " ".join(_text(results.parse(fio_doc)).split())
+    assert "fixedbufs=1, but 48 of 2048 requests used a registered buffer" in out and "ulimit -l" in out
+    fio_doc["config"]["jobs"][1]["options"]["fixedbufs"] = False
+    assert "registered buffer" not in _text(results.parse(fio_doc)), "fixedbufs=0 asked for none"
 
 
 def test_report_run_status_groups_and_machine(fio_doc: dict[str, Any]) -> None:
@@ -419,6 +458,9 @@ def test_report_run_status_groups_and_machine(fio_doc: dict[str, Any]) -> None:
     at1 = lines.index("Run status group 1 (all jobs):")
     assert lines[at1 + 1].startswith("   READ: bw=512MiB/s (537MB/s), 512MiB/s-512MiB/s")
     assert "kernel workers=0.35s" in lines[at1 + 2]
+    # io_uring's kernel workers count in what an I/O cost: (0.1 + 0.7 + 0.35) s / 2048, beside the threads'.
+    assert lines[at1 + 3].startswith("  cpu per I/O  : 561.5 µs with the kernel workers")
+    assert "the threads alone: 390.6 µs" in lines[at1 + 3]
 
 
 def test_report_lists_instances_and_verification(fio_doc: dict[str, Any]) -> None:
@@ -460,12 +502,19 @@ def test_fio_json_expands_instances_without_group_reporting(fio_doc: dict[str, A
     assert second["read"]["runtime"] == 9900
     assert second["read"]["iops"] == pytest.approx(260 / 9.9)
     assert second["read"]["bw_bytes"] == int(260 * KiB4 / 9.9) and second["read"]["bw"] == 105
-    # An instance has four percentiles (no buckets): those, under fio's names.
-    assert second["read"]["clat_ns"]["percentile"] == {
-        "50.000000": 50_175, "90.000000": 80_000, "99.000000": 80_000, "99.900000": 80_000,
-    }  # fmt: skip
-    assert second["read"]["bw_samples"] == 0 and second["sync"]["total_ios"] == 0
+    # An instance entry has everything a job entry has, from the instance's own figures: fio's 17
+    # percentiles of its clat, its one-second samples, its sync calls, its CPU and context switches.
+    pct = second["read"]["clat_ns"]["percentile"]
+    assert list(pct) == [fio_report.percentile_key(p) for p in fio_report.FIO_PERCENTILES]
+    assert pct["1.000000"] == pct["50.000000"] == 50_175 and pct["99.990000"] == 80_000
+    assert second["read"]["clat_ns"]["N"] == 260 and "percentile" not in second["read"]["lat_ns"]
+    assert second["read"]["slat_ns"]["N"] == 0
+    assert second["read"]["bw_samples"] == 10 and second["read"]["iops_mean"] == pytest.approx(260 / 9.9)
+    assert second["read"]["iops_min"] == round(0.9 * 260 / 9.9) and second["read"]["bw_mean"] > 0
+    assert second["sync"]["total_ios"] == 8 and second["sync"]["lat_ns"]["percentile"]["50.000000"] == 400_000
+    assert second["ctx"] == 701 and second["latency_us"]["100"] == 100.0
     assert second["job_runtime"] == 9900 and second["usr_cpu"] == pytest.approx(100 * 0.2 / 9.9)
+    assert set(second["iolens"]) >= {"rank", "instance"} and "per_job_only" not in second["iolens"]
     assert second["job options"]["rw"] == "randrw" and "directory" not in second["job options"]
     assert jobs[4]["iolens"]["instances"] == 2 and "rank" not in jobs[4]["iolens"]
     fio_doc["config"]["jobs"][0]["options"]["group_reporting"] = True
@@ -528,6 +577,7 @@ def test_bw_agg_is_the_share_of_the_groups_bandwidth(fio_doc: dict[str, Any]) ->
 
 
 def test_fio_json_latency_distribution(fio_doc: dict[str, Any]) -> None:
+    fio_doc["config"]["jobs"][0]["options"]["group_reporting"] = True
     randrw = fio_json.to_fio_json(results.parse(fio_doc))["jobs"][0]
     edges = ("2", "4", "10", "20", "50", "100", "250", "500", "750", "1000")
     assert randrw["latency_ns"] == {k: 0.0 for k in edges}
@@ -538,6 +588,17 @@ def test_fio_json_latency_distribution(fio_doc: dict[str, Any]) -> None:
     assert ms_["10"] == pytest.approx(100 / 1500) and ms_[">=2000"] == 0.0
     assert list(ms_) == ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"]
     assert sum(us.values()) + sum(ms_.values()) == pytest.approx(100.0)
+
+
+def test_a_job_with_one_instance_is_reported_as_the_job(fio_doc: dict[str, Any]) -> None:
+    # seqread without group_reporting, on one instance: its entry is the job's, histograms and all.
+    fio_doc["config"]["jobs"][1]["options"]["group_reporting"] = False
+    fio_doc["fio"]["jobs"][1]["per_instance"] = fio_doc["fio"]["jobs"][1]["per_instance"][:1]
+    jobs = fio_json.to_fio_json(results.parse(fio_doc), plus=True)["jobs"]
+    seqread = jobs[-1]
+    assert [j["jobname"] for j in jobs].count("seqread") == 1 and "rank" not in seqread["iolens"]
+    clat = seqread["read"]["clat_ns"]
+    assert clat["N"] == 2048 and sum(clat["bins"].values()) == 2048
 
 
 def test_fio_json_plus_adds_the_bins(fio_doc: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@
 #include "common/interrupt.h"
 #include "common/options.h"
 #include "main/workloads.h"
+#include "git_commit.h"
 #include "workload/run_doc.h"
 #include "workload/run_info.h"
 
@@ -29,8 +30,8 @@ static int usage_error(const struct iol_err *err)
 
 static void print_version(void)
 {
-    printf("iolens-bench %s (mpi=%s liburing=%s libaio=%s)\n", IOLENS_VERSION, IOLENS_HAVE_MPI ? "yes" : "no",
-           IOLENS_HAVE_URING ? "yes" : "no", IOLENS_HAVE_AIO ? "yes" : "no");
+    printf("iolens-bench %s (mpi=%s liburing=%s libaio=%s) commit %s\n", IOLENS_VERSION, IOLENS_HAVE_MPI ? "yes" : "no",
+           IOLENS_HAVE_URING ? "yes" : "no", IOLENS_HAVE_AIO ? "yes" : "no", IOLENS_GIT_COMMIT);
 }
 
 static void print_usage(FILE *fp)

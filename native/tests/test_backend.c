@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -284,6 +285,25 @@ static void test_null_backend_touches_nothing(void)
         CHECK(reqs[i].result == 1 << 20 && reqs[i].error == 0 && reqs[i].t_done_ns >= reqs[i].t_submit_ns &&
               reqs[i].t_submit_ns > 0, "null req %d", i);
     CHECK(byte == 0x5a, "null read wrote into the buffer");
+
+    /* A request stamped with its issue time completes when submit sees it: its latency is the real time
+     * since then (the clock is read at completion), not 0; an untimed one keeps its stamps. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t issued = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, later;
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        later = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    } while (later < issued + 20000);
+    struct iol_req timed[2] = {
+        { .op = IOL_IO_READ, .file = &f, .buf = &byte, .len = 4096, .flags = IOL_REQ_SUBMIT_STAMPED,
+          .t_submit_ns = issued },
+        { .op = IOL_IO_READ, .file = &f, .buf = &byte, .len = 4096, .flags = IOL_REQ_UNTIMED },
+    };
+    CHECK(run_reqs(be, ctx, timed, 2) == 2, "null timed requests");
+    CHECK(timed[0].t_submit_ns == issued && timed[0].t_done_ns >= issued + 20000,
+          "null latency is not the time since issue: %llu ns", (unsigned long long)(timed[0].t_done_ns - issued));
+    CHECK(timed[1].t_submit_ns == 0 && timed[1].t_done_ns == 0 && timed[1].result == 4096, "null untimed request");
 
     struct stat st;
     memset(&st, 0xff, sizeof st);

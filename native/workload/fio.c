@@ -23,6 +23,12 @@ struct thread_arg {
     const char **paths;
     int lay;                    /* lay out / prepare its own files before the start */
     struct fio_group_run *g;
+    /* The thread's CPU clock: its whole CPU time when it ended, and what it had used when the group's window
+     * opened (read by the main thread), so that the window's CPU of the threads themselves is known exactly
+     * and the rest of the process's (kernel workers, the main thread) is what is left. Under g->m. */
+    clockid_t clock;
+    int have_clock, done;
+    uint64_t cpu_end_ns, cpu_base_ns;
 };
 
 /* The start gate: threads report ready, then wait for `go`. A counter and a condition rather than a
@@ -32,8 +38,28 @@ struct fio_group_run {
     pthread_cond_t cv;
     int ready, go, finished;
     int abort;                  /* set by the main thread before `go` when the group must not run */
-    struct fio_times times;
+    struct fio_times times[FIO_MAX_JOBS];   /* by job index: each job has its own ramp and runtime, as in fio */
 };
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The gate: reports ready, waits for the release; the job's clock points, or NULL when the group aborts. */
+static const struct fio_times *wait_start(void *arg)
+{
+    struct thread_arg *a = arg;
+    struct fio_group_run *g = a->g;
+    pthread_mutex_lock(&g->m);
+    g->ready++;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->go) pthread_cond_wait(&g->cv, &g->m);
+    pthread_mutex_unlock(&g->m);
+    return g->abort ? NULL : &g->times[a->in->plan->index];
+}
 
 static void *instance_thread(void *arg)
 {
@@ -43,13 +69,12 @@ static void *instance_thread(void *arg)
     int evicted = 1;
     if (a->lay) fio_prepare_files(in->plan, (const char *const *)a->paths, 1, 1, &evicted, &in->err);
     in->evicted = evicted;
+    if (in->err.code) wait_start(a);
+    else fio_instance_run(in, (const char *const *)a->paths, wait_start, a);
+    uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     pthread_mutex_lock(&g->m);
-    g->ready++;
-    pthread_cond_broadcast(&g->cv);
-    while (!g->go) pthread_cond_wait(&g->cv, &g->m);
-    pthread_mutex_unlock(&g->m);
-    if (!g->abort && !in->err.code) fio_instance_run(in, &g->times, (const char *const *)a->paths);
-    pthread_mutex_lock(&g->m);
+    a->cpu_end_ns = cpu;
+    a->done = 1;
     g->finished++;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->m);
@@ -71,16 +96,36 @@ static void host_cpu(uint64_t *busy, uint64_t *steal)
     fclose(fp);
 }
 
-static double tv_s(struct timeval tv)
+/* The group's CPU window: what this process, the instance threads and the host had used when it opened
+ * (the first job's end of ramp, so that neither opening files nor a ramp is in it). Under g->m. */
+struct cpu_window {
+    uint64_t t0, process0, busy0, steal0;
+};
+
+static void window_open(struct cpu_window *w, struct thread_arg *args, int n)
 {
-    return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+    host_cpu(&w->busy0, &w->steal0);
+    w->t0 = iol_now_ns();
+    w->process0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    for (int t = 0; t < n; t++) {   /* a thread that already ended used nothing in the window */
+        uint64_t v = args[t].done || !args[t].have_clock ? 0 : clock_ns(args[t].clock);
+        args[t].cpu_base_ns = args[t].done ? args[t].cpu_end_ns : v;
+    }
 }
 
-static double self_cpu_s(void)
+static void window_close(const struct cpu_window *w, const struct thread_arg *args, int n, struct fio_group_result *gr)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+    uint64_t busy1, steal1;
+    uint64_t process1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    host_cpu(&busy1, &steal1);
+    uint64_t threads = 0;
+    for (int t = 0; t < n; t++)
+        if (args[t].cpu_end_ns > args[t].cpu_base_ns) threads += args[t].cpu_end_ns - args[t].cpu_base_ns;
+    gr->local.window_s = (double)(iol_now_ns() - w->t0) / 1e9;
+    gr->local.self_cpu_s = process1 > w->process0 ? (double)(process1 - w->process0) / 1e9 : 0.0;
+    gr->local.threads_cpu_s = (double)threads / 1e9;
+    gr->local.busy_s = (double)(busy1 - w->busy0) / (double)sysconf(_SC_CLK_TCK);
+    gr->local.steal_s = (double)(steal1 - w->steal0) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Paths of every local instance of a job: paths[local][k]. */
@@ -157,7 +202,11 @@ static int run_group(struct fio_run *r, int gid)
         free_paths(paths, p->nfiles);
     }
     pthread_mutex_init(&g.m, NULL);
-    pthread_cond_init(&g.cv, NULL);
+    pthread_condattr_t ca;   /* the main thread's waits are until points of CLOCK_MONOTONIC (iol_now_ns) */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g.cv, &ca);
+    pthread_condattr_destroy(&ca);
     int t = 0, started = 0;
     for (int j = 0; j < r->cfg->njobs; j++) {
         struct fio_plan *p = &r->plans[j];
@@ -175,6 +224,7 @@ static int run_group(struct fio_run *r, int gid)
     }
     for (t = 0; t < nthreads; t++) {
         if (pthread_create(&tids[t], NULL, instance_thread, &args[t])) break;
+        args[t].have_clock = pthread_getcpuclockid(tids[t], &args[t].clock) == 0;
         started++;
     }
     if (started < nthreads) iol_err_set(&r->err, IOL_ERR_RUNTIME, "cannot start %d threads", nthreads);
@@ -188,46 +238,51 @@ static int run_group(struct fio_run *r, int gid)
         iol_err_set(&r->err, IOL_ERR_RUNTIME, "communicator failed");
         g.abort = 1;
     }
-    uint64_t now = iol_now_ns(), busy0, steal0, busy1, steal1;
-    const struct fio_plan *p0 = NULL;
-    uint64_t ramp = 0, runtime = 0;
+    /* Every job of the group starts at once; each counts from the end of its own ramp and stops at its own
+     * runtime (fio's ramp_time and runtime are a job's options, not the group's). The group's window runs
+     * from the first job's end of ramp. */
+    uint64_t now = iol_now_ns(), first_count = UINT64_MAX;
     for (int j = 0; j < r->cfg->njobs; j++) {
-        if (r->plans[j].group != gid) continue;
-        if (!p0) p0 = &r->plans[j];
-        if (r->plans[j].ramp_ns > ramp) ramp = r->plans[j].ramp_ns;
-        if (r->plans[j].runtime_ns > runtime) runtime = r->plans[j].runtime_ns;
+        const struct fio_plan *p = &r->plans[j];
+        if (p->group != gid) continue;
+        struct fio_times *tj = &g.times[j];
+        tj->start_ns = now;
+        tj->count_from_ns = now + p->ramp_ns;
+        tj->deadline_ns = p->runtime_ns ? tj->count_from_ns + p->runtime_ns : UINT64_MAX;
+        if (tj->count_from_ns < first_count) first_count = tj->count_from_ns;
     }
-    g.times.start_ns = now;
-    g.times.count_from_ns = now + ramp;
-    g.times.deadline_ns = runtime ? g.times.count_from_ns + runtime : UINT64_MAX;
-    host_cpu(&busy0, &steal0);
-    uint64_t w0 = iol_now_ns();
-    double self0 = self_cpu_s();
+    if (first_count == UINT64_MAX) first_count = now;
+    struct cpu_window win;
+    int windowed = 0;
+    uint64_t next_progress = now + 500000000ull;
     pthread_mutex_lock(&g.m);
     g.go = 1;
     pthread_cond_broadcast(&g.cv);
     while (g.finished < started) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 500000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
+        uint64_t t_now = iol_now_ns();
+        if (!windowed && t_now >= first_count) {
+            window_open(&win, args, started);
+            windowed = 1;
         }
-        if (pthread_cond_timedwait(&g.cv, &g.m, &until) == ETIMEDOUT && r->info->progress && c->rank == 0)
-            progress(r, gid, args, started, g.times.start_ns);
+        if (t_now >= next_progress) {
+            if (r->info->progress && c->rank == 0) progress(r, gid, args, started, now);
+            next_progress = t_now + 500000000ull;
+        }
+        uint64_t wake = !windowed && first_count < next_progress ? first_count : next_progress;
+        struct timespec until = {(time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull)};
+        pthread_cond_timedwait(&g.cv, &g.m, &until);
     }
+    if (!windowed) window_open(&win, args, started);   /* every job ended within its ramp */
     pthread_mutex_unlock(&g.m);
     for (t = 0; t < started; t++) pthread_join(tids[t], NULL);
-    uint64_t end = iol_now_ns();
-    double self1 = self_cpu_s();
-    host_cpu(&busy1, &steal1);
-    gr->local.window_s = (double)(iol_now_ns() - w0) / 1e9;
-    gr->local.self_cpu_s = self1 - self0;
-    gr->local.busy_s = (double)(busy1 - busy0) / (double)sysconf(_SC_CLK_TCK);
-    gr->local.steal_s = (double)(steal1 - steal0) / (double)sysconf(_SC_CLK_TCK);
-    gr->local.t_start = iol_comm_time(c, g.times.count_from_ns);
-    gr->local.t_end = iol_comm_time(c, end);
+    window_close(&win, args, started, gr);
+    /* The group's time: from the first job's end of ramp to the last job's end (a verify read-back after it
+     * is no part of it). */
+    uint64_t last_end = 0;
+    for (t = 0; t < started; t++)
+        if (args[t].in->t_end > last_end) last_end = args[t].in->t_end;
+    gr->local.t_start = iol_comm_time(c, first_count);
+    gr->local.t_end = iol_comm_time(c, last_end > first_count ? last_end : first_count);
     for (t = 0; t < nthreads; t++) {
         if (args[t].in->err.code && !r->err.code) r->err = args[t].in->err;
         free_paths(args[t].paths, args[t].in->plan->nfiles);

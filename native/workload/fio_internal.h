@@ -40,7 +40,8 @@ struct fio_plan {
     int verify;                         /* 0 none, 1 crc32c */
     enum fio_cache cache;
     int open_flags;                     /* IOL_O_DIRECT, IOL_O_SYNC, IOL_O_DSYNC */
-    uint64_t seed;
+    uint64_t seed;                      /* randseed, or fio's fixed seed */
+    int seed_from_clock;                /* randrepeat=0 without randseed: every run draws its own */
     int batch_submit, complete_min, complete_max;
     uint64_t null_lo_ns, null_hi_ns;
     struct iol_backend_opts bopts;
@@ -97,8 +98,13 @@ struct fio_times {
     uint64_t deadline_ns;               /* count_from + runtime; UINT64_MAX = none */
 };
 
-/* Runs one instance's I/O from start to end (the thread body after the start barrier). */
-int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char *const *paths);
+/* Blocks until the group releases its instances; returns the job's clock points, or NULL when the group
+ * must not run. */
+typedef const struct fio_times *(*fio_start_fn)(void *arg);
+/* Runs one instance: allocates and opens everything, calls start (always, once, even after an error, so
+ * that the group's gate counts it), then does its I/O, and closes. The thread's CPU from its end of ramp to
+ * the end of its I/O goes into in->ru. */
+int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn start, void *arg);
 /* Before the start: with `lay`, creates the files (recorded in the ledger) and, for a job that reads, writes
  * them up to the end of the region; with `cache`, puts their pages in the job's cache state. *evicted is
  * cleared when cold mode could not drop pages (tmpfs, the null engine). */

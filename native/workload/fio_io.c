@@ -34,6 +34,13 @@ struct verify_hdr {
     uint32_t pad;
 };
 
+/* A thread's CPU at one moment: the kernel's user/system split and the exact CPU clock. */
+struct cpu_mark {
+    struct rusage ru;
+    uint64_t ns;
+    int set;
+};
+
 struct io_run {
     struct fio_inst *in;
     const struct fio_plan *p;
@@ -51,6 +58,7 @@ struct io_run {
     int *free_slots;
     uint64_t *t_after;        /* per slot: when the submit call that sent it returned (async engines) */
     /* offsets */
+    uint64_t seed;            /* the run's effective seed: the plan's, or the clock's with randrepeat=0 */
     struct iol_rng rng;
     struct iol_dist dist;
     int have_dist;
@@ -61,8 +69,10 @@ struct io_run {
     int finished;             /* no more I/O to issue */
     uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
     uint64_t writes_since_sync;
+    struct cpu_mark cpu0;     /* the thread's CPU when the ramp ended: its figures count from there */
     /* per second */
     uint64_t next_sec_ns;
+    uint64_t sec_max[FIO_NDIR];   /* the exact longest latency of the second so far */
     struct iol_hist *snap[FIO_NDIR];
     uint64_t snap_ios[FIO_NDIR], snap_bytes[FIO_NDIR];
 };
@@ -100,7 +110,7 @@ static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op 
         uint64_t b;
         if (r->have_dist) b = iol_dist_next(&r->dist);
         else if (o->norandommap) b = iol_rng_below(&r->rng, r->nunits);
-        else b = iol_permute(r->loop_ios, r->nunits, r->perm_bits, iol_mix64(p->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7));
+        else b = iol_permute(r->loop_ios, r->nunits, r->perm_bits, iol_mix64(r->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7));
         *g = b * l;
         if (p->align != l) *g = b * p->align;   /* norandommap with its own alignment */
         if (*g % p->filesize + l > p->filesize) *g -= *g % p->filesize + l - p->filesize;
@@ -188,19 +198,76 @@ static int roll_second(struct io_run *r)
         s->bytes = in->dir[d].bytes - r->snap_bytes[d];
         r->snap_ios[d] = in->dir[d].ios;
         r->snap_bytes[d] = in->dir[d].bytes;
+        s->max_ns = r->sec_max[d];
+        r->sec_max[d] = 0;
         if (!s->ios) continue;
         for (unsigned b = 0; b < IOL_HIST_NBUCKETS; b++) {
             uint64_t delta = h->buckets[b] - old->buckets[b];
             if (!delta) continue;
             s->buckets[b >> FIO_SEC_SHIFT] += (uint32_t)delta;
-            s->max_ns = iol_hist_bucket_high(b);
             old->buckets[b] = h->buckets[b];
         }
-        if (s->max_ns > h->max) s->max_ns = h->max;
     }
     in->nsecs++;
     r->next_sec_ns += 1000000000ull;
     return 0;
+}
+
+/* ---- CPU of the thread ------------------------------------------------------------------------------- */
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* getrusage(RUSAGE_THREAD) of a running thread lags by up to a scheduler tick (the kernel brings the running
+ * thread's time up to date only at ticks and switches), which on a short job is all of it, and would then be
+ * counted as kernel workers' time. The thread's CPU clock is exact: keep rusage's user/system split, scaled
+ * to it (all as system time when rusage saw nothing yet). */
+static void fix_thread_cpu(struct rusage *ru, uint64_t exact_ns)
+{
+    double usr = (double)ru->ru_utime.tv_sec * 1e9 + (double)ru->ru_utime.tv_usec * 1e3;
+    double sys = (double)ru->ru_stime.tv_sec * 1e9 + (double)ru->ru_stime.tv_usec * 1e3;
+    if (usr < 0) usr = 0;
+    if (sys < 0) sys = 0;
+    if (!exact_ns || (double)exact_ns <= usr + sys) return;
+    double scale = usr + sys > 0 ? (double)exact_ns / (usr + sys) : 0.0;
+    uint64_t u = (uint64_t)(usr * scale), st = usr + sys > 0 ? exact_ns - u : exact_ns;
+    ru->ru_utime.tv_sec = (time_t)(u / 1000000000ull);
+    ru->ru_utime.tv_usec = (suseconds_t)(u % 1000000000ull / 1000);
+    ru->ru_stime.tv_sec = (time_t)(st / 1000000000ull);
+    ru->ru_stime.tv_usec = (suseconds_t)(st % 1000000000ull / 1000);
+}
+
+static void cpu_mark_now(struct cpu_mark *m)
+{
+    getrusage(RUSAGE_THREAD, &m->ru);
+    m->ns = thread_cpu_ns();
+    m->set = 1;
+}
+
+static void tv_sub(struct timeval *out, struct timeval a, struct timeval b)
+{
+    int64_t us = ((int64_t)a.tv_sec - (int64_t)b.tv_sec) * 1000000 + (a.tv_usec - b.tv_usec);
+    if (us < 0) us = 0;
+    out->tv_sec = (time_t)(us / 1000000);
+    out->tv_usec = (suseconds_t)(us % 1000000);
+}
+
+/* The thread's CPU since m (nothing when the ramp never ended: no figure counts). */
+static void cpu_since(const struct cpu_mark *m, struct rusage *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!m->set) return;
+    struct cpu_mark now;
+    cpu_mark_now(&now);
+    tv_sub(&out->ru_utime, now.ru.ru_utime, m->ru.ru_utime);
+    tv_sub(&out->ru_stime, now.ru.ru_stime, m->ru.ru_stime);
+    fix_thread_cpu(out, now.ns - m->ns);
+    out->ru_nvcsw = now.ru.ru_nvcsw - m->ru.ru_nvcsw;
+    out->ru_nivcsw = now.ru.ru_nivcsw - m->ru.ru_nivcsw;
 }
 
 /* ---- the loop ------------------------------------------------------------------------------------------ */
@@ -315,9 +382,11 @@ static inline void account(struct io_run *r, const struct iol_req *d)
 {
     struct fio_inst *in = r->in;
     if (d->t_done_ns < r->t->count_from_ns) return;
-    struct fio_dir_stats *s = &in->dir[d->op == IOL_IO_READ ? FIO_DIR_READ : FIO_DIR_WRITE];
+    int dir = d->op == IOL_IO_READ ? FIO_DIR_READ : FIO_DIR_WRITE;
+    struct fio_dir_stats *s = &in->dir[dir];
     uint64_t lat = d->t_done_ns - d->t_submit_ns;
     iol_hist_record(&s->lat, lat);
+    if (lat > r->sec_max[dir]) r->sec_max[dir] = lat;
     if (r->p->async) {
         uint64_t after = r->t_after[d->tag];
         iol_hist_record(&s->clat, d->t_done_ns > after ? d->t_done_ns - after : 0);
@@ -338,6 +407,8 @@ static int main_loop(struct io_run *r)
     for (int i = 0; i < r->qd; i++) r->free_slots[i] = r->qd - 1 - i;
     r->next_sec_ns = r->t->count_from_ns + 1000000000ull;
     r->chain = iol_now_ns();
+    /* CPU counts from the end of the ramp, as the I/Os do: marked at the first completion after it. */
+    if (r->chain >= r->t->count_from_ns) cpu_mark_now(&r->cpu0);
     for (;;) {
         if (!stop) {
             int n = issue(r, &nfree, fsync_every);
@@ -378,6 +449,7 @@ static int main_loop(struct io_run *r)
             inflight--;
         }
         if (n > 0) {
+            if (!r->cpu0.set && last >= r->t->count_from_ns) cpu_mark_now(&r->cpu0);
             if (last > in->t_end) in->t_end = last;
             while (last >= r->next_sec_ns)
                 if (roll_second(r)) return -1;
@@ -524,40 +596,13 @@ static void free_run(struct io_run *r)
     if (r->have_dist) iol_dist_free(&r->dist);
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)) return 0;
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* getrusage(RUSAGE_THREAD) of a running thread lags by up to a scheduler tick (the kernel brings the running
- * thread's time up to date only at ticks and switches), which on a short job is all of it, and would then be
- * counted as kernel workers' time. The thread's CPU clock is exact: keep rusage's user/system split, scaled
- * to it (all as system time when rusage saw nothing yet). */
-static void fix_thread_cpu(struct rusage *ru, uint64_t exact_ns)
-{
-    double usr = (double)ru->ru_utime.tv_sec * 1e9 + (double)ru->ru_utime.tv_usec * 1e3;
-    double sys = (double)ru->ru_stime.tv_sec * 1e9 + (double)ru->ru_stime.tv_usec * 1e3;
-    if (usr < 0) usr = 0;
-    if (sys < 0) sys = 0;
-    if (!exact_ns || (double)exact_ns <= usr + sys) return;
-    double scale = usr + sys > 0 ? (double)exact_ns / (usr + sys) : 0.0;
-    uint64_t u = (uint64_t)(usr * scale), st = usr + sys > 0 ? exact_ns - u : exact_ns;
-    ru->ru_utime.tv_sec = (time_t)(u / 1000000000ull);
-    ru->ru_utime.tv_usec = (suseconds_t)(u % 1000000000ull / 1000);
-    ru->ru_stime.tv_sec = (time_t)(st / 1000000000ull);
-    ru->ru_stime.tv_usec = (suseconds_t)(st % 1000000000ull / 1000);
-}
-
-int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char *const *paths)
+int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn start, void *arg)
 {
     const struct fio_plan *p = in->plan;
     struct io_run r;
     memset(&r, 0, sizeof r);
     r.in = in;
     r.p = p;
-    r.t = t;
     r.paths = paths;
     r.qd = (int)p->o->iodepth;
     for (int d = 0; d < FIO_NDIR; d++) {
@@ -566,7 +611,7 @@ int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char 
         iol_hist_init(&in->dir[d].slat);
     }
     iol_hist_init(&in->sync_lat);
-    uint64_t seed = p->seed ? p->seed : iol_wall_ns();
+    uint64_t seed = r.seed = p->seed_from_clock ? iol_mix64(iol_wall_ns() ^ iol_now_ns()) : p->seed;
     iol_rng_seed(&r.rng, iol_mix64(seed + in->instance * 0x632be59bd9b4e019ull + (uint64_t)p->index));
     r.nunits = p->nbs == 1 && !(p->random && p->o->norandommap && p->align != p->bs[0]) ? p->size / p->bs[0]
                                                                                          : p->size / p->align;
@@ -577,26 +622,23 @@ int fio_instance_run(struct fio_inst *in, const struct fio_times *t, const char 
         rc = iol_dist_init(&r.dist, p->dist, p->dist_param, r.nunits, seed + in->instance + 1, &in->err);
         r.have_dist = rc == 0;
     }
-    struct rusage ru0, ru1;
-    getrusage(RUSAGE_THREAD, &ru0);
-    uint64_t cpu0 = thread_cpu_ns();
+    /* Files and the backend's context are opened before the start, so neither the job's time nor its CPU
+     * includes them (fio also opens its files before its jobs start). */
     if (rc == 0) rc = open_all(&r, paths);
-    in->t_start = t->count_from_ns;
-    in->t_end = 0;
-    if (rc == 0) rc = main_loop(&r);
-    if (rc == 0 && p->o->end_fsync && p->has_write) rc = sync_files(&r, 0);
-    uint64_t end = iol_now_ns();
-    if (p->o->end_fsync && end > in->t_end) in->t_end = end;
-    if (in->t_end < in->t_start) in->t_end = in->t_start;
-    getrusage(RUSAGE_THREAD, &ru1);
-    in->ru.ru_utime.tv_sec = ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec;
-    in->ru.ru_utime.tv_usec = ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec;
-    in->ru.ru_stime.tv_sec = ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec;
-    in->ru.ru_stime.tv_usec = ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec;
-    fix_thread_cpu(&in->ru, thread_cpu_ns() - cpu0);
-    in->ru.ru_nvcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
-    in->ru.ru_nivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
-    if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);
+    r.t = start(arg);   /* always called: the group waits for every instance to be ready */
+    if (rc == 0 && r.t) {
+        in->t_start = r.t->count_from_ns;
+        in->t_end = 0;
+        rc = main_loop(&r);
+        if (rc == 0 && p->o->end_fsync && p->has_write) rc = sync_files(&r, 0);
+        uint64_t end = iol_now_ns();
+        if (p->o->end_fsync && end > in->t_end) in->t_end = end;
+        if (in->t_end < in->t_start) in->t_end = in->t_start;
+        cpu_since(&r.cpu0, &in->ru);
+        /* The read-back is not the job's figure: outside its time and CPU (the group's window still has
+         * it, as this thread's, never as kernel workers'). */
+        if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);
+    }
     close_all(&r);
     free_run(&r);
     return in->err.code ? -1 : 0;

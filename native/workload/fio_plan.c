@@ -217,18 +217,48 @@ static int plan_sizes(struct fio_plan *p, struct iol_err *err)
     return 0;
 }
 
+/* fio's engine names, exactly as fio spells them (fio matches them case-sensitively), and fio's own aliases
+ * of libaio; each with the backend that does it. Names of other tools (IOR's "posix", "dummy") are not
+ * fio's and are refused here, though `iolens ior -a` takes them. */
+static const struct {
+    const char *fio, *backend;
+    int alias;
+} fio_engines[] = {
+    {"psync", "posix", 0}, {"pvsync2", "pvsync2", 0}, {"io_uring", "io_uring", 0}, {"libaio", "libaio", 0},
+    {"aio", "libaio", 1},  {"linuxaio", "libaio", 1}, {"null", "null", 0},
+};
+
+/* fio engines iolens does not have (so the message says "not supported", not "unknown"). */
+static const char *const fio_other_engines[] = {"sync", "vsync", "pvsync", "psyncv", "posixaio", "mmap", "splice",
+                                                "sg", "net", "netsplice", "cpuio", "rdma", "e4defrag", "falloc",
+                                                "filecreate", "filestat", "filedelete", "io_uring_cmd", "xnvme",
+                                                "exec", "dfs", "nfs", "libpmem", "dev-dax", "http", "rados", "rbd"};
+
 static int plan_engine(struct fio_plan *p, struct iol_err *err)
 {
     const struct fio_job_opts *o = p->o;
     const char *engine = o->ioengine;
-    if (!strcmp(engine, "psync")) engine = "posix";
-    else if (!strcmp(engine, "posix")) return iol_err_set(err, IOL_ERR_USAGE, "ioengine: 'posix' is not a fio engine; psync is pread/pwrite");
-    else if (!strcmp(engine, "sync") || !strcmp(engine, "vsync") || !strcmp(engine, "posixaio") || !strcmp(engine, "mmap"))
-        return iol_err_set(err, IOL_ERR_USAGE, "ioengine: '%s' is not supported (use one of psync, pvsync2,%s)", engine,
-                           IOL_BACKEND_NAMES_TEXT);
-    p->be = iol_backend_find(engine);
-    if (!p->be)
-        return iol_err_set(err, IOL_ERR_USAGE, "ioengine: '%s' is not one of psync,%s", o->ioengine, IOL_BACKEND_NAMES_TEXT);
+    char names[256] = "";
+    size_t used = 0;
+    p->be = NULL;
+    for (size_t i = 0; i < sizeof fio_engines / sizeof fio_engines[0]; i++) {
+        const struct iol_backend *be = iol_backend_find(fio_engines[i].backend);
+        if (be && !fio_engines[i].alias)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", fio_engines[i].fio);
+        if (strcmp(engine, fio_engines[i].fio)) continue;
+        if (!be)
+            return iol_err_set(err, IOL_ERR_USAGE, "ioengine: '%s' is not available in this build of iolens (its "
+                               "library was not found when it was built)", engine);
+        p->be = be;
+    }
+    if (!p->be) {
+        for (size_t i = 0; i < sizeof fio_other_engines / sizeof fio_other_engines[0]; i++)
+            if (!strcmp(engine, fio_other_engines[i]))
+                return iol_err_set(err, IOL_ERR_USAGE, "ioengine: fio's '%s' engine is not supported (use one of %s)",
+                                   engine, names);
+        return iol_err_set(err, IOL_ERR_USAGE, "ioengine: '%s' is not one of %s (fio's names, in lower case)", engine,
+                           names);
+    }
     p->async = !p->be->completes_in_submit;
     struct iol_backend_opts *b = &p->bopts;
     memset(b, 0, sizeof *b);
@@ -344,7 +374,12 @@ int fio_plan_build(const struct fio_cfg *cfg, int index, struct fio_plan *p, str
     if (o->fsync && o->fdatasync) return iol_err_set(err, IOL_ERR_USAGE, "fdatasync: use fsync= or fdatasync=, not both");
     if (p->be->does_io == 0 && p->verify) return iol_err_set(err, IOL_ERR_USAGE, "verify: the null engine stores nothing to check");
 
-    p->seed = o->randseed >= 0 ? (uint64_t)o->randseed : o->randrepeat ? FIO_RANDSEED_DEFAULT : 0;
+    /* fio: randseed, when given (0 too), is the seed whatever randrepeat says; without it randrepeat=1 takes
+     * a fixed seed and randrepeat=0 a new one every run (the instance draws it from the clock). p->seed is
+     * the configured one either way: it also keys the verify headers and the buffers' contents, which must
+     * not change from run to run. */
+    p->seed = o->randseed >= 0 ? (uint64_t)o->randseed : FIO_RANDSEED_DEFAULT;
+    p->seed_from_clock = o->randseed < 0 && !o->randrepeat;
     return 0;
 }
 

@@ -2,6 +2,7 @@
  * Histograms and per-second buckets are summed (exact); times are the first start and last end on the
  * aligned clock; per-instance summaries are gathered to rank 0 for the per-instance report. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,25 +20,89 @@ static double tv_s(struct timeval tv)
     return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
-static void summarize(const struct fio_inst *in, const struct iol_comm *c, struct fio_inst_summary *s)
+const double fio_pct_points[FIO_NPCT] = {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+const unsigned fio_latdist_edges[11] = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
+
+void fio_lat_summarize(const struct iol_hist *h, struct fio_lat_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!h->count) return;
+    s->count = h->count;
+    s->min = h->min;
+    s->max = h->max;
+    s->mean = iol_hist_mean(h);
+    s->stddev = iol_hist_stddev(h);
+    for (int i = 0; i < FIO_NPCT; i++) s->pct[i] = iol_hist_percentile(h, fio_pct_points[i]);
+}
+
+/* As fio_report.latency_distribution (Python) slots a job's buckets: below 1000 in ns, below 10^6 in whole
+ * us, else in whole ms; the first edge above the value. */
+unsigned fio_latdist_slot(uint64_t ns)
+{
+    unsigned base = 0, nedges = 10;
+    uint64_t v = ns;
+    if (ns >= 1000000) {
+        base = 20;
+        nedges = 11;
+        v = ns / 1000000;
+    } else if (ns >= 1000) {
+        base = 10;
+        v = ns / 1000;
+    }
+    for (unsigned e = 0; e < nedges; e++)
+        if (v < fio_latdist_edges[e]) return base + e;
+    return FIO_LATDIST_N - 1;
+}
+
+/* One-second samples of one direction of an instance: KiB/s and IOPS (a second without a completion is 0). */
+static void samples(const struct fio_inst *in, int d, int bytes, struct fio_samples *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!in->nsecs || !(in->dir[d].ios || in->dir[d].bytes)) return;
+    double sum = 0, sq = 0;
+    out->min = INFINITY;
+    for (uint64_t s = 0; s < in->nsecs; s++) {
+        const struct fio_sec *x = &in->secs[s * FIO_NDIR + (uint64_t)d];
+        double v = bytes ? (double)x->bytes / 1024.0 : (double)x->ios;
+        sum += v;
+        if (v < out->min) out->min = v;
+        if (v > out->max) out->max = v;
+    }
+    out->n = in->nsecs;
+    out->mean = sum / (double)in->nsecs;
+    for (uint64_t s = 0; s < in->nsecs; s++) {
+        const struct fio_sec *x = &in->secs[s * FIO_NDIR + (uint64_t)d];
+        double v = (bytes ? (double)x->bytes / 1024.0 : (double)x->ios) - out->mean;
+        sq += v * v;
+    }
+    out->stddev = in->nsecs > 1 ? sqrt(sq / (double)(in->nsecs - 1)) : 0.0;
+}
+
+static void summarize(const struct fio_inst *in, struct fio_inst_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->rank = in->rank;
     s->instance = in->instance;
     for (int d = 0; d < FIO_NDIR; d++) {
-        const struct iol_hist *h = &in->dir[d].lat;
-        s->ios[d] = in->dir[d].ios;
-        s->bytes[d] = in->dir[d].bytes;
-        s->lat_min[d] = h->count ? h->min : 0;
-        s->lat_max[d] = h->max;
-        s->lat_p50[d] = iol_hist_percentile(h, 50);
-        s->lat_p90[d] = iol_hist_percentile(h, 90);
-        s->lat_p99[d] = iol_hist_percentile(h, 99);
-        s->lat_p99_9[d] = iol_hist_percentile(h, 99.9);
-        s->lat_mean[d] = iol_hist_mean(h);
-        s->lat_stddev[d] = iol_hist_stddev(h);
+        const struct fio_dir_stats *x = &in->dir[d];
+        s->ios[d] = x->ios;
+        s->bytes[d] = x->bytes;
+        fio_lat_summarize(&x->lat, &s->lat[d]);
+        fio_lat_summarize(&x->clat, &s->clat[d]);
+        fio_lat_summarize(&x->slat, &s->slat[d]);
+        samples(in, d, 1, &s->bw_kib[d]);
+        samples(in, d, 0, &s->iops[d]);
+        for (unsigned b = 0; b < IOL_HIST_NBUCKETS; b++) {
+            if (!x->clat.buckets[b]) continue;
+            uint64_t v = iol_hist_bucket_high(b);   /* the value the percentiles use: clamped to [min, max] */
+            if (v < x->clat.min) v = x->clat.min;
+            if (v > x->clat.max) v = x->clat.max;
+            s->clat_dist[fio_latdist_slot(v)] += x->clat.buckets[b];
+        }
     }
-    (void)c;
+    fio_lat_summarize(&in->sync_lat, &s->sync);
+    s->sync_ios = in->sync_ios;
+    s->ctx = (uint64_t)(in->ru.ru_nvcsw + in->ru.ru_nivcsw);
     s->runtime_s = in->t_end > in->t_start ? (double)(in->t_end - in->t_start) / 1e9 : 0.0;
     s->usr_s = tv_s(in->ru.ru_utime);
     s->sys_s = tv_s(in->ru.ru_stime);
@@ -199,7 +264,7 @@ static int reduce_job(struct fio_run *r, int j)
         free(all);
         return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     }
-    for (int i = 0; i < n; i++) summarize(&jr->inst[i], c, &mine[i]);
+    for (int i = 0; i < n; i++) summarize(&jr->inst[i], &mine[i]);
     int rc = c->gather(c, mine, (size_t)n * sizeof *mine, all, 0) ? comm_failed(r) : 0;
     free(mine);
     if (c->rank == 0) {
@@ -225,15 +290,19 @@ int fio_reduce_group(struct fio_run *r, int gid)
     snprintf(host0, sizeof host0, "%s", c->hostname);
     if (c->bcast(c, host0, sizeof host0, 0)) return comm_failed(r);
     double here = strcmp(host0, c->hostname) ? 0.0 : g->local.self_cpu_s;
-    double v[2] = {g->local.self_cpu_s, here};
+    double v[3] = {g->local.self_cpu_s, here, g->local.threads_cpu_s};
     uint64_t ts = g->local.t_start, te = g->local.t_end;
-    if (c->allreduce(c, v, v, 2, IOL_DT_F64, IOL_OP_SUM) || c->allreduce(c, &ts, &ts, 1, IOL_DT_U64, IOL_OP_MIN) ||
+    if (c->allreduce(c, v, v, 3, IOL_DT_F64, IOL_OP_SUM) || c->allreduce(c, &ts, &ts, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &te, &te, 1, IOL_DT_U64, IOL_OP_MAX))
         return comm_failed(r);
+    g->t_start = ts;
+    g->t_end = te;
     g->elapsed_s = te > ts ? (double)(te - ts) / 1e9 : 0.0;
     g->threads_cpu_s = threads;
     g->process_cpu_s = v[0];
-    g->kernel_workers_s = v[0] > threads ? v[0] - threads : 0.0;
+    /* What the process used in the window beyond its instance threads (whatever they did then: I/O, a
+     * verify read-back) is its kernel workers' and the waiting main thread's. */
+    g->kernel_workers_s = v[0] > v[2] ? v[0] - v[2] : 0.0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     g->host_cpus = cpus > 0 ? (int)cpus : 1;
     g->host_busy_s = g->local.busy_s;

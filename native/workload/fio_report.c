@@ -2,6 +2,7 @@
  * summary laid out like fio's, for people running iolens-bench directly. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fio_report.h"
@@ -17,17 +18,34 @@ static const char *cache_name(enum fio_cache c)
 }
 
 /* A buffered job that reads gets its data from memory when the cache was kept or filled, when cold mode
- * could not drop anything (tmpfs), or when it reads its region more than once. */
-static int cache_figure(const struct fio_plan *p, const struct fio_job_result *jr, const char **note)
+ * could not drop anything (tmpfs), or when it reads its region more than once. A buffered job that writes
+ * and never syncs (no fsync=, fdatasync=, end_fsync, sync=) measures how fast the page cache took its data:
+ * the storage may not have seen a byte of it when the job ended. The note says why (both reasons, for a
+ * mixed job that has both). */
+struct cache_verdict {
+    int reads, writes;   /* the read figure comes from memory; the writes were never synced */
+    char note[512];
+};
+
+static int cache_figure(const struct fio_plan *p, const struct fio_job_result *jr, struct cache_verdict *v)
 {
-    *note = NULL;
-    if ((p->open_flags & IOL_O_DIRECT) || !p->has_read || !p->be->does_io) return 0;
-    if (p->cache == FIO_CACHE_HOT) *note = "cache=hot: the files were read into memory before the job";
-    else if (p->cache == FIO_CACHE_ASIS) *note = "cache=asis (invalidate=0): pages the files had in memory stayed there";
-    else if (!jr->evicted) *note = "the file system keeps files in memory (tmpfs): nothing could be dropped";
-    else if (p->o->time_based || p->o->loops > 1) *note = "the job reads its region more than once: later passes come from the page cache";
-    else if (p->has_write) *note = "the job reads blocks it wrote moments earlier";
-    return *note != NULL;
+    const char *rd = NULL, *wr = NULL;
+    memset(v, 0, sizeof *v);
+    if ((p->open_flags & IOL_O_DIRECT) || !p->be->does_io) return 0;
+    const struct fio_job_opts *o = p->o;
+    if (!p->has_read) { /* nothing read: no read figure */
+    } else if (p->cache == FIO_CACHE_HOT) rd = "cache=hot: the files were read into memory before the job";
+    else if (p->cache == FIO_CACHE_ASIS) rd = "cache=asis (invalidate=0): pages the files had in memory stayed there";
+    else if (!jr->evicted) rd = "the file system keeps files in memory (tmpfs): nothing could be dropped";
+    else if (o->time_based || o->loops > 1) rd = "the job reads its region more than once: later passes come from the page cache";
+    else if (p->has_write) rd = "the job reads blocks it wrote moments earlier";
+    if (p->has_write && !o->fsync && !o->fdatasync && !o->end_fsync && !(p->open_flags & (IOL_O_SYNC | IOL_O_DSYNC)))
+        wr = "buffered writes without fsync=, fdatasync=, end_fsync or sync=: the figure is how fast the page "
+             "cache took the data, which may not have reached the storage when the job ended";
+    snprintf(v->note, sizeof v->note, "%s%s%s", rd ? rd : "", rd && wr ? "; " : "", wr ? wr : "");
+    v->reads = rd != NULL;
+    v->writes = wr != NULL;
+    return v->reads || v->writes;
 }
 
 static double job_elapsed_s(const struct fio_job_result *jr)
@@ -70,6 +88,97 @@ static void json_cpu(struct iol_json *j, double usr, double sys, uint64_t ctx, d
     iol_json_kv_double(j, "per_io_ns", ios ? (usr + sys) * 1e9 / (double)ios : 0.0);
 }
 
+/* An instance's latency: the schema's LAT without buckets, with fio's percentile list. */
+static void json_lat_summary(struct iol_json *j, const char *key, const struct fio_lat_summary *s)
+{
+    iol_json_key(j, key);
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "count", s->count);
+    iol_json_kv_uint(j, "min", s->min);
+    iol_json_kv_double(j, "mean", s->mean);
+    iol_json_kv_double(j, "stddev", s->stddev);
+    iol_json_kv_uint(j, "p50", s->pct[6]);
+    iol_json_kv_uint(j, "p90", s->pct[10]);
+    iol_json_kv_uint(j, "p99", s->pct[12]);
+    iol_json_kv_uint(j, "p99_9", s->pct[14]);
+    iol_json_kv_uint(j, "max", s->max);
+    iol_json_key(j, "percentiles");
+    iol_json_begin_array(j);
+    for (int k = 0; s->count && k < FIO_NPCT; k++) {
+        iol_json_begin_array(j);
+        iol_json_double(j, fio_pct_points[k]);
+        iol_json_uint(j, s->pct[k]);
+        iol_json_end_array(j);
+    }
+    iol_json_end_array(j);
+    iol_json_end_object(j);
+}
+
+static void json_samples(struct iol_json *j, const char *key, const struct fio_samples *s)
+{
+    iol_json_key(j, key);
+    iol_json_begin_object(j);
+    iol_json_kv_double(j, "min", s->n ? s->min : 0.0);
+    iol_json_kv_double(j, "max", s->max);
+    iol_json_kv_double(j, "mean", s->mean);
+    iol_json_kv_double(j, "stddev", s->stddev);
+    iol_json_kv_uint(j, "samples", s->n);
+    iol_json_end_object(j);
+}
+
+static void json_instance(struct iol_json *j, const struct fio_inst_summary *s)
+{
+    iol_json_begin_object(j);
+    iol_json_kv_int(j, "rank", s->rank);
+    iol_json_kv_uint(j, "instance", s->instance);
+    for (int d = 0; d < FIO_NDIR; d++) {
+        iol_json_key(j, dir_names[d]);
+        iol_json_begin_object(j);
+        iol_json_kv_uint(j, "ios", s->ios[d]);
+        iol_json_kv_uint(j, "bytes", s->bytes[d]);
+        iol_json_kv_double(j, "runtime_s", s->ios[d] ? s->runtime_s : 0.0);
+        json_lat_summary(j, "lat_ns", &s->lat[d]);
+        json_lat_summary(j, "clat_ns", &s->clat[d]);
+        json_lat_summary(j, "slat_ns", &s->slat[d]);
+        json_samples(j, "bw_kib_s", &s->bw_kib[d]);
+        json_samples(j, "iops", &s->iops[d]);
+        iol_json_end_object(j);
+    }
+    iol_json_key(j, "sync");
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "ios", s->sync_ios);
+    json_lat_summary(j, "lat_ns", &s->sync);
+    iol_json_end_object(j);
+    iol_json_key(j, "clat_dist");
+    iol_json_begin_object(j);
+    static const char *const units[3] = {"ns", "us", "ms"};
+    for (int u = 0; u < 3; u++) {
+        char label[16];
+        iol_json_key(j, units[u]);
+        iol_json_begin_object(j);
+        for (int e = 0; e < (u == 2 ? 11 : 10); e++) {
+            snprintf(label, sizeof label, "%u", fio_latdist_edges[e]);
+            iol_json_kv_uint(j, label, s->clat_dist[u * 10 + e]);
+        }
+        if (u == 2) iol_json_kv_uint(j, ">=2000", s->clat_dist[FIO_LATDIST_N - 1]);
+        iol_json_end_object(j);
+    }
+    iol_json_end_object(j);
+    iol_json_kv_double(j, "usr_s", s->usr_s);
+    iol_json_kv_double(j, "sys_s", s->sys_s);
+    iol_json_kv_uint(j, "ctx", s->ctx);
+    iol_json_kv_double(j, "elapsed_s", s->runtime_s);
+    iol_json_end_object(j);
+}
+
+/* A point of the aligned clock in seconds from the start of the run's first group (its first job's end of
+ * ramp): where jobs and groups lie on one time line. */
+static double since_first_group(const struct fio_run *r, uint64_t t)
+{
+    uint64_t t0 = r->groups && r->groups[0].done ? r->groups[0].t_start : t;
+    return t >= t0 ? (double)(t - t0) / 1e9 : -((double)(t0 - t) / 1e9);
+}
+
 static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
 {
     const struct fio_plan *p = &r->plans[idx];
@@ -90,17 +199,21 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     }
     iol_json_end_array(j);
     iol_json_kv_string(j, "file_system", jr->fs_type);
-    const char *note;
-    int figure = cache_figure(p, jr, &note);
+    struct cache_verdict v;
+    int figure = cache_figure(p, jr, &v);
     iol_json_key(j, "cache");
     iol_json_begin_object(j);
     iol_json_kv_string(j, "mode", cache_name(p->cache));
     iol_json_kv_bool(j, "direct", (p->open_flags & IOL_O_DIRECT) != 0);
     iol_json_kv_bool(j, "evicted", p->cache == FIO_CACHE_COLD && jr->evicted);
     iol_json_kv_bool(j, "cache_figure", figure);
-    iol_json_kv_string(j, "note", note);
+    iol_json_kv_bool(j, "reads_from_memory", v.reads);
+    iol_json_kv_bool(j, "unsynced_writes", v.writes);
+    iol_json_kv_string(j, "note", figure ? v.note : NULL);
     iol_json_end_object(j);
     iol_json_kv_double(j, "elapsed_s", elapsed);
+    iol_json_kv_double(j, "start_s", since_first_group(r, jr->t_start));
+    iol_json_kv_double(j, "end_s", since_first_group(r, jr->t_end));
     iol_json_kv_double(j, "ramp_s", (double)p->ramp_ns / 1e9);
     for (int d = 0; d < FIO_NDIR; d++) {
         const struct fio_dir_stats *s = &jr->dir[d];
@@ -163,36 +276,7 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     iol_json_end_array(j);
     iol_json_key(j, "per_instance");
     iol_json_begin_array(j);
-    for (int i = 0; i < jr->nsumm; i++) {
-        const struct fio_inst_summary *s = &jr->summ[i];
-        iol_json_begin_object(j);
-        iol_json_kv_int(j, "rank", s->rank);
-        iol_json_kv_uint(j, "instance", s->instance);
-        for (int d = 0; d < FIO_NDIR; d++) {
-            iol_json_key(j, dir_names[d]);
-            iol_json_begin_object(j);
-            iol_json_kv_uint(j, "ios", s->ios[d]);
-            iol_json_kv_uint(j, "bytes", s->bytes[d]);
-            iol_json_kv_double(j, "runtime_s", s->ios[d] ? s->runtime_s : 0.0);
-            iol_json_key(j, "lat_ns");
-            iol_json_begin_object(j);
-            iol_json_kv_uint(j, "count", s->ios[d]);
-            iol_json_kv_uint(j, "min", s->lat_min[d]);
-            iol_json_kv_double(j, "mean", s->lat_mean[d]);
-            iol_json_kv_double(j, "stddev", s->lat_stddev[d]);
-            iol_json_kv_uint(j, "p50", s->lat_p50[d]);
-            iol_json_kv_uint(j, "p90", s->lat_p90[d]);
-            iol_json_kv_uint(j, "p99", s->lat_p99[d]);
-            iol_json_kv_uint(j, "p99_9", s->lat_p99_9[d]);
-            iol_json_kv_uint(j, "max", s->lat_max[d]);
-            iol_json_end_object(j);
-            iol_json_end_object(j);
-        }
-        iol_json_kv_double(j, "usr_s", s->usr_s);
-        iol_json_kv_double(j, "sys_s", s->sys_s);
-        iol_json_kv_double(j, "elapsed_s", s->runtime_s);
-        iol_json_end_object(j);
-    }
+    for (int i = 0; i < jr->nsumm; i++) json_instance(j, &jr->summ[i]);
     iol_json_end_array(j);
     iol_json_key(j, "backend");
     iol_json_begin_object(j);
@@ -226,11 +310,16 @@ static void json_group(struct iol_json *j, const struct fio_run *r, int gid)
     }
     iol_json_end_array(j);
     iol_json_kv_double(j, "elapsed_s", g->elapsed_s);
+    iol_json_kv_double(j, "start_s", since_first_group(r, g->t_start));
+    iol_json_kv_double(j, "end_s", since_first_group(r, g->t_end));
     iol_json_key(j, "cpu");
     iol_json_begin_object(j);
     json_cpu(j, usr, sys, ctx, g->elapsed_s, instances, ios);
     iol_json_kv_double(j, "kernel_workers_s", g->kernel_workers_s);
     iol_json_kv_double(j, "total_s", g->process_cpu_s);
+    /* What an I/O cost the machine: the threads' time and the kernel workers' (io-wq, SQPOLL), which
+     * per_io_ns leaves out. */
+    iol_json_kv_double(j, "total_per_io_ns", ios ? (usr + sys + g->kernel_workers_s) * 1e9 / (double)ios : 0.0);
     iol_json_end_object(j);
     iol_json_key(j, "machine");
     iol_json_begin_object(j);
@@ -296,6 +385,13 @@ static void text_lat(FILE *fp, const char *what, const struct iol_hist *h)
             (double)h->max / 1e3, iol_hist_mean(h) / 1e3, iol_hist_stddev(h) / 1e3);
 }
 
+static void text_percentiles(FILE *fp, const char *what, const struct iol_hist *h)
+{
+    fprintf(fp, "    %s percentiles (usec): 50th=%.2f, 90th=%.2f, 99th=%.2f, 99.9th=%.2f\n", what,
+            (double)iol_hist_percentile(h, 50) / 1e3, (double)iol_hist_percentile(h, 90) / 1e3,
+            (double)iol_hist_percentile(h, 99) / 1e3, (double)iol_hist_percentile(h, 99.9) / 1e3);
+}
+
 static void text_job(FILE *fp, const struct fio_run *r, int idx)
 {
     const struct fio_plan *p = &r->plans[idx];
@@ -313,9 +409,8 @@ static void text_job(FILE *fp, const struct fio_run *r, int idx)
         if (p->async) text_lat(fp, "slat", &s->slat);
         text_lat(fp, "clat", &s->clat);
         text_lat(fp, "lat", &s->lat);
-        fprintf(fp, "    clat percentiles (usec): 50th=%.2f, 90th=%.2f, 99th=%.2f, 99.9th=%.2f\n",
-                (double)iol_hist_percentile(&s->clat, 50) / 1e3, (double)iol_hist_percentile(&s->clat, 90) / 1e3,
-                (double)iol_hist_percentile(&s->clat, 99) / 1e3, (double)iol_hist_percentile(&s->clat, 99.9) / 1e3);
+        text_percentiles(fp, "clat", &s->clat);
+        if (p->async) text_percentiles(fp, " lat", &s->lat);   /* fio's lat_percentiles=1 */
     }
     if (jr->sync_ios) text_lat(fp, "sync", &jr->sync_lat);
     double wall = el * instances;
@@ -326,8 +421,12 @@ static void text_job(FILE *fp, const struct fio_run *r, int idx)
     if (p->verify)
         fprintf(fp, "  verify       : %" PRIu64 " blocks checked, %" PRIu64 " bad%s\n", jr->verify_blocks, jr->verify_errors,
                 jr->verify_errors ? " (VERIFY FAILED)" : "");
-    const char *note;
-    if (cache_figure(p, jr, &note)) fprintf(fp, "  warning      : buffered read figures are cache figures: %s\n", note);
+    struct cache_verdict v;
+    if (cache_figure(p, jr, &v)) fprintf(fp, "  warning      : buffered figures are cache figures: %s\n", v.note);
+    if (p->be->register_buffers && p->o->fixedbufs && jr->bstats.fixed_bufs < jr->bstats.requests)
+        fprintf(fp, "  warning      : fixedbufs=1, but %" PRIu64 " of %" PRIu64 " requests used a registered buffer: "
+                "registering failed (over the locked-memory limit, ulimit -l, without CAP_IPC_LOCK) and the rest "
+                "went as plain reads and writes\n", jr->bstats.fixed_bufs, jr->bstats.requests);
 }
 
 void fio_report_text(FILE *fp, const struct fio_run *r)
@@ -347,6 +446,16 @@ void fio_report_text(FILE *fp, const struct fio_run *r)
             fprintf(fp, "  %5s: bw=%.1fMiB/s (%.1fMB/s), io=%.1fMiB, run=%.0fmsec\n", d ? "WRITE" : "READ", bw / 1048576.0,
                     bw / 1e6, (double)bytes / 1048576.0, gr->elapsed_s * 1e3);
         }
+        double usr = 0, sys = 0;
+        uint64_t ios = 0;
+        for (int k = 0; k < r->cfg->njobs; k++) {
+            if (r->plans[k].group != g) continue;
+            usr += r->jobs[k].usr_s;
+            sys += r->jobs[k].sys_s;
+            ios += total_ios(&r->jobs[k]);
+        }
+        fprintf(fp, "  cpu: usr=%.2fs, sys=%.2fs, kernel workers=%.2fs; %.0f ns CPU per I/O with the kernel workers\n", usr,
+                sys, gr->kernel_workers_s, ios ? (usr + sys + gr->kernel_workers_s) * 1e9 / (double)ios : 0.0);
         double cap = gr->host_window_s * gr->host_cpus;
         if (gr->host_window_s >= 1.0 && gr->host_others_s / cap >= 0.10)
             fprintf(fp, "  note: other processes kept %.0f%% of this host's CPUs busy during the run\n",

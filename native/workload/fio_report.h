@@ -8,16 +8,43 @@
 #include "fio_internal.h"
 #include "run_info.h"
 
-/* One instance's figures, fixed-size so that ranks can gather them. */
+/* fio's default percentile list (its percentile_list option), which fio's JSON gives for every entry. */
+#define FIO_NPCT 17
+extern const double fio_pct_points[FIO_NPCT];
+
+/* fio's latency distribution (latency_ns/us/ms): the upper edges of its buckets in the unit of a value's own
+ * magnitude, then ">=2000" ms. Slots 0-9 ns, 10-19 us, 20-30 ms, 31 the rest. */
+#define FIO_LATDIST_N 32
+extern const unsigned fio_latdist_edges[11];
+
+/* A histogram summed up into what fio reports of it, fixed-size (no buckets). */
+struct fio_lat_summary {
+    uint64_t count, min, max;
+    double mean, stddev;
+    uint64_t pct[FIO_NPCT];
+};
+
+/* One-second samples of a rate: min, max, mean, sample standard deviation, how many. */
+struct fio_samples {
+    double min, max, mean, stddev;
+    uint64_t n;
+};
+
+/* One instance's figures, fixed-size so that ranks can gather them: everything fio's JSON gives per thread. */
 struct fio_inst_summary {
     int64_t rank;
     uint64_t instance;
     uint64_t ios[FIO_NDIR], bytes[FIO_NDIR];
-    uint64_t lat_min[FIO_NDIR], lat_max[FIO_NDIR], lat_p50[FIO_NDIR], lat_p90[FIO_NDIR], lat_p99[FIO_NDIR],
-        lat_p99_9[FIO_NDIR];
-    double lat_mean[FIO_NDIR], lat_stddev[FIO_NDIR];
+    struct fio_lat_summary lat[FIO_NDIR], clat[FIO_NDIR], slat[FIO_NDIR], sync;
+    struct fio_samples bw_kib[FIO_NDIR], iops[FIO_NDIR];
+    uint64_t sync_ios, ctx;
+    uint64_t clat_dist[FIO_LATDIST_N];   /* completions of both directions by fio_latdist slot */
     double runtime_s, usr_s, sys_s;
 };
+
+void fio_lat_summarize(const struct iol_hist *h, struct fio_lat_summary *s);
+/* The fio latency-distribution slot of a latency. */
+unsigned fio_latdist_slot(uint64_t ns);
 
 /* Per second and direction in the combined record: ios, bytes, max, then the coarse buckets. */
 #define FIO_SEC_WORDS (3 + FIO_SEC_NBUCKETS)
@@ -48,10 +75,12 @@ struct fio_job_result {
 struct fio_group_result {
     struct {                            /* this rank */
         double self_cpu_s, busy_s, steal_s;
+        double threads_cpu_s;           /* the instance threads' own CPU within the window */
         double window_s;                /* between the two /proc/stat readings */
         uint64_t t_start, t_end;
     } local;
     int done;
+    uint64_t t_start, t_end;            /* aligned clock: the first job's end of ramp, the last job's end */
     double elapsed_s;
     double threads_cpu_s, process_cpu_s, kernel_workers_s;
     int host_cpus;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "git_commit.h"
 
 int iol_doc_open(struct iol_doc *d, const char *path, struct iol_err *err)
 {
@@ -78,6 +79,7 @@ void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_r
     iol_json_kv_bool(j, "mpi", IOLENS_HAVE_MPI);
     iol_json_kv_bool(j, "liburing", IOLENS_HAVE_URING);
     iol_json_kv_bool(j, "libaio", IOLENS_HAVE_AIO);
+    iol_json_kv_string(j, "commit", IOLENS_GIT_COMMIT);
     iol_json_end_object(j);
 }
 

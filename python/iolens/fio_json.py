@@ -14,26 +14,20 @@ from typing import Any
 
 from iolens import __version__
 from iolens.fio_report import (
-    INSTANCE_PERCENTILES,
     Entry,
-    bw_samples,
     bw_share_pct,
     entries,
     group_agg_bw,
     iodepth_label,
-    iops_samples,
-    latency_distribution,
     ms,
     percentile_key,
     percentiles,
 )
-from iolens.results import FIO_DIRECTIONS, FioDocument, FioInstance, FioJob, FioLatency
+from iolens.results import FIO_DIRECTIONS, FioDocument, FioJob, FioLatency
 
 IODEPTH_LEVELS = ("1", "2", "4", "8", "16", "32", ">=64")
 IODEPTH_BATCHES = ("0", "4", "8", "16", "32", "64", ">=64")
 
-# What an entry for one instance cannot have: the document keeps these per job only.
-PER_JOB_ONLY = ("slat_ns", "bw_*", "iops_*", "sync", "ctx")
 # fio figures the engine does not measure: present (as zeros) so that scripts find their keys.
 NOT_MEASURED = ("short_ios", "drop_ios", "majf", "minf", "iodepth_submit", "iodepth_complete")
 
@@ -102,22 +96,19 @@ def _zero_lat() -> dict[str, Any]:
 
 def lat_object(lat: FioLatency, with_percentiles: bool, plus: bool = False) -> dict[str, Any]:
     """fio's {min, max, mean, stddev, N}, with its percentile list where fio prints one (clat by default),
-    and with json+ the histogram's bins (each bucket at its middle, clamped to [min, max])."""
+    and with json+ the histogram's bins (each bucket at its middle, clamped to [min, max]; an instance's
+    latency has its percentiles from the engine, and no bins)."""
     mn, mx, mean, sd = lat.stats
     obj: dict[str, Any] = {"min": mn, "max": mx, "mean": mean, "stddev": sd, "N": lat.count}
     if not (with_percentiles and lat.count):
         return obj
-    if lat.buckets:
-        obj["percentile"] = {percentile_key(p): v for p, v in percentiles(lat)}
-        if plus:
-            bins: dict[str, int] = {}
-            for b in sorted(lat.buckets, key=lambda b: b.low):
-                key = str(min(max((b.low + b.high) // 2, lat.min), lat.max))
-                bins[key] = bins.get(key, 0) + b.count
-            obj["bins"] = bins
-    else:
-        # An instance's summary has four percentiles and no buckets: those four, and no other.
-        obj["percentile"] = {percentile_key(p): getattr(lat, f) for p, f in INSTANCE_PERCENTILES.items()}
+    obj["percentile"] = {percentile_key(p): v for p, v in percentiles(lat)}
+    if plus and lat.buckets:
+        bins: dict[str, int] = {}
+        for b in sorted(lat.buckets, key=lambda b: b.low):
+            key = str(min(max((b.low + b.high) // 2, lat.min), lat.max))
+            bins[key] = bins.get(key, 0) + b.count
+        obj["bins"] = bins
     return obj
 
 
@@ -146,38 +137,24 @@ def _no_samples() -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _job_direction(doc: FioDocument, job: FioJob, direction: str, plus: bool) -> dict[str, Any]:
-    d = job.direction(direction)
-    out = _rates(d.bytes, d.ios, d.runtime_s)
-    # The document's rates come from the exact runtime, not from fio's whole milliseconds.
-    out["bw_bytes"] = int(d.bw_bytes_per_s)
-    out["bw"] = out["bw_bytes"] // 1024
-    out["iops"] = d.iops
+def _direction(doc: FioDocument, e: Entry, direction: str, plus: bool) -> dict[str, Any]:
+    """One direction of an entry (a job, or one instance): rates from the exact runtime (fio's `runtime` is
+    that in whole milliseconds), latencies, and the one-second samples."""
+    out = _rates(e.bytes(direction), e.ios(direction), e.runtime_s(direction))
     # A synchronous backend measures no submission latency; fio then reports slat with N=0.
-    out["slat_ns"] = _zero_lat() if job.synchronous else lat_object(d.slat_ns, False, plus)
-    out["clat_ns"] = lat_object(d.clat_ns, True, plus)
-    out["lat_ns"] = lat_object(d.lat_ns, False, plus)
-    bw = bw_samples(job, direction)
-    share = bw_share_pct(bw.mean, group_agg_bw(doc, job.group, direction)) if bw.samples else 0.0
-    io = iops_samples(job, direction)
+    slat = e.latency(direction, "slat_ns")
+    out["slat_ns"] = _zero_lat() if e.job.synchronous else lat_object(slat, False, plus)
+    out["clat_ns"] = lat_object(e.latency(direction, "clat_ns"), True, plus)
+    out["lat_ns"] = lat_object(e.latency(direction, "lat_ns"), False, plus)
+    bw = e.bw_kib_s(direction)
+    share = bw_share_pct(bw.mean, group_agg_bw(doc, e.job.group, direction)) if bw.samples else 0.0
+    io = e.iops(direction)
     out.update(
         bw_min=int(round(bw.min)), bw_max=int(round(bw.max)), bw_agg=share, bw_mean=bw.mean,
         bw_dev=bw.stddev, bw_samples=bw.samples,
         iops_min=int(round(io.min)), iops_max=int(round(io.max)), iops_mean=io.mean,
         iops_stddev=io.stddev, iops_samples=io.samples,
     )  # fmt: skip
-    return out
-
-
-def _instance_direction(inst: FioInstance, direction: str) -> dict[str, Any]:
-    d = inst.direction(direction)
-    out = _rates(d.bytes, d.ios, d.runtime_s)
-    out["slat_ns"] = _zero_lat()
-    # The instance's summary is of lat (issue to completion): clat itself on a synchronous backend, an upper
-    # bound of it otherwise (the entry's "iolens" object says which).
-    out["clat_ns"] = lat_object(d.lat_ns, True)
-    out["lat_ns"] = lat_object(d.lat_ns, False)
-    out.update(_no_samples())
     return out
 
 
@@ -211,30 +188,26 @@ def _entry(doc: FioDocument, e: Entry, shared: dict[str, str], elapsed: int, plu
         "job options": _job_options(job, shared),
     }
     for d in FIO_DIRECTIONS:
-        out[d] = _job_direction(doc, job, d, plus) if inst is None else _instance_direction(inst, d)
+        out[d] = _direction(doc, e, d, plus)
     out["trim"] = _trim()
-    if inst is None:
-        out["sync"] = {"total_ios": job.sync.ios, "lat_ns": lat_object(job.sync.lat_ns, True, plus)}
-        runtime_s = sum(i.elapsed_s for i in job.per_instance) or job.elapsed_s * job.instances
-        out.update(
-            job_runtime=ms(runtime_s), usr_cpu=job.cpu.usr_pct, sys_cpu=job.cpu.sys_pct, ctx=job.cpu.ctx
-        )
-    else:
+    sync = e.sync
+    if sync is None:
         out["sync"] = {"total_ios": 0, "lat_ns": _zero_lat()}
-        t = inst.elapsed_s
-        out.update(
-            job_runtime=ms(t),
-            usr_cpu=100.0 * inst.usr_s / t if t > 0 else 0.0,
-            sys_cpu=100.0 * inst.sys_s / t if t > 0 else 0.0,
-            ctx=0,
-        )
+    else:
+        out["sync"] = {"total_ios": sync.ios, "lat_ns": lat_object(sync.lat_ns, True, plus)}
+    usr, sys_, ctx = e.cpu
+    if inst is None:
+        runtime_s = sum(i.elapsed_s for i in job.per_instance) or job.elapsed_s * job.instances
+    else:
+        runtime_s = inst.elapsed_s
+    out.update(job_runtime=ms(runtime_s), usr_cpu=usr, sys_cpu=sys_, ctx=ctx)
     out.update(majf=0, minf=0)
     depth = _iodepth(job)
     level = iodepth_label(depth)
     out["iodepth_level"] = {k: (100.0 if k == level and job.ios else 0.0) for k in IODEPTH_LEVELS}
     out["iodepth_submit"] = {k: 0.0 for k in IODEPTH_BATCHES}
     out["iodepth_complete"] = {k: 0.0 for k in IODEPTH_BATCHES}
-    dist = latency_distribution([job.read.clat_ns, job.write.clat_ns])
+    dist = e.distribution()
     out.update(latency_ns=dist["ns"], latency_us=dist["us"], latency_ms=dist["ms"])
     out.update(latency_depth=depth, latency_target=0, latency_percentile=100.0, latency_window=0)
     note: dict[str, Any] = {
@@ -247,10 +220,7 @@ def _entry(doc: FioDocument, e: Entry, shared: dict[str, str], elapsed: int, plu
     if inst is None:
         note["instances"] = job.instances
     else:
-        note.update(rank=inst.rank, instance=inst.instance, per_job_only=list(PER_JOB_ONLY))
-        note["from_job"] = ["latency_ns", "latency_us", "latency_ms"]
-        if not job.synchronous:
-            note["clat_is_lat"] = True
+        note.update(rank=inst.rank, instance=inst.instance)
     out["iolens"] = note
     return out
 

@@ -9,17 +9,24 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from iolens.results import FIO_DIRECTIONS, FioDocument, FioInstance, FioJob, FioLatency
+from iolens.results import (
+    FIO_DIRECTIONS,
+    NO_SAMPLES,
+    FioDocument,
+    FioInstance,
+    FioJob,
+    FioLatency,
+    FioSamples,
+    FioSync,
+)
 
 # fio's default percentile list (its percentile_list option), as fio writes them.
 FIO_PERCENTILES = (
     "1", "5", "10", "20", "30", "40", "50", "60", "70", "80", "90", "95",
     "99", "99.5", "99.9", "99.95", "99.99",
 )  # fmt: skip
-
-# The percentiles an instance's latency summary has (the schema's INST carries no buckets).
-INSTANCE_PERCENTILES = {"50": "p50", "90": "p90", "99": "p99", "99.9": "p99_9"}
 
 # fio's latency distribution: the upper edges of its buckets in ns, µs and ms; a latency counts in the
 # first bucket whose edge is above it (in the unit of its own magnitude), ">=2000" ms takes the rest.
@@ -50,30 +57,69 @@ def bucket_value(lat: FioLatency, high: int) -> int:
 @dataclass(frozen=True)
 class Entry:
     """One of fio's reporting entries: a whole job (group_reporting: every instance summed), or one instance
-    of a job (fio reports each thread on its own, under the job's name)."""
+    of a job (fio reports each thread on its own, under the job's name). Either has every figure fio gives
+    an entry: the job's from its histograms and per-second record, an instance's as the engine summed them
+    up."""
 
     job: FioJob
     instance: FioInstance | None = None
 
-    def bytes(self, direction: str) -> int:
+    def _dir(self, direction: str) -> Any:
         src = self.instance if self.instance is not None else self.job
-        return src.direction(direction).bytes
+        return src.direction(direction)
+
+    def bytes(self, direction: str) -> int:
+        return int(self._dir(direction).bytes)
 
     def ios(self, direction: str) -> int:
-        src = self.instance if self.instance is not None else self.job
-        return src.direction(direction).ios
+        return int(self._dir(direction).ios)
 
     def runtime_s(self, direction: str) -> float:
-        src = self.instance if self.instance is not None else self.job
-        return src.direction(direction).runtime_s
+        return float(self._dir(direction).runtime_s)
+
+    def latency(self, direction: str, kind: str) -> FioLatency:
+        """kind: "lat_ns", "clat_ns" or "slat_ns"."""
+        lat: FioLatency = getattr(self._dir(direction), kind)
+        return lat
+
+    def bw_kib_s(self, direction: str) -> FioSamples:
+        if self.instance is None:
+            return bw_samples(self.job, direction)
+        return self.instance.direction(direction).bw_kib_s
+
+    def iops(self, direction: str) -> FioSamples:
+        if self.instance is None:
+            return iops_samples(self.job, direction)
+        return self.instance.direction(direction).iops
+
+    @property
+    def sync(self) -> FioSync | None:
+        return self.job.sync if self.instance is None else self.instance.sync
+
+    @property
+    def cpu(self) -> tuple[float, float, int]:
+        """fio's usr_cpu and sys_cpu (percent of the entry's time × its threads) and ctx."""
+        if self.instance is None:
+            c = self.job.cpu
+            return c.usr_pct, c.sys_pct, c.ctx
+        i = self.instance
+        t = i.elapsed_s
+        return (100.0 * i.usr_s / t if t > 0 else 0.0, 100.0 * i.sys_s / t if t > 0 else 0.0, i.ctx)
+
+    def distribution(self) -> dict[str, dict[str, float]]:
+        """fio's latency_ns/us/ms of the entry's completions."""
+        if self.instance is None:
+            return latency_distribution([self.job.read.clat_ns, self.job.write.clat_ns])
+        return distribution_shares(self.instance.clat_dist)
 
 
 def entries(doc: FioDocument) -> list[Entry]:
     """fio's reporting entries, in fio's order: a job with group_reporting is one entry, any other job one
-    entry per instance (rank by rank). A job without per-instance figures is one entry."""
+    entry per instance (rank by rank). A job with one instance (or without per-instance figures) is one
+    entry: the job's figures are that instance's, with its histograms."""
     out: list[Entry] = []
     for job in doc.jobs:
-        if job.group_reporting or not job.per_instance:
+        if job.group_reporting or len(job.per_instance) <= 1:
             out.append(Entry(job))
         else:
             ordered = sorted(job.per_instance, key=lambda i: (i.rank, i.instance))
@@ -121,28 +167,14 @@ def group_agg_bw(doc: FioDocument, group_id: int, direction: str) -> float:
 # --- per-second statistics (fio's bw_* and iops_* figures) -----------------------------------------------
 
 
-@dataclass(frozen=True)
-class SampleStats:
-    """min, max, mean, sample standard deviation and number of one-second samples."""
-
-    min: float
-    max: float
-    mean: float
-    stddev: float
-    samples: int
-
-
-NO_SAMPLES = SampleStats(0.0, 0.0, 0.0, 0.0, 0)
-
-
-def _stats(values: Sequence[float]) -> SampleStats:
+def _stats(values: Sequence[float]) -> FioSamples:
     if not values:
         return NO_SAMPLES
     dev = statistics.stdev(values) if len(values) > 1 else 0.0
-    return SampleStats(min(values), max(values), statistics.fmean(values), dev, len(values))
+    return FioSamples(min(values), max(values), statistics.fmean(values), dev, len(values))
 
 
-def bw_samples(job: FioJob, direction: str) -> SampleStats:
+def bw_samples(job: FioJob, direction: str) -> FioSamples:
     """The job's bandwidth in KiB/s, one sample per second after the ramp (none if the direction was not
     used). A second in which nothing completed is a sample of 0: the storage stalled."""
     if not job.direction(direction).used:
@@ -150,7 +182,7 @@ def bw_samples(job: FioJob, direction: str) -> SampleStats:
     return _stats([s.direction(direction).bytes / 1024 for s in job.per_second])
 
 
-def iops_samples(job: FioJob, direction: str) -> SampleStats:
+def iops_samples(job: FioJob, direction: str) -> FioSamples:
     if not job.direction(direction).used:
         return NO_SAMPLES
     return _stats([float(s.direction(direction).ios) for s in job.per_second])
@@ -183,24 +215,33 @@ def _slot(ns: int) -> tuple[str, str]:
 
 def latency_distribution(lats: Iterable[FioLatency]) -> dict[str, dict[str, float]]:
     """The share of I/Os (percent) in each of fio's latency buckets, from the histograms' buckets (each
-    counted at the value the percentiles use); like fio, a bucket that holds any I/O shows at least 0.01%."""
-    lats = [lat for lat in lats if lat.count]
-    dist = {
-        "ns": {str(e): 0 for e in LATENCY_EDGES},
-        "us": {str(e): 0 for e in LATENCY_EDGES},
-        "ms": {**{str(e): 0 for e in LATENCY_MS_EDGES}, ">=2000": 0},
-    }
-    total = sum(lat.count for lat in lats)
+    counted at the value the percentiles use; the engine counts an instance's the same way)."""
+    counts: dict[str, dict[str, int]] = {}
     for lat in lats:
+        if not lat.count:
+            continue
         for b in lat.buckets:
             unit, label = _slot(bucket_value(lat, b.high))
-            dist[unit][label] += b.count
+            counts.setdefault(unit, {}).setdefault(label, 0)
+            counts[unit][label] += b.count
+    return distribution_shares(counts)
+
+
+def distribution_shares(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+    """fio's latency_ns/us/ms from counts by unit and edge label: every one of fio's buckets, as the share
+    of all I/Os (percent); like fio, a bucket that holds any I/O shows at least 0.01%."""
+    total = sum(n for by_label in counts.values() for n in by_label.values())
+    labels = {
+        "ns": [str(e) for e in LATENCY_EDGES],
+        "us": [str(e) for e in LATENCY_EDGES],
+        "ms": [*(str(e) for e in LATENCY_MS_EDGES), ">=2000"],
+    }
     out: dict[str, dict[str, float]] = {}
-    for unit, counts in dist.items():
+    for unit, names in labels.items():
         shares = {}
-        for label, n in counts.items():
-            pct = 100.0 * n / total if total else 0.0
-            shares[label] = max(pct, 0.01) if n else 0.0
+        for label in names:
+            n = counts.get(unit, {}).get(label, 0)
+            shares[label] = max(100.0 * n / total, 0.01) if n and total else 0.0
         out[unit] = shares
     return out
 

@@ -592,8 +592,8 @@ def _fio_bw_lines(doc: FioDocument, job: FioJob, direction: str) -> list[Text]:
 
 
 def fio_direction_lines(doc: FioDocument, job: FioJob, direction: str) -> list[Text]:
-    """A direction as fio prints it: IOPS and bandwidth, slat/clat/lat, clat percentiles, per-second bw and
-    IOPS."""
+    """A direction as fio prints it: IOPS and bandwidth, slat/clat/lat, clat percentiles (and lat
+    percentiles on an asynchronous engine), per-second bw and IOPS."""
     d = job.direction(direction)
     iops = fio_report.fio_number(d.iops, False)
     bw = f"{fio_report.fio_rate(d.bw_bytes_per_s)} ({fio_report.fio_rate(d.bw_bytes_per_s, False)})"
@@ -608,6 +608,9 @@ def fio_direction_lines(doc: FioDocument, job: FioJob, direction: str) -> list[T
     if d.lat_ns.count:
         out.append(_fio_lat_line(" lat", d.lat_ns))
     out.extend(fio_percentile_lines("clat", d.clat_ns))
+    if not job.synchronous:
+        # As fio's lat_percentiles=1: on an asynchronous engine lat (with the submission) is not clat.
+        out.extend(fio_percentile_lines(" lat", d.lat_ns))
     out.extend(_fio_bw_lines(doc, job, direction))
     return out
 
@@ -643,15 +646,38 @@ def fio_cache_lines(job: FioJob) -> list[RenderableType]:
     if c.note and not c.cache_figure:
         out.append(Text(f"                 {c.note}", style="dim"))
     if c.cache_figure:
-        body = Text(
-            f"{job.name}: the buffered read figure comes from the page cache (memory), not from the storage."
-        )
+        lines = []
+        if c.reads_from_memory:
+            lines.append(
+                f"{job.name}: the buffered read figure comes from the page cache (memory), "
+                "not from the storage."
+            )
+        if c.unsynced_writes:
+            lines.append(
+                f"{job.name}: the buffered write figure is the page cache taking the data, not the storage."
+            )
+        body = Text("\n".join(lines))
         if c.note:
             body.append(f"\n{c.note}")
-        if c.mode != "cold":
+        if c.reads_from_memory and c.mode != "cold":
             body.append("\nUse cache=cold or direct=1 to measure the storage.")
+        if c.unsynced_writes:
+            body.append("\nAdd end_fsync=1 (or fsync=N, or direct=1) to measure the storage.")
         out.append(Panel(body, title="warning: cache", border_style="bold yellow", expand=False))
     return out
+
+
+def fio_fixed_bufs_warning(job: FioJob) -> Text | None:
+    """io_uring with fixedbufs=1 whose buffers could not be registered: the run went the slower way."""
+    be = job.backend
+    if not job.fixed_bufs_missed:
+        return None
+    return Text(
+        f"  warning      : fixedbufs=1, but {be.fixed_bufs} of {be.requests} requests used a registered "
+        "buffer: registering the buffers failed (over the locked-memory limit, `ulimit -l`, for a user "
+        "without CAP_IPC_LOCK), and the rest went as plain reads and writes, which cost more CPU per I/O",
+        style="bold yellow",
+    )
 
 
 def fio_verify_line(job: FioJob) -> Text | None:
@@ -727,6 +753,9 @@ def fio_job_block(doc: FioDocument, job: FioJob) -> list[RenderableType]:
     kind = "synchronous" if job.synchronous else "asynchronous"
     out.append(Text(f"  IO depth     : {depth} ({job.ioengine} is {kind})", style="dim"))
     out.extend(fio_cache_lines(job))
+    fallback = fio_fixed_bufs_warning(job)
+    if fallback is not None:
+        out.append(fallback)
     verify = fio_verify_line(job)
     if verify is not None:
         out.append(verify)
@@ -759,6 +788,13 @@ def fio_group_lines(doc: FioDocument, group: FioGroup) -> list[RenderableType]:
             style="dim",
         )
     )
+    if c.total_per_io_ns:
+        out.append(
+            Text(
+                f"  cpu per I/O  : {latency(c.total_per_io_ns)} with the kernel workers "
+                f"((usr + sys + kernel workers) / I/Os; the threads alone: {latency(c.per_io_ns)})"
+            )
+        )
     out.append(
         Text(
             f"  machine: {m.cpus} CPUs; the rest of the machine used {m.others_busy_s:.2f}s of CPU "

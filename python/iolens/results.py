@@ -222,7 +222,7 @@ class Latency:
     buckets: tuple[Bucket, ...] = ()
 
     @classmethod
-    def parse(cls, r: _Reader, with_buckets: bool) -> Latency:
+    def parse(cls, r: _Reader, with_buckets: bool, **given: Any) -> Latency:
         buckets: list[Bucket] = []
         if with_buckets:
             for i, b in enumerate(r.array("buckets", [])):
@@ -233,7 +233,7 @@ class Latency:
                 ):
                     raise ResultError(f"{r.path}.buckets[{i}]: expected [low, high, count] integers")
                 buckets.append(Bucket(*b))
-        return _read_fields(cls, r, buckets=tuple(buckets))
+        return _read_fields(cls, r, buckets=tuple(buckets), **given)
 
     def percentile(self, p: float | str) -> int:
         """The p-th percentile from the buckets, as the engine computes p50 … p99_9: the value of nearest rank
@@ -675,10 +675,24 @@ class FioLatency(Latency):
     that every percentile computed from them is one the engine could have printed."""
 
     stddev: float = 0.0
+    # fio's percentile list as the engine computed it, (p, ns): an instance's latency has these instead of
+    # buckets.
+    points: tuple[tuple[float, int], ...] = ()
 
     @classmethod
-    def parse(cls, r: _Reader, with_buckets: bool) -> FioLatency:
-        lat = super().parse(r, with_buckets)
+    def parse(cls, r: _Reader, with_buckets: bool, **given: Any) -> FioLatency:
+        points = []
+        given_points = r.array("percentiles") if "percentiles" in r.obj else []
+        for i, pv in enumerate(given_points):
+            if (
+                not isinstance(pv, list)
+                or len(pv) != 2
+                or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in pv)
+                or not isinstance(pv[1], int)
+            ):
+                raise ResultError(f"{r.path}.percentiles[{i}]: expected [percent, integer ns]")
+            points.append((float(pv[0]), pv[1]))
+        lat = super().parse(r, with_buckets, points=tuple(points), **given)
         assert isinstance(lat, FioLatency)
         if lat.count < 0:
             raise ResultError(f"{r._key('count')}: must not be negative, got {lat.count}")
@@ -692,6 +706,15 @@ class FioLatency(Latency):
             if held != lat.count:
                 raise ResultError(f"{r.path}.buckets: hold {held} values, but count is {lat.count}")
         return lat
+
+    def percentile(self, p: float | str) -> int:
+        """From the buckets; without buckets, the engine's own value of that point of fio's list."""
+        if not self.buckets and self.count:
+            q = Fraction(str(p))
+            for point, value in self.points:
+                if Fraction(str(point)) == q:
+                    return value
+        return super().percentile(p)
 
     @property
     def stats(self) -> tuple[int, int, float, float]:
@@ -741,18 +764,29 @@ class FioSync:
     def parse(cls, r: _Reader) -> FioSync:
         return _read_fields(cls, r, lat_ns=FioLatency.parse(r.required("lat_ns"), True))
 
+    @classmethod
+    def parse_instance(cls, r: _Reader) -> FioSync:
+        """An instance's: its latency has fio's percentiles instead of buckets."""
+        return _read_fields(cls, r, lat_ns=FioLatency.parse(r.required("lat_ns"), False))
+
 
 @dataclass(frozen=True)
 class FioCache(_Model):
     mode: str  # "cold" (pages dropped before the job), "hot" (pre-read) or "asis"
     direct: bool
     evicted: bool
-    cache_figure: bool  # a buffered read figure that comes from memory, not from the storage
+    cache_figure: bool  # a buffered figure that measures memory (reads from the cache, unsynced writes)
     note: str | None
+    reads_from_memory: bool = False  # the read figure comes from the page cache
+    unsynced_writes: bool = False  # buffered writes never synced: the figure is the page cache taking them
 
     @classmethod
     def parse(cls, r: _Reader) -> FioCache:
-        cache = _read_fields(cls, r)
+        # Documents of older engines flagged read figures only, without these two keys.
+        reads = r.boolean("reads_from_memory", None, nullable=True)
+        writes = r.boolean("unsynced_writes", None, nullable=True)
+        cache = _read_fields(cls, r, reads_from_memory=False, unsynced_writes=bool(writes))
+        cache = replace(cache, reads_from_memory=cache.cache_figure if reads is None else reads)
         if cache.mode not in FIO_CACHE_MODES:
             raise ResultError(f"{r._key('mode')}: unknown cache mode {cache.mode!r}")
         return cache
@@ -787,6 +821,8 @@ class FioGroupCpu(FioCpu):
 
     kernel_workers_s: float
     total_s: float
+    # (usr + sys + kernel workers) / I/Os: what an I/O cost with io-wq and SQPOLL time (older documents: None)
+    total_per_io_ns: float | None = None
 
 
 @dataclass(frozen=True)
@@ -810,6 +846,9 @@ class FioGroup:
     elapsed_s: float
     cpu: FioGroupCpu
     machine: FioMachine
+    # seconds from the first group's start (its first job's end of ramp) to this one's start and end
+    start_s: float | None = None
+    end_s: float | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> FioGroup:
@@ -860,17 +899,63 @@ class FioSecond:
 
 
 @dataclass(frozen=True)
+class FioSamples(_Model):
+    """One-second samples of a rate: min, max, mean, sample standard deviation, and how many there were."""
+
+    min: float
+    max: float
+    mean: float
+    stddev: float
+    samples: int
+
+
+NO_SAMPLES = FioSamples(0.0, 0.0, 0.0, 0.0, 0)
+_NO_LATENCY = FioLatency(count=0, min=0, mean=0.0, p50=0, p90=0, p99=0, p99_9=0, max=0)
+
+
+def _instance_latency(r: _Reader, key: str) -> FioLatency:
+    """An instance's latency (no buckets; fio's percentiles); absent in documents of older engines."""
+    lat = r.optional(key, lambda x: FioLatency.parse(x, False))
+    return lat if lat is not None else _NO_LATENCY
+
+
+@dataclass(frozen=True)
 class FioInstanceDirection:
-    """One direction of one instance (the schema's INST): its latency without buckets."""
+    """One direction of one instance (the schema's INST): its latencies without buckets (with fio's
+    percentile list), and its one-second samples of bandwidth (KiB/s) and IOPS."""
 
     ios: int
     bytes: int
     runtime_s: float
     lat_ns: FioLatency
+    clat_ns: FioLatency = _NO_LATENCY
+    slat_ns: FioLatency = _NO_LATENCY
+    bw_kib_s: FioSamples = NO_SAMPLES
+    iops: FioSamples = NO_SAMPLES
 
     @classmethod
     def parse(cls, r: _Reader) -> FioInstanceDirection:
-        return _read_fields(cls, r, lat_ns=FioLatency.parse(r.required("lat_ns"), False))
+        return _read_fields(
+            cls,
+            r,
+            lat_ns=FioLatency.parse(r.required("lat_ns"), False),
+            clat_ns=_instance_latency(r, "clat_ns"),
+            slat_ns=_instance_latency(r, "slat_ns"),
+            bw_kib_s=r.optional("bw_kib_s", FioSamples.parse) or NO_SAMPLES,
+            iops=r.optional("iops", FioSamples.parse) or NO_SAMPLES,
+        )
+
+
+def _counts(r: _Reader, key: str) -> dict[str, dict[str, int]]:
+    """{unit: {label: count}} (an instance's clat_dist)."""
+    out: dict[str, dict[str, int]] = {}
+    sub = r.object(key, None, nullable=True)
+    if sub is None:
+        return out
+    for unit in sub.obj:
+        inner = sub.required(unit)
+        out[unit] = {label: inner.integer(label) for label in inner.obj}
+    return out
 
 
 @dataclass(frozen=True)
@@ -884,6 +969,10 @@ class FioInstance:
     usr_s: float
     sys_s: float
     elapsed_s: float
+    ctx: int = 0
+    sync: FioSync | None = None
+    # fio's latency distribution of the instance's completions: {"ns"|"us"|"ms": {edge label: count}}
+    clat_dist: dict[str, dict[str, int]] = field(default_factory=dict, compare=False)
 
     @classmethod
     def parse(cls, r: _Reader) -> FioInstance:
@@ -892,6 +981,9 @@ class FioInstance:
             r,
             read=FioInstanceDirection.parse(r.required("read")),
             write=FioInstanceDirection.parse(r.required("write")),
+            ctx=r.integer("ctx", 0, nullable=True) or 0,
+            sync=r.optional("sync", FioSync.parse_instance),
+            clat_dist=_counts(r, "clat_dist"),
         )
 
     def direction(self, name: str) -> FioInstanceDirection:
@@ -936,6 +1028,8 @@ class FioJob:
     files: tuple[str, ...] = ()
     per_second: tuple[FioSecond, ...] = ()
     per_instance: tuple[FioInstance, ...] = ()
+    start_s: float | None = None  # from the first group's start: the end of this job's ramp
+    end_s: float | None = None  # its last completion (or end_fsync)
     # The job's effective options (config.jobs[i].options): fio's names, values after [global] inheritance.
     options: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -972,6 +1066,14 @@ class FioJob:
     def group_reporting(self) -> bool:
         """fio's group_reporting: the job is reported as one entry, else one entry per instance."""
         return _truthy(self.options.get("group_reporting"))
+
+    @property
+    def fixed_bufs_missed(self) -> int:
+        """Requests that went without a registered buffer although fixedbufs (io_uring, on by default) asked
+        for them: registering the buffers failed (over the locked-memory limit, `ulimit -l`)."""
+        if self.ioengine != "io_uring" or not _truthy(self.options.get("fixedbufs", True)):
+            return 0
+        return max(self.backend.requests - self.backend.fixed_bufs, 0)
 
     @property
     def synchronous(self) -> bool:
