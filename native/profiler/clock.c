@@ -112,12 +112,14 @@ void iol_clock_calibrate(void)
     __atomic_store_n(&iol_g.clk.next_refine, now + ticks_per_10ms, __ATOMIC_RELAXED);
 }
 
-/* Called by whichever thread first sees the tick count pass next_refine; one wins, the others go on. */
+/* Called by whichever thread first sees the tick count pass next_refine; one wins, the others go on. The
+ * winner's acquire pairs with the previous winner's release of next_refine, so `refines` (written only by
+ * winners) is never raced on, even when two refinements run on different threads. */
 void iol_clock_refine(uint64_t now)
 {
     uint64_t due = __atomic_load_n(&iol_g.clk.next_refine, __ATOMIC_RELAXED);
     if (now < due || !__atomic_compare_exchange_n(&iol_g.clk.next_refine, &due, UINT64_MAX, 0,
-                                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                                                  __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return;
     uint64_t t, m = factor_since_anchor(&t);
     if (m != 0)
@@ -129,7 +131,7 @@ void iol_clock_refine(uint64_t now)
     for (unsigned i = 0; i < k && wait_ns < 100000000000ull; i++)
         wait_ns *= 10;
     uint64_t ticks = (uint64_t)(((unsigned __int128)wait_ns << 32) / m);
-    __atomic_store_n(&iol_g.clk.next_refine, t + ticks, __ATOMIC_RELAXED);
+    __atomic_store_n(&iol_g.clk.next_refine, t + ticks, __ATOMIC_RELEASE);
 }
 
 /* A fork child's log starts now: new base, same calibration. */
