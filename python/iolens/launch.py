@@ -45,6 +45,9 @@ class RunRequest:
     nodes: int | None = None
     launcher: str = "local"
     launcher_args: Sequence[str] = ()
+    # Under mpirun/srun, a command each rank runs with the engine's command after it (--monitor's per-node
+    # sampler, monitor/node_wrap.py); the local launcher does not use it.
+    wrapper: Sequence[str] = ()
 
     def validate(self) -> None:
         if self.launcher not in LAUNCHERS:
@@ -100,6 +103,7 @@ def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmp
     eng = [str(engine), req.workload, *req.args]
     if req.launcher == "local":
         return [*eng, "--np", str(req.np)]
+    eng = [*req.wrapper, *eng]
     if req.launcher == "mpirun":
         cmd = ["mpirun", "-np", str(req.np)]
         if req.nodes is not None:

@@ -80,6 +80,9 @@ class DriverOptions:
     json: Path | None = None
     live: bool = True
     argv: list[str] = field(default_factory=list)  # the command line, for the document
+    # Under mpirun/srun: the command each rank of a phase runs before its engine, given the phase's name
+    # (--monitor's per-node sampler, launch.RunRequest.wrapper).
+    engine_wrapper: Callable[[str], Sequence[str]] | None = None
 
 
 @dataclass
@@ -460,6 +463,7 @@ class Runner:
             np=p.np or self.opts.np,
             launcher=self.opts.launcher,
             launcher_args=self.opts.launcher_args,
+            wrapper=self.opts.engine_wrapper(p.name) if self.opts.engine_wrapper is not None else (),
         )
         t_start = _now()
         t0 = time.monotonic()
