@@ -20,6 +20,7 @@ from rich.live import Live
 from rich.text import Text
 
 from iolens.monitor import influx, parsefile, prometheus, stream
+from iolens.monitor.common import decode
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
 from iolens.monitor.view import LiveView
 
@@ -357,7 +358,7 @@ def parse_command(argv: Sequence[str]) -> int:
         sys.stdout.write("usage: iolens monitor parse FILE [--kind KIND]\n")
         return 0 if ns.help else 2
     try:
-        text = sys.stdin.read() if ns.file == "-" else Path(ns.file).read_text("utf-8", "surrogateescape")
+        text = decode(sys.stdin.buffer.read() if ns.file == "-" else Path(ns.file).read_bytes())
     except OSError as exc:
         return _error(f"{ns.file}: cannot read: {exc.strerror}")
     try:

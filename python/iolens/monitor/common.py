@@ -48,6 +48,17 @@ class Collector:
         return ""
 
 
+# How the bytes of a statistics file become text: a byte that is not UTF-8 (in a process renamed with one, or
+# a job id of Lustre <= 2.15, which prints ids unescaped) becomes the four characters `\xHH`, as Lustre 2.16
+# escapes them. Never a lone surrogate, which no UTF-8 output (stream, InfluxDB, Prometheus) can encode.
+TEXT_ERRORS = "backslashreplace"
+
+
+def decode(data: bytes) -> str:
+    """Statistics text from bytes (TEXT_ERRORS)."""
+    return data.decode("utf-8", TEXT_ERRORS)
+
+
 def read_file(path: str) -> str:
     """The whole file as text; SourceUnavailable with the reason when it cannot be read."""
     try:
@@ -62,7 +73,7 @@ def read_file(path: str) -> str:
         if exc.errno in (errno.ENODEV, errno.ENXIO, errno.ESRCH):
             reason = "gone"
         raise SourceUnavailable(f"{path}: {reason}") from None
-    return data.decode("utf-8", "surrogateescape")
+    return decode(data)
 
 
 def to_int(text: str) -> int:

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 
-from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file
+from iolens.monitor.common import TEXT_ERRORS, Collector, SourceUnavailable, Tree, read_file
 from iolens.monitor.lustre import params, parse
 
 MODES = ("auto", "files", "lctl")
@@ -107,7 +107,7 @@ class LustreCollector(Collector):
                 [self.lctl, "get_param", *self.patterns],
                 capture_output=True,
                 text=True,
-                errors="surrogateescape",
+                errors=TEXT_ERRORS,
                 timeout=30,
                 check=False,
             )
