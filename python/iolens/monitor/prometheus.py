@@ -384,14 +384,14 @@ def _lustre(e: Exposition, data: Tree, jobs: bool) -> None:
                 )
             for title, table in entry.get("tables", {}).items():
                 for bucket, row in table.get("buckets", {}).items():
-                    for direction in ("read", "write"):
-                        if direction in row:
+                    for direction, count in row.items():  # read, write (mdc: modify)
+                        if direction != "bytes":
                             e.add(
                                 f"{name}_total",
                                 "counter",
                                 f"Count in a bucket of a {kind} table ({table.get('unit') or 'count'}).",
                                 {**labels, "table": title, "bucket": bucket, "operation": direction},
-                                row[direction],
+                                count,
                             )
 
 
