@@ -24,20 +24,24 @@ from iolens.monitor.schedule import MonitorRequest
 from .monitor_helpers import engine_path, iolens_env, run_iolens
 
 
-def test_ior_under_mpirun_np2_has_its_node_sampled_by_local_rank_0(
-    mpi_env: dict[str, str], tmpfs_dir: Path, tmp_path: Path
-) -> None:
+def _run_mpi(args: list[str], mpi_env: dict[str, str], tmp_path: Path) -> tuple[dict[str, Any], str]:
+    """`iolens WORKLOAD … --monitor --launcher mpirun --np 2`, with tmp_path as IOLENS_TMPDIR: the kept
+    document and the standard output."""
     doc_path = tmp_path / "run.json"
     env = iolens_env(IOLENS_BENCH=str(engine_path()), IOLENS_TMPDIR=str(tmp_path))
     env.update({k: v for k, v in mpi_env.items() if k.startswith(("OMPI_", "PRTE_"))})
-    r = run_iolens(
-        ["ior", "--monitor", "--launcher", "mpirun", "--np", "2", "-F", "-t", "1m", "-b", "16m", "-w", "-r",
-         "-o", str(tmpfs_dir / "f"), "--json", str(doc_path), "--no-live"],
-        env=env,
-        timeout=300,
-    )  # fmt: skip
+    more = ["--monitor", "--launcher", "mpirun", "--np", "2", "--json", str(doc_path), "--no-live"]
+    r = run_iolens([*args, *more], env=env, timeout=600)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(doc_path.read_text())
+    return json.loads(doc_path.read_text()), r.stdout
+
+
+def test_ior_under_mpirun_np2_has_its_node_sampled_by_local_rank_0(
+    mpi_env: dict[str, str], tmpfs_dir: Path, tmp_path: Path
+) -> None:
+    doc, stdout = _run_mpi(
+        ["ior", "-F", "-t", "1m", "-b", "16m", "-w", "-r", "-o", str(tmpfs_dir / "f")], mpi_env, tmp_path
+    )
     mon = doc["monitor"]
     assert mon["node_scope"] == "launching node and every node (nodes)" and mon["note"] is None
     # One host here: one node entry, written by the wrapper of the rank that was local rank 0.
@@ -66,7 +70,31 @@ def test_ior_under_mpirun_np2_has_its_node_sampled_by_local_rank_0(
     model = results.loads(json.dumps(doc))
     assert model.monitor is not None and list(model.monitor.nodes) == [host]
     assert len(model.monitor.nodes[host].windows) == 2
-    assert f"node {host}:" in r.stdout
+    assert f"node {host}:" in stdout
+
+
+def test_io500_under_mpirun_has_each_phase_of_its_node_sampled(
+    mpi_env: dict[str, str], tmpfs_dir: Path, tmp_path: Path
+) -> None:
+    cfg = tmp_path / "io500.ini"
+    cfg.write_text(
+        f"[global]\ndatadir = {tmpfs_dir}/data\nresultdir = {tmp_path}/results\ntimestamp-resultdir = FALSE\n"
+    )
+    doc, _ = _run_mpi(["io500", str(cfg), "--quick"], mpi_env, tmp_path)
+    mon = doc["monitor"]
+    ran = [p["name"] for p in doc["io500"]["phases"] if p.get("engine_document")]
+    (host,) = mon["nodes"]
+    node = mon["nodes"][host]
+    # One stream per phase's launch, read back as one node in time order.
+    assert sorted(node["files"]) == sorted(node_wrap.file_name(host, name) for name in ran)
+    assert node["complete"] is True
+    times = [s["time"] for s in node["samples"]]
+    assert times == sorted(times)
+    for w in node["windows"]:
+        if w["name"] in ran:
+            first, last = w["samples"]
+            assert times[first] > w["start"] and times[last] >= w["end"]
+    assert not list(tmp_path.glob("iolens-*"))
 
 
 def _disk_sample(t: float, written_bytes: int) -> dict[str, Any]:

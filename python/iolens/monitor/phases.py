@@ -115,14 +115,17 @@ def windows(
     for ph in _phases(doc):
         anchor = anchors.get((ph.progress_name, ph.iteration))
         if anchor is not None:
-            start, how = anchor - ph.lead_s, "progress"
+            # Phases run one after another. Each anchor is late by its own line's delivery, so a phase may
+            # seem to start a little before the one before it ended: it starts at that end.
+            start, how = max(anchor - ph.lead_s, cursor), "progress"
         else:
             start, how = cursor, "estimate"
             if ph.name == "read" and ph.iteration in evicts:
                 start = max(start, evicts[ph.iteration])
         end = start + ph.duration
-        if how == "estimate" and end > run_end:
-            # Laid too late (the gaps before it were shorter than assumed): end it with the run.
+        if end > run_end:
+            # Laid too late (an estimate: the gaps before it were shorter than assumed; an anchor: its
+            # progress line arrived late on a busy machine): end it with the run.
             end = max(run_end, cursor)
             start = max(cursor, end - ph.duration)
         out.append(
