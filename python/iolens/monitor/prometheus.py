@@ -429,6 +429,15 @@ def exposition(
             {"source": name},
             1 if name in data else 0,
         )
+    for name, info in (sources or {}).items():
+        if isinstance(info, dict) and info.get("unreadable"):
+            e.add(
+                "iolens_monitor_unreadable_parts",
+                "gauge",
+                "Parts of the source that could not be read (a Lustre parameter or root: permission denied).",
+                {"source": name},
+                len(info["unreadable"]),
+            )
     for name, n in (record or {}).get("skipped_lines", {}).items():
         e.add(
             "iolens_monitor_skipped_lines_total",

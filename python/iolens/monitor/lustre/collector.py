@@ -3,7 +3,9 @@ interval, or runs `lctl get_param` when asked (or when the files are not visible
 
 The reading is {parameter name: {kind, component, target[, nid | service], ...what its parser read}}.
 Parameters are looked for again every `rediscover_s` seconds (targets mount and unmount, clients connect)
-and after a file vanished.
+and after a file vanished. A root that may not be searched (debugfs without root) and a parameter file that
+may not be read are kept in `unreadable` with the reason, reported once by the sampler, and not tried again:
+permissions do not change from one sample to the next, and a re-scan each interval would cost every sample.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shutil
 import subprocess
 import time
 
-from iolens.monitor.common import TEXT_ERRORS, Collector, SourceUnavailable, Tree, read_file
+from iolens.monitor.common import TEXT_ERRORS, Collector, SourceUnavailable, Tree, Unreadable, read_file
 from iolens.monitor.lustre import params, parse
 
 MODES = ("auto", "files", "lctl")
@@ -57,7 +59,12 @@ class LustreCollector(Collector):
         if self._found_at is not None and now - self._found_at < self.rediscover_s:
             return
         self._found_at = now
-        self.files = params.find(self.patterns, self.roots) if self.mode != "lctl" else {}
+        self.files = {}
+        if self.mode != "lctl":
+            for root, why in params.denied_roots(self.roots).items():
+                self.unreadable.setdefault(root, why)
+            found = params.find(self.patterns, self.roots)
+            self.files = {name: path for name, path in found.items() if name not in self.unreadable}
         if self.files:
             self.using = "files"
         elif self.mode != "files" and shutil.which(self.lctl) is not None:
@@ -79,18 +86,27 @@ class LustreCollector(Collector):
             return self._read_files()
         if self.using == "lctl":
             return self._read_lctl()
+        if self.unreadable:
+            raise SourceUnavailable(self._denied())
         where = ", ".join(self.roots)
         hint = "" if self.mode == "files" else " and no lctl on PATH"
         raise SourceUnavailable(
             f"no Lustre statistics under {where}{hint} (no Lustre here, or client stats in debugfs need root)"
         )
 
+    def _denied(self) -> str:
+        return "nothing readable: " + "; ".join(f"{part}: {why}" for part, why in self.unreadable.items())
+
     def _read_files(self) -> Tree:
         out: Tree = {}
         gone = False
-        for name, path in self.files.items():
+        for name, path in list(self.files.items()):
             try:
                 text = read_file(path)
+            except Unreadable as exc:
+                self.unreadable[name] = str(exc)
+                del self.files[name]
+                continue
             except SourceUnavailable:
                 gone = True
                 continue
@@ -98,7 +114,9 @@ class LustreCollector(Collector):
         if gone:
             self._found_at = None
         if not out:
-            raise SourceUnavailable("the Lustre statistics files vanished")
+            raise SourceUnavailable(
+                "the Lustre statistics files vanished" if gone or not self.unreadable else self._denied()
+            )
         return out
 
     def _read_lctl(self) -> Tree:
