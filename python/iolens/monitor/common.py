@@ -54,6 +54,11 @@ class Collector:
         """Where the source reads from, for the stream's header."""
         return ""
 
+    def reappeared(self, prev: Tree | None, cur: Tree) -> list[str]:
+        """Resets that rates() cannot see from two readings (dotted paths, the source's name first): called
+        with every reading, the first one too (prev None)."""
+        return []
+
 
 # How the bytes of a statistics file become text: a byte that is not UTF-8 (in a process renamed with one, or
 # a job id of Lustre <= 2.15, which prints ids unescaped) becomes the four characters `\xHH`, as Lustre 2.16

@@ -168,6 +168,7 @@ class Sampler:
                 if r:
                     out_rates[c.name] = r
                 resets.extend(found)
+            resets.extend(c.reappeared(s.last, reading))
             s.last, s.last_mono = reading, mono
             if c.skipped:
                 skipped[c.name] = c.skipped

@@ -18,6 +18,8 @@ from iolens.monitor.common import TEXT_ERRORS, Collector, SourceUnavailable, Tre
 from iolens.monitor.lustre import params, parse
 
 MODES = ("auto", "files", "lctl")
+# Job ids remembered per job_stats to know one that comes back; past this many the memory starts again.
+SEEN_JOBS_MAX = 1_000_000
 
 
 class LustreCollector(Collector):
@@ -48,6 +50,27 @@ class LustreCollector(Collector):
         self.files: dict[str, str] = {}
         self._found_at: float | None = None
         self.using = ""
+        # Every job id each job_stats listed so far (reappeared()); forgotten past SEEN_JOBS_MAX.
+        self._seen_jobs: dict[str, set[str]] = {}
+
+    def reappeared(self, prev: Tree | None, cur: Tree) -> list[str]:
+        """`lustre.PARAM.jobs.ID` of each job that is back in a job_stats after it was gone from it (Lustre
+        dropped it after job_cleanup_interval of inactivity; its counters start again from zero). Set
+        operations over the job ids: a server lists tens of thousands."""
+        out: list[str] = []
+        for name, entry in cur.items():
+            if entry.get("kind") != "job_stats":
+                continue
+            jobs = entry.get("jobs", {}).keys()
+            seen = self._seen_jobs.get(name)
+            if seen is None or len(seen) > SEEN_JOBS_MAX:
+                seen = self._seen_jobs[name] = set()
+            if prev is not None:  # (none after the source was unavailable: nothing is known of the gap)
+                before = prev.get(name, {}).get("jobs", {}).keys()
+                back = (jobs - before) & seen
+                out.extend(f"{self.name}.{name}.jobs.{job}" for job in sorted(back))
+            seen.update(jobs)
+        return out
 
     def describe(self) -> str:
         if self.using == "lctl":
