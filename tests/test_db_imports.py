@@ -399,6 +399,10 @@ def test_document_with_monitor_samples_stores_them_and_the_phase_windows(db_url:
     doc["started_at"] = datetime.fromtimestamp(mon.started, timezone.utc).isoformat().replace("+00:00", "Z")
     doc["ended_at"] = datetime.fromtimestamp(mon.ended, timezone.utc).isoformat().replace("+00:00", "Z")
     doc["monitor"] = mon.section(doc)
+    # Under MPI, another node's own samples (written by its local rank 0) are stored under its host.
+    other = {"type": "sample", "time": mon.started + 0.1, "data": {"loadavg": {"load1": 7.5}}, "rates": {}}
+    node = {"host": "node-b", "interval": "1 s", "complete": True, "sources": {}, "events": [], "windows": []}
+    doc["monitor"]["nodes"] = {"node-b": {**node, "samples": [other]}}
     windows = {w["name"]: (w["start"], w["end"]) for w in doc["monitor"]["windows"]}
     host = doc["monitor"]["host"]
     path = tmp_path / "monitored.json"
@@ -408,6 +412,9 @@ def test_document_with_monitor_samples_stores_them_and_the_phase_windows(db_url:
     with Store.open(db_url, create=False) as store:
         run = queries.get_run(store.db, 1)
         rows = queries.samples(store.db, mon.started - 1, mon.ended + 1, hosts=[host], metrics=["load1"])
+        span = (mon.started - 1, mon.ended + 1)
+        node_rows = queries.samples(store.db, *span, hosts=["node-b"], metrics=["load1"])
+    assert [row[5] for row in node_rows] == [7.5]
     assert {p["name"]: (p["started_at"], p["ended_at"]) for p in run["phases"]} == windows
     records = [rec for rec in doc["monitor"]["samples"] if "loadavg" in rec["data"]]
     assert len(records) >= 3

@@ -122,6 +122,78 @@ def test_monitor_on_mdtest_marks_every_phase(tmp_path: Path) -> None:
     assert [w["name"] for w in mon["windows"]] == [p["name"] for p in doc["phases"]]
 
 
+def test_monitor_on_fio_marks_each_reporting_group_with_its_own_io(tmpfs_dir: Path, tmp_path: Path) -> None:
+    # Two groups of 1 s each (the second after a stonewall): a writer, then a reader of what it wrote (no
+    # layout to write first), on tmpfs.
+    job = [
+        "--bs=64k",
+        "--size=16m",
+        f"--directory={tmpfs_dir}",
+        "--filename=f",
+        "--time_based",
+        "--runtime=1s",
+    ]
+    doc, stdout = _run(
+        ["fio", "--monitor", "--name=w", "--rw=write", *job, "--name=r", "--stonewall", "--rw=read", *job],
+        tmp_path,
+    )
+    mon = _check_windows_on_the_samples(doc)
+    assert [w["name"] for w in mon["windows"]] == ["group 0: w", "group 1: r"]
+    for w, group in zip(mon["windows"], doc["fio"]["groups"], strict=True):
+        # Each group ran 1 s and printed progress lines: anchored by them, and as long as the group ran.
+        assert w["placed"] == "progress"
+        assert w["end"] - w["start"] == pytest.approx(group["elapsed_s"], abs=1e-3)
+        assert w["samples"][1] - w["samples"][0] >= 5
+
+    def moved(w: dict[str, Any], key: str) -> dict[str, int]:
+        """Each process's counter growth between the first and the last sample taken inside the window."""
+        first, last = w["samples"]
+        a, b = (mon["samples"][i]["data"]["proc_io"] for i in (first, last - 1))
+        return {pid: b[pid][key] - a[pid][key] for pid in a if pid in b and a[pid]["comm"] == "iolens-bench"}
+
+    # The job's worker made write system calls (hardly a read) in the writer's group, the reverse in the
+    # reader's (the samples inside each window: the figures' span reaches one interval into its neighbour).
+    write, read = mon["windows"]
+
+    def mostly(w: dict[str, Any], does: str, not_: str) -> bool:
+        other = moved(w, not_)
+        return any(n > 1000 and other[pid] < n / 100 for pid, n in moved(w, does).items())
+
+    assert mostly(write, "syscw", "syscr") and mostly(read, "syscr", "syscw")
+    assert "group 0: w" in stdout
+
+
+def test_monitor_on_io500_quick_marks_every_phase_in_both_documents(tmpfs_dir: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "io500.ini"
+    cfg.write_text(
+        f"[global]\ndatadir = {tmpfs_dir}/data\nresultdir = {tmp_path}/results\ntimestamp-resultdir = FALSE\n"
+    )
+    doc, stdout = _run(["io500", str(cfg), "--quick", "--monitor"], tmp_path)
+    kept = json.loads((tmp_path / "results" / "iolens-io500.json").read_text())
+    assert kept["monitor"] == doc["monitor"]  # the result directory's document was rewritten with it
+    mon = doc["monitor"]
+    ran = [p for p in doc["io500"]["phases"] if p.get("engine_document")]
+    assert len(ran) >= 12
+    by_name = {w["name"]: w for w in mon["windows"]}
+    times = [s["time"] for s in mon["samples"]]
+    assert times == sorted(times)
+    for p in ran:
+        w = by_name[p["name"]]
+        # The window is the phase's own engine run, to the millisecond.
+        sub = json.loads((tmp_path / "results" / p["engine_document"]).read_text())
+        assert w["placed"] == "document"
+        assert (w["start"], w["end"]) == (parse_iso(sub["started_at"]), parse_iso(sub["ended_at"]))
+        first, last = w["samples"]
+        assert times[first] > w["start"] and times[last] >= w["end"] and last >= first
+    starts = [w["start"] for w in mon["windows"]]
+    assert starts == sorted(starts)
+    assert times[0] <= starts[0] and times[-1] >= mon["windows"][-1]["end"]
+    # ior-easy-write wrote through the engine's processes.
+    easy = by_name["ior-easy-write"]["figures"]["processes"]
+    assert sum(p["write_ops_per_s"] for p in easy if p["name"].endswith(" iolens-bench")) > 0
+    assert "monitor:" in stdout and "ior-easy-write" in stdout
+
+
 def test_bad_monitor_interval_is_a_usage_error() -> None:
     r = run_iolens(["ior", "--monitor=soon", "-w"])
     assert r.returncode == 2 and "--monitor: expected a time" in r.stderr
@@ -168,6 +240,21 @@ def test_windows_from_progress_lines_estimates_and_the_evict_marker() -> None:
     # The read came after the cache was evicted, which was after the write.
     assert w[1]["placed"] == "estimate" and w[1]["start"] == pytest.approx(T0 + 4.01)
     assert w[2]["start"] == pytest.approx(w[1]["end"])
+
+
+def test_anchored_windows_late_lines_neither_overlap_nor_run_past_the_end() -> None:
+    doc = _ior_doc(("write", 0, 3.0, 0.0), ("read", 0, 6.99, 0.0))
+    progress = [
+        # The write's line came 20 ms late, the read's 5 ms late: read would start before write ended,
+        # and end 15 ms after the run did.
+        (T0 + 0.52, {"phase": "write", "iteration": 0, "elapsed_s": 0.5}),
+        (T0 + 3.505, {"phase": "read", "iteration": 0, "elapsed_s": 0.5}),
+    ]
+    w, r = windows(doc, progress, T0, T0 + 10)
+    assert (w["placed"], r["placed"]) == ("progress", "progress")
+    assert w["end"] == pytest.approx(T0 + 3.02)
+    assert r["start"] >= w["end"] and r["end"] == pytest.approx(T0 + 10.0)
+    assert r["end"] - r["start"] == pytest.approx(6.98)  # no room for all of it: it starts where write ended
 
 
 def test_estimated_windows_never_run_past_the_end_of_the_run() -> None:

@@ -326,6 +326,68 @@ def test_rpc_stats_tables_with_tabs_and_the_param_separator() -> None:
     assert e["tables"]["RPC latency (us)"]["buckets"]["128"] == {"read": 1, "write": 138}
 
 
+# mdc rpc_stats as Lustre 2.15 prints it (mdc_rpc_stats_seq_show): first the modify RPCs
+# (obd_mod_rpc_stats_seq_show: its time printed `%llu.%9lu`, so a fraction under 0.1 s is space-padded, and a
+# one-column table under a `modify` heading), then the read/write tables of Data-on-MDT I/O.
+MDC_RPC_STATS = (
+    "snapshot_time:         1700000000. 45678901 (secs.nsecs)\n"
+    "modify_RPCs_in_flight:  3\n"
+    "\n"
+    "\t\t\tmodify\n"
+    "rpcs in flight        rpcs   % cum %\n"
+    "0:\t\t         0   0   0\n"
+    "1:\t\t     52861  86  86\n"
+    "2:\t\t      5830   9  96\n"
+    "3:\t\t      1634   2  98\n"
+    "4:\t\t       722   1 100\n"
+    "\n"
+    "read RPCs in flight:  0\n"
+    "write RPCs in flight: 1\n"
+    "pending write pages:  0\n"
+    "pending read pages:   0\n"
+    "\n"
+    "\t\t\tread\t\t\twrite\n"
+    "pages per rpc         rpcs   % cum % |       rpcs   % cum %\n"
+    "1:\t\t        34  52  52   |         12 100 100\n"
+    "2:\t\t        31  47 100   |          0   0 100\n"
+    "\n"
+    "\t\t\tread\t\t\twrite\n"
+    "rpcs in flight        rpcs   % cum % |       rpcs   % cum %\n"
+    "0:\t\t        65 100 100   |         12 100 100\n"
+)
+
+
+def test_mdc_rpc_stats_modify_table_is_a_one_column_table_recognised_without_a_kind() -> None:
+    out = parse_text(MDC_RPC_STATS)
+    assert out["kind"] == "rpc_stats" and out["skipped_lines"] == 0
+    (e,) = out["entries"]
+    assert e["snapshot_time"] == pytest.approx(1700000000.045678901, abs=1e-9)
+    assert e["values"] == {
+        "modify_RPCs_in_flight": 3, "read RPCs in flight": 0, "write RPCs in flight": 1,
+        "pending write pages": 0, "pending read pages": 0,
+    }  # fmt: skip
+    assert list(e["tables"]) == ["modify rpcs in flight", "pages per rpc", "rpcs in flight"]
+    modify = e["tables"]["modify rpcs in flight"]
+    assert modify["unit"] == "rpcs"
+    assert modify["buckets"]["1"] == {"modify": 52861}
+    assert sum(b["modify"] for b in modify["buckets"].values()) == 52861 + 5830 + 1634 + 722
+    assert e["tables"]["rpcs in flight"]["buckets"]["0"] == {"read": 65, "write": 12}
+    assert histogram.table_columns("\t\t\tmodify") == ["modify"]
+    assert histogram.table_columns("\t\t\tread\t\t\twrite") == ["read", "write"]
+    assert histogram.table_columns("\t\t\tmodify rpcs") is None
+    # In an mdc parameter of lctl's output, and as Prometheus counters with operation="modify".
+    from iolens.monitor.prometheus import exposition
+
+    data, skipped = histogram.parse(MDC_RPC_STATS)
+    entry = {"kind": "rpc_stats", "component": "mdc", "target": "lfs-MDT0000-mdc-ffff88", **data}
+    text = exposition({"time": 1.0, "data": {"lustre": {"mdc.x.rpc_stats": entry}}}, {}, False, 1)
+    assert (
+        'lustre_rpc_stats_total{component="mdc",target="lfs-MDT0000-mdc-ffff88",'
+        'table="modify rpcs in flight",'
+        'bucket="2",operation="modify"} 5830'
+    ) in text
+
+
 def test_brw_stats_tables_with_size_suffixes() -> None:
     out = parse_text(BRW_STATS)
     assert out["kind"] == "brw_stats" and out["skipped_lines"] == 0

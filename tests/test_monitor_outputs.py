@@ -305,3 +305,92 @@ def test_a_port_in_use_is_an_error(monitor_factory: list[Monitor]) -> None:
     r = run_iolens(["monitor", "--prometheus", f"127.0.0.1:{port}", "--duration", "1s"])
     assert r.returncode == 1 and "cannot listen" in r.stderr
     assert mon.stop() == 0
+
+
+# --- bytes that are not UTF-8 -------------------------------------------------------------------------------
+
+NAME = b"io\xffrank"  # a process name that is not UTF-8 (prctl(PR_SET_NAME) takes any bytes)
+SHOWN = "io\\xffrank"  # how every output shows it: the byte as \xHH, as Lustre 2.16 escapes job ids
+
+
+@pytest.fixture
+def odd_process() -> Iterator[int]:
+    code = (
+        "import ctypes, sys, time\n"
+        f"ctypes.CDLL(None).prctl(15, {NAME!r}, 0, 0, 0)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    assert Path(f"/proc/{proc.pid}/comm").read_bytes() == NAME + b"\n"
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def test_a_process_name_that_is_not_utf8_reaches_the_stream_and_influx_escaped(
+    tmp_path: Path, odd_process: int
+) -> None:
+    out, lines = tmp_path / "mon.jsonl", tmp_path / "mon.influx"
+    r = run_iolens(["monitor", "--pid", str(odd_process), "--sources", "proc_io", "--interval", "0.1",
+                    "--duration", "0.3", "--out", str(out), "--influx", str(lines)])  # fmt: skip
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    samples = [json.loads(x) for x in out.read_text("utf-8").splitlines() if '"sample"' in x]
+    assert samples and all(s["data"]["proc_io"][str(odd_process)]["comm"] == SHOWN for s in samples)
+    influx_lines = lines.read_text("utf-8").splitlines()
+    # Tag values escape a backslash as \\ (influx.py), so the four characters \xff are written \\xff.
+    assert influx_lines and all("comm=io\\\\xffrank" in x for x in influx_lines)
+
+
+def test_a_process_name_that_is_not_utf8_is_served_to_prometheus_escaped(
+    odd_process: int, monitor_factory: list[Monitor]
+) -> None:
+    mon = Monitor(["--prometheus", "127.0.0.1:0", "--pid", str(odd_process), "--sources", "proc_io",
+                   "--interval", "0.1"])  # fmt: skip
+    monitor_factory.append(mon)
+    time.sleep(0.3)
+    text, _ = mon.scrape()
+    fams = _families(text)
+    assert _value(fams, "iolens_process_read_chars", "iolens_process_read_chars_total", comm=SHOWN) >= 0
+    assert mon.stop() == 0
+
+
+def test_an_unquoted_lustre_job_id_that_is_not_utf8_reaches_every_output(
+    tmp_path: Path, monitor_factory: list[Monitor]
+) -> None:
+    # Lustre <= 2.15 prints a job id as it is, bytes and all: here Latin-1 "é" (0xe9), not UTF-8.
+    root = _lustre_root(tmp_path / "lustre", job_id="caf-e9")
+    path = root / "obdfilter" / "lfs-OST0000" / "job_stats"
+    path.write_bytes(path.read_bytes().replace(b"caf-e9", b"caf\xe9"))
+    assert b"- job_id:          caf\xe9\n" in path.read_bytes()
+    out, lines = tmp_path / "mon.jsonl", tmp_path / "mon.influx"
+    r = run_iolens(["monitor", "--lustre-root", str(root), "--sources", "lustre", "--duration", "0.2",
+                    "--interval", "0.1", "--out", str(out), "--influx", str(lines)])  # fmt: skip
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    sample = next(json.loads(x) for x in out.read_text("utf-8").splitlines() if '"sample"' in x)
+    jobs = sample["data"]["lustre"]["obdfilter.lfs-OST0000.job_stats"]["jobs"]
+    assert "caf\\xe9" in jobs and jobs["caf\\xe9"]["counters"]["write_bytes"]["sum"] > 0
+    assert any("job_id=caf\\\\xe9" in x for x in lines.read_text("utf-8").splitlines())
+    mon = Monitor(["--prometheus", "127.0.0.1:0", "--prometheus-jobs", "--lustre-root", str(root),
+                   "--sources", "lustre", "--interval", "0.1"])  # fmt: skip
+    monitor_factory.append(mon)
+    text, _ = mon.scrape()
+    fams = _families(text)
+    labels = {"component": "ost", "target": "lfs-OST0000", "jobid": "caf\\xe9"}
+    assert _value(fams, "lustre_job_write_bytes", "lustre_job_write_bytes_total", **labels) > 0
+
+
+def test_monitor_parse_reads_a_file_and_standard_input_that_are_not_utf8(tmp_path: Path) -> None:
+    data = sample_text("ost-job_stats-2.12.txt").replace("cluster-testjob1", "caf\udce9")
+    raw = data.encode("utf-8", "surrogateescape")
+    (tmp_path / "js.txt").write_bytes(raw)
+    for args, stdin in (
+        (["monitor", "parse", str(tmp_path / "js.txt")], None),
+        (["monitor", "parse", "-"], raw),
+    ):
+        r = subprocess.run([sys.executable, "-m", "iolens", *args], input=stdin, capture_output=True,
+                           env=iolens_env(), timeout=60, check=False)  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        parsed = json.loads(r.stdout.decode("utf-8"))
+        assert "caf\\xe9" in parsed["entries"][0]["jobs"]

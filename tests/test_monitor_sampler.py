@@ -120,8 +120,10 @@ def test_a_job_that_vanished_and_came_back_counts_from_zero(tmp_path: Path) -> N
     second, _ = s.sample()
     jobs = second["rates"]["lustre"]["obdfilter.lfs-OST0000.job_stats"]["jobs"]
     assert set(jobs) == {"a"}
-    f.write_text(_jobs(("a", 160), ("b", 10)))  # b is back, counting from zero
+    assert "resets" not in second  # a job gone is no reset of the others
+    f.write_text(_jobs(("a", 160), ("b", 10), ("c", 1)))  # b is back, counting from zero; c is new
     third, _ = s.sample()
+    assert third["resets"] == ["lustre.obdfilter.lfs-OST0000.job_stats.jobs.b"]
     dt = third["elapsed_s"] - second["elapsed_s"]
     jobs = third["rates"]["lustre"]["obdfilter.lfs-OST0000.job_stats"]["jobs"]
     assert jobs["b"]["counters"]["write_bytes"]["sum"] == pytest.approx(10 * 4096 / dt, rel=0.01)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -12,8 +13,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,8 @@ the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ..
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the run's iolens document to FILE
   --no-live              no live display while the run goes on
-  --monitor[=T]          sample this node's I/O statistics during the run, into the document (docs/monitor.md)
+  --monitor[=T]          sample the nodes' I/O statistics during the run, into the document (docs/monitor.md;
+                         under mpirun/srun every node, by its local rank 0, into IOLENS_TMPDIR)
   --verify               check the config hash and score hash of RESULT.txt against CONFIG.ini
 """
 
@@ -103,7 +105,8 @@ iolens options (everything else goes to the engine unchanged):
   --json FILE            also write the result document (JSON) to FILE
   --no-live              no live progress line while the run goes on
   --monitor[=T]          sample this node's I/O statistics every T (default 0.1 s, then 1 s after 10 s)
-                         during the run, kept in the document with each phase's window (docs/monitor.md)
+                         during the run, kept in the document with each phase's window (docs/monitor.md);
+                         under mpirun/srun every node too, by its local rank 0, into IOLENS_TMPDIR
   --                     pass every later argument to the engine
   -h, --help             this help, then the engine's
 """
@@ -367,6 +370,10 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
             return _error(str(exc))
         try:
             with monitor_attach.attached(monitor_req, workload) as mon:
+                if mon is not None and req.uses_mpi:
+                    # Every node sampled by its local rank 0, into the run's (shared) temporary directory.
+                    mon.sample_nodes(Path(tmp))
+                    req = replace(req, wrapper=mon.engine_wrapper())
                 outcome = _launch(
                     req,
                     engine,
@@ -539,6 +546,20 @@ def _no_document(
     return status
 
 
+@contextlib.contextmanager
+def _nodes_tmp(wanted: bool) -> Iterator[Path | None]:
+    """A temporary directory for the per-node monitor streams of an MPI io500 run (under IOLENS_TMPDIR, which
+    should be a directory every node shares), or None when not wanted."""
+    if not wanted:
+        yield None
+        return
+    tmp_parent = os.environ.get("IOLENS_TMPDIR") or None
+    if tmp_parent is not None and not os.path.isdir(tmp_parent):
+        raise UsageError(f"IOLENS_TMPDIR={tmp_parent}: not a directory")
+    with tempfile.TemporaryDirectory(prefix="iolens-", dir=tmp_parent) as tmp:
+        yield Path(tmp)
+
+
 _IO500_VALUED = ("--mode", "--np", "--nodes", "--launcher", "--launcher-args", "--json")
 
 
@@ -614,10 +635,17 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
         )
         err = Console(stderr=True, highlight=False)
         docs: list[dict[str, Any]] = []
-        with monitor_attach.attached(None if run_opts.dry_run else monitor_req, "io500") as mon:
-            status = driver.main_run(run_opts, _out_console(), err, on_document=docs.append)
-        if mon is not None and docs:
-            mon.add_to_io500(docs[0], json_path, _out_console())
+        if run_opts.dry_run:
+            monitor_req = None
+        with _nodes_tmp(monitor_req is not None and launcher != "local") as tmp:
+            with monitor_attach.attached(monitor_req, "io500") as mon:
+                if mon is not None and tmp is not None:
+                    # Every node of every phase sampled by its local rank 0 (monitor/node_wrap.py).
+                    mon.sample_nodes(tmp)
+                    run_opts.engine_wrapper = mon.engine_wrapper
+                status = driver.main_run(run_opts, _out_console(), err, on_document=docs.append)
+            if mon is not None and docs:
+                mon.add_to_io500(docs[0], json_path, _out_console())
         if docs and store is not None and not _store(store, docs[0]) and status == 0:
             status = 1
         return status

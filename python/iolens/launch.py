@@ -45,6 +45,9 @@ class RunRequest:
     nodes: int | None = None
     launcher: str = "local"
     launcher_args: Sequence[str] = ()
+    # Under mpirun/srun, a command each rank runs with the engine's command after it (--monitor's per-node
+    # sampler, monitor/node_wrap.py); the local launcher does not use it.
+    wrapper: Sequence[str] = ()
 
     def validate(self) -> None:
         if self.launcher not in LAUNCHERS:
@@ -123,7 +126,7 @@ def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmp
     if req.launcher == "local":
         req.validate()
         return [*eng, "--np", str(req.np)]
-    return [*launcher_prefix(req, mpi_flavor), *eng, "--comm", "mpi"]
+    return [*launcher_prefix(req, mpi_flavor), *req.wrapper, *eng, "--comm", "mpi"]
 
 
 def check_command(req: RunRequest, engine: Path | str) -> list[str]:

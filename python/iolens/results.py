@@ -1299,6 +1299,44 @@ class MonitorWindow:
         )
 
 
+def _sample_records(r: _Reader) -> tuple[dict[str, Any], ...]:
+    samples = r.array("samples")
+    for i, x in enumerate(samples):
+        if not isinstance(x, dict) or not isinstance(x.get("time"), int | float):
+            raise ResultError(f"{r._key('samples')}[{i}]: expected a sample record with a time")
+    return tuple(samples)
+
+
+def _sources(r: _Reader) -> dict[str, Any]:
+    sources = r.object("sources", None, nullable=True)
+    return dict(sources.obj) if sources is not None else {}
+
+
+@dataclass(frozen=True)
+class MonitorNode:
+    """One node of an MPI run, sampled by its local rank 0 (`monitor.nodes[HOST]`)."""
+
+    host: str
+    interval: str
+    complete: bool
+    sources: dict[str, Any]
+    windows: tuple[MonitorWindow, ...]
+    samples: tuple[dict[str, Any], ...]
+    events: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def parse(cls, r: _Reader) -> MonitorNode:
+        return cls(
+            host=r.string("host"),
+            interval=r.string("interval", ""),
+            complete=r.boolean("complete", True),
+            sources=_sources(r),
+            windows=r.each("windows", MonitorWindow.parse),
+            samples=_sample_records(r),
+            events=tuple(e for e in r.array("events", []) if isinstance(e, dict)),
+        )
+
+
 @dataclass(frozen=True)
 class RunMonitor:
     host: str
@@ -1310,24 +1348,23 @@ class RunMonitor:
     windows: tuple[MonitorWindow, ...]
     samples: tuple[dict[str, Any], ...]
     events: tuple[dict[str, Any], ...] = ()
+    # Under MPI: each node's own samples, by host.
+    nodes: dict[str, MonitorNode] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, r: _Reader) -> RunMonitor:
-        samples = r.array("samples")
-        for i, x in enumerate(samples):
-            if not isinstance(x, dict) or not isinstance(x.get("time"), int | float):
-                raise ResultError(f"{r._key('samples')}[{i}]: expected a sample record with a time")
-        sources = r.object("sources", None, nullable=True)
+        nodes = r.object("nodes", None, nullable=True)
         return cls(
             host=r.string("host"),
             interval=r.string("interval", ""),
             started=r.number("started"),
             ended=r.number("ended"),
             note=r.string("note", None, nullable=True),
-            sources=dict(sources.obj) if sources is not None else {},
+            sources=_sources(r),
             windows=r.each("windows", MonitorWindow.parse),
-            samples=tuple(samples),
+            samples=_sample_records(r),
             events=tuple(e for e in r.array("events", []) if isinstance(e, dict)),
+            nodes={k: MonitorNode.parse(nodes.required(k)) for k in nodes.obj} if nodes is not None else {},
         )
 
 

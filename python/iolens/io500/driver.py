@@ -83,6 +83,9 @@ class DriverOptions:
     json: Path | None = None
     live: bool = True
     argv: list[str] = field(default_factory=list)  # the command line, for the document
+    # Under mpirun/srun: the command each rank of a phase runs before its engine, given the phase's name
+    # (--monitor's per-node sampler, launch.RunRequest.wrapper).
+    engine_wrapper: Callable[[str], Sequence[str]] | None = None
 
 
 @dataclass
@@ -486,6 +489,8 @@ class Runner:
         json_path = self.resultdir / f"{p.name}.json"
         text_path = self.resultdir / f"{p.name}.txt"
         req = engine_request(self.opts, p.kind, [*p.args, "--json", str(json_path), "--progress"], p.np)
+        if self.opts.engine_wrapper is not None:
+            req.wrapper = self.opts.engine_wrapper(p.name)
         t_start = _now()
         t0 = time.monotonic()
         with open(text_path, "w", encoding="utf-8") as out:

@@ -20,6 +20,7 @@ from rich.live import Live
 from rich.text import Text
 
 from iolens.monitor import influx, parsefile, prometheus, stream
+from iolens.monitor.common import decode
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
 from iolens.monitor.view import LiveView
 
@@ -200,11 +201,23 @@ def main(argv: Sequence[str], sink: Callable[[dict[str, Any]], None] | None = No
     return _run(sampler, ns, interval, duration, address, sink)
 
 
+def event_text(ev: dict[str, Any]) -> str:
+    """What an event record says about its source, for a person."""
+    if ev["event"] == "unavailable":
+        return f"unavailable: {ev.get('reason', '')}"
+    if ev["event"] == "partial":
+        parts = ev.get("unreadable") or {}
+        return "partly unavailable: " + "; ".join(f"{part}: {why}" for part, why in parts.items())
+    return "available"
+
+
 def _list_sources(sampler: Sampler) -> int:
     sampler.sample()
     for name, info in sampler.availability().items():
         if info["available"]:
             print(f"{name:11s} available     {info['reads']}")
+            for part, why in (info.get("unreadable") or {}).items():
+                print(f"{'':11s} not readable  {part}: {why}")
         else:
             print(f"{name:11s} unavailable   {info.get('reason', '')}")
     return 0
@@ -269,12 +282,7 @@ def _run(
                 if writer is not None:
                     writer.write(ev)
                 if not live:
-                    what = (
-                        f"unavailable: {ev.get('reason', '')}"
-                        if ev["event"] == "unavailable"
-                        else "available"
-                    )
-                    err.print(Text(f"iolens monitor: {ev['source']} {what}"), soft_wrap=True)
+                    err.print(Text(f"iolens monitor: {ev['source']} {event_text(ev)}"), soft_wrap=True)
 
             def on_record(rec: dict[str, Any]) -> None:
                 latest["record"] = rec
@@ -357,7 +365,7 @@ def parse_command(argv: Sequence[str]) -> int:
         sys.stdout.write("usage: iolens monitor parse FILE [--kind KIND]\n")
         return 0 if ns.help else 2
     try:
-        text = sys.stdin.read() if ns.file == "-" else Path(ns.file).read_text("utf-8", "surrogateescape")
+        text = decode(sys.stdin.buffer.read() if ns.file == "-" else Path(ns.file).read_bytes())
     except OSError as exc:
         return _error(f"{ns.file}: cannot read: {exc.strerror}")
     try:

@@ -20,10 +20,16 @@ class SourceUnavailable(Exception):
     """The source cannot be read here (missing, no permission, not mounted); the message says why."""
 
 
+class Unreadable(SourceUnavailable):
+    """The file is there but we may not read it (permission denied): trying again will not help."""
+
+
 class Collector:
     """A source of statistics: read() returns one reading (a tree of dicts), or raises SourceUnavailable.
 
     `skipped` counts the malformed lines seen since the collector was made (each one skipped, never fatal).
+    `unreadable` names the parts of a source that is read only in part ({part: why}; Lustre: a parameter or a
+    root we may not read); the sampler reports each part once.
     `gauges` names the numeric leaves that are not counters (no rate is computed for them);
     `new_from_zero` says that a key absent from the previous reading counted from zero (Lustre omits
     counters with no samples and jobs come and go) rather than being a new, already-running counter.
@@ -39,6 +45,7 @@ class Collector:
 
     def __init__(self) -> None:
         self.skipped = 0
+        self.unreadable: dict[str, str] = {}
 
     def read(self) -> Tree:
         raise NotImplementedError
@@ -46,6 +53,22 @@ class Collector:
     def describe(self) -> str:
         """Where the source reads from, for the stream's header."""
         return ""
+
+    def reappeared(self, prev: Tree | None, cur: Tree) -> list[str]:
+        """Resets that rates() cannot see from two readings (dotted paths, the source's name first): called
+        with every reading, the first one too (prev None)."""
+        return []
+
+
+# How the bytes of a statistics file become text: a byte that is not UTF-8 (in a process renamed with one, or
+# a job id of Lustre <= 2.15, which prints ids unescaped) becomes the four characters `\xHH`, as Lustre 2.16
+# escapes them. Never a lone surrogate, which no UTF-8 output (stream, InfluxDB, Prometheus) can encode.
+TEXT_ERRORS = "backslashreplace"
+
+
+def decode(data: bytes) -> str:
+    """Statistics text from bytes (TEXT_ERRORS)."""
+    return data.decode("utf-8", TEXT_ERRORS)
 
 
 def read_file(path: str) -> str:
@@ -56,13 +79,13 @@ def read_file(path: str) -> str:
     except FileNotFoundError:
         raise SourceUnavailable(f"{path}: no such file") from None
     except PermissionError:
-        raise SourceUnavailable(f"{path}: permission denied (run as root?)") from None
+        raise Unreadable(f"{path}: permission denied (run as root?)") from None
     except OSError as exc:
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
         if exc.errno in (errno.ENODEV, errno.ENXIO, errno.ESRCH):
             reason = "gone"
         raise SourceUnavailable(f"{path}: {reason}") from None
-    return data.decode("utf-8", "surrogateescape")
+    return decode(data)
 
 
 def to_int(text: str) -> int:

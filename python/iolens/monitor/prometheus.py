@@ -384,14 +384,14 @@ def _lustre(e: Exposition, data: Tree, jobs: bool) -> None:
                 )
             for title, table in entry.get("tables", {}).items():
                 for bucket, row in table.get("buckets", {}).items():
-                    for direction in ("read", "write"):
-                        if direction in row:
+                    for direction, count in row.items():  # read, write (mdc: modify)
+                        if direction != "bytes":
                             e.add(
                                 f"{name}_total",
                                 "counter",
                                 f"Count in a bucket of a {kind} table ({table.get('unit') or 'count'}).",
                                 {**labels, "table": title, "bucket": bucket, "operation": direction},
-                                row[direction],
+                                count,
                             )
 
 
@@ -429,6 +429,15 @@ def exposition(
             {"source": name},
             1 if name in data else 0,
         )
+    for name, info in (sources or {}).items():
+        if isinstance(info, dict) and info.get("unreadable"):
+            e.add(
+                "iolens_monitor_unreadable_parts",
+                "gauge",
+                "Parts of the source that could not be read (a Lustre parameter or root: permission denied).",
+                {"source": name},
+                len(info["unreadable"]),
+            )
     for name, n in (record or {}).get("skipped_lines", {}).items():
         e.add(
             "iolens_monitor_skipped_lines_total",

@@ -1,4 +1,4 @@
-"""The terminal view of a run's "monitor" object: what this node's storage did during each phase."""
+"""The terminal view of a run's "monitor" object: what the nodes' storage did during each phase."""
 
 from __future__ import annotations
 
@@ -24,13 +24,26 @@ def _pair(items: list[dict[str, Any]]) -> str:
 
 def monitor_section(mon: Any) -> RenderableType:
     """A table, one row per phase window: the node's block devices (summed), NFS and Lustre traffic, I/O
-    pressure and the most dirty memory, from the samples that cover the window. `mon` is a
-    results.RunMonitor."""
+    pressure and the most dirty memory, from the samples that cover the window; under MPI, one more table per
+    node sampled by its local rank 0. `mon` is a results.RunMonitor."""
     parts: list[RenderableType] = []
     head = Text(f"monitor: {len(mon.samples)} samples of {mon.host} every {mon.interval}", style="bold")
     parts.append(head)
     if mon.note:
         parts.append(Text(f"note: {mon.note}", style="yellow"))
+    parts.append(_windows_table(mon.windows))
+    off = [name for name, s in mon.sources.items() if s.get("available") is False]
+    if off:
+        parts.append(Text("not sampled here: " + ", ".join(off), style="dim"))
+    for host, node in mon.nodes.items():
+        cut = "" if node.complete else " (its stream ends early)"
+        line = f"node {host}: {len(node.samples)} samples every {node.interval}{cut}"
+        parts.append(Text(line, style="bold"))
+        parts.append(_windows_table(node.windows))
+    return Group(*parts)
+
+
+def _windows_table(windows: Any) -> Table:
     t = Table(box=box.SIMPLE, pad_edge=False, padding=(0, 1, 0, 0))
     for col, just in (
         ("phase", "left"),
@@ -45,7 +58,7 @@ def monitor_section(mon: Any) -> RenderableType:
         ("dirty max MiB", "right"),
     ):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for w in mon.windows:
+    for w in windows:
         f = w.figures or {}
         devs = f.get("devices") or []
         net = (f.get("nfs") or []) + (f.get("lustre") or [])
@@ -65,8 +78,4 @@ def monitor_section(mon: Any) -> RenderableType:
             f"{pressure:.1f}" if isinstance(pressure, int | float) else "-",
             f"{dirty / MiB:.1f}" if isinstance(dirty, int | float) else "-",
         )
-    parts.append(t)
-    off = [name for name, s in mon.sources.items() if s.get("available") is False]
-    if off:
-        parts.append(Text("not sampled here: " + ", ".join(off), style="dim"))
-    return Group(*parts)
+    return t

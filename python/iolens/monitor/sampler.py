@@ -1,6 +1,6 @@
 """The sampler: reads every collector once per interval and turns the readings into sample records (raw
-values, per-second rates since the previous reading, resets), plus events when a source becomes unavailable
-or comes back.
+values, per-second rates since the previous reading, resets), plus events when a source becomes unavailable,
+comes back, or can be read only in part (some of its files may not be read: reported once, "partial").
 
 A source that cannot be read is reported unavailable once and tried again every `retry_s` seconds; the other
 sources go on. A collector that raises anything else is treated the same way (a bug in one parser must not
@@ -85,6 +85,8 @@ class _State:
     last: Tree | None = None
     last_mono: float = 0.0
     retry_at: float = 0.0
+    # The collector's unreadable parts already reported.
+    said: set[str] = field(default_factory=set)
 
 
 class Sampler:
@@ -113,6 +115,8 @@ class Sampler:
             entry: Record = {"available": s.available, "reads": s.collector.describe()}
             if s.available is False:
                 entry["reason"] = s.reason
+            if s.collector.unreadable:
+                entry["unreadable"] = dict(s.collector.unreadable)
             out[s.collector.name] = entry
         return out
 
@@ -149,6 +153,14 @@ class Sampler:
             if s.available is False:
                 events.append(self._event("available", c.name, now))
             s.available = True
+            new = {part: why for part, why in c.unreadable.items() if part not in s.said}
+            if new:
+                s.said.update(new)
+                ev = self._event(
+                    "partial", c.name, now, f"{len(new)} part(s) could not be read: {', '.join(new)}"
+                )
+                ev["unreadable"] = new
+                events.append(ev)
             data[c.name] = reading
             if s.last is not None:
                 found: list[str] = []
@@ -156,6 +168,7 @@ class Sampler:
                 if r:
                     out_rates[c.name] = r
                 resets.extend(found)
+            resets.extend(c.reappeared(s.last, reading))
             s.last, s.last_mono = reading, mono
             if c.skipped:
                 skipped[c.name] = c.skipped

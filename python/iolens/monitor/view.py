@@ -185,6 +185,8 @@ class LiveView:
         self.host = host
         self.record: dict[str, Any] | None = None
         self.unavailable: dict[str, str] = {}
+        # Sources read only in part: {source: {part: why}}.
+        self.partial: dict[str, dict[str, str]] = {}
         self.samples = 0
 
     def update(self, record: dict[str, Any]) -> None:
@@ -194,6 +196,8 @@ class LiveView:
     def event(self, ev: dict[str, Any]) -> None:
         if ev.get("event") == "unavailable":
             self.unavailable[ev["source"]] = ev.get("reason", "")
+        elif ev.get("event") == "partial":
+            self.partial.setdefault(ev["source"], {}).update(ev.get("unreadable") or {})
         else:
             self.unavailable.pop(ev.get("source", ""), None)
 
@@ -230,4 +234,7 @@ class LiveView:
             )
         for name, reason in sorted(self.unavailable.items()):
             parts.append(Text(f"{name}: unavailable — {reason}", style="dim"))
+        for name, unreadable in sorted(self.partial.items()):
+            what = "; ".join(f"{part}: {why}" for part, why in unreadable.items())
+            parts.append(Text(f"{name}: partly unavailable — {what}", style="dim"))
         return Group(*parts)

@@ -251,11 +251,16 @@ def _monitor(raw: dict[str, Any], phases: list[PhaseRow]) -> list[Sample]:
     from iolens.store.samples import record_samples
 
     host = str(mon.get("host") or raw.get("host", {}).get("hostname") or "unknown")
+    streams: list[tuple[str, Any]] = [(host, mon.get("samples"))]
+    nodes = mon.get("nodes")
+    if isinstance(nodes, dict):  # under MPI, each node's own samples (its host)
+        streams.extend((str(h), n.get("samples")) for h, n in nodes.items() if isinstance(n, dict))
     out: list[Sample] = []
-    for rec in mon.get("samples") or []:
-        if isinstance(rec, dict) and rec.get("type", "sample") == "sample" and "time" in rec:
-            try:
-                out.extend(record_samples(rec, host))
-            except ValueError:
-                continue
+    for who, records in streams:
+        for rec in records if isinstance(records, list) else []:
+            if isinstance(rec, dict) and rec.get("type", "sample") == "sample" and "time" in rec:
+                try:
+                    out.extend(record_samples(rec, who))
+                except ValueError:
+                    continue
     return out

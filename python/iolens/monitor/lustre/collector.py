@@ -3,7 +3,9 @@ interval, or runs `lctl get_param` when asked (or when the files are not visible
 
 The reading is {parameter name: {kind, component, target[, nid | service], ...what its parser read}}.
 Parameters are looked for again every `rediscover_s` seconds (targets mount and unmount, clients connect)
-and after a file vanished.
+and after a file vanished. A root that may not be searched (debugfs without root) and a parameter file that
+may not be read are kept in `unreadable` with the reason, reported once by the sampler, and not tried again:
+permissions do not change from one sample to the next, and a re-scan each interval would cost every sample.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import shutil
 import subprocess
 import time
 
-from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file
+from iolens.monitor.common import TEXT_ERRORS, Collector, SourceUnavailable, Tree, Unreadable, read_file
 from iolens.monitor.lustre import params, parse
 
 MODES = ("auto", "files", "lctl")
+# Job ids remembered per job_stats to know one that comes back; past this many the memory starts again.
+SEEN_JOBS_MAX = 1_000_000
 
 
 class LustreCollector(Collector):
@@ -46,6 +50,27 @@ class LustreCollector(Collector):
         self.files: dict[str, str] = {}
         self._found_at: float | None = None
         self.using = ""
+        # Every job id each job_stats listed so far (reappeared()); forgotten past SEEN_JOBS_MAX.
+        self._seen_jobs: dict[str, set[str]] = {}
+
+    def reappeared(self, prev: Tree | None, cur: Tree) -> list[str]:
+        """`lustre.PARAM.jobs.ID` of each job that is back in a job_stats after it was gone from it (Lustre
+        dropped it after job_cleanup_interval of inactivity; its counters start again from zero). Set
+        operations over the job ids: a server lists tens of thousands."""
+        out: list[str] = []
+        for name, entry in cur.items():
+            if entry.get("kind") != "job_stats":
+                continue
+            jobs = entry.get("jobs", {}).keys()
+            seen = self._seen_jobs.get(name)
+            if seen is None or len(seen) > SEEN_JOBS_MAX:
+                seen = self._seen_jobs[name] = set()
+            if prev is not None:  # (none after the source was unavailable: nothing is known of the gap)
+                before = prev.get(name, {}).get("jobs", {}).keys()
+                back = (jobs - before) & seen
+                out.extend(f"{self.name}.{name}.jobs.{job}" for job in sorted(back))
+            seen.update(jobs)
+        return out
 
     def describe(self) -> str:
         if self.using == "lctl":
@@ -57,7 +82,12 @@ class LustreCollector(Collector):
         if self._found_at is not None and now - self._found_at < self.rediscover_s:
             return
         self._found_at = now
-        self.files = params.find(self.patterns, self.roots) if self.mode != "lctl" else {}
+        self.files = {}
+        if self.mode != "lctl":
+            for root, why in params.denied_roots(self.roots).items():
+                self.unreadable.setdefault(root, why)
+            found = params.find(self.patterns, self.roots)
+            self.files = {name: path for name, path in found.items() if name not in self.unreadable}
         if self.files:
             self.using = "files"
         elif self.mode != "files" and shutil.which(self.lctl) is not None:
@@ -79,18 +109,27 @@ class LustreCollector(Collector):
             return self._read_files()
         if self.using == "lctl":
             return self._read_lctl()
+        if self.unreadable:
+            raise SourceUnavailable(self._denied())
         where = ", ".join(self.roots)
         hint = "" if self.mode == "files" else " and no lctl on PATH"
         raise SourceUnavailable(
             f"no Lustre statistics under {where}{hint} (no Lustre here, or client stats in debugfs need root)"
         )
 
+    def _denied(self) -> str:
+        return "nothing readable: " + "; ".join(f"{part}: {why}" for part, why in self.unreadable.items())
+
     def _read_files(self) -> Tree:
         out: Tree = {}
         gone = False
-        for name, path in self.files.items():
+        for name, path in list(self.files.items()):
             try:
                 text = read_file(path)
+            except Unreadable as exc:
+                self.unreadable[name] = str(exc)
+                del self.files[name]
+                continue
             except SourceUnavailable:
                 gone = True
                 continue
@@ -98,7 +137,9 @@ class LustreCollector(Collector):
         if gone:
             self._found_at = None
         if not out:
-            raise SourceUnavailable("the Lustre statistics files vanished")
+            raise SourceUnavailable(
+                "the Lustre statistics files vanished" if gone or not self.unreadable else self._denied()
+            )
         return out
 
     def _read_lctl(self) -> Tree:
@@ -107,7 +148,7 @@ class LustreCollector(Collector):
                 [self.lctl, "get_param", *self.patterns],
                 capture_output=True,
                 text=True,
-                errors="surrogateescape",
+                errors=TEXT_ERRORS,
                 timeout=30,
                 check=False,
             )

@@ -10,10 +10,20 @@
     256:                    12 100 100   |        137  99 100
 
 A header (times, then `name: value` lines), then tables separated by blank lines; each table starts with a
-line of tabs or spaces around `read` and `write`, then a title row (`pages per rpc`, `rpcs in flight`,
-`offset`, `RPC latency (us)`; brw_stats: `pages per bulk r/w`, `discontiguous pages`, `disk I/Os in flight`,
-`I/O time (1/1000s)`, `disk I/O size` ...), then rows `BUCKET: count pct cumpct | count pct cumpct` with tabs
-and spaces in any mix. Buckets may carry a unit suffix (`4K:`, `1M:`). The counts are kept; the percentages
+line of tabs or spaces around its column headings, `read` and `write` (and a `|`), then a title row (`pages
+per rpc`, `rpcs in flight`, `offset`, `RPC latency (us)`; brw_stats: `pages per bulk r/w`, `discontiguous
+pages`, `disk I/Os in flight`, `I/O time (1/1000s)`, `disk I/O size` ...), then rows `BUCKET: count pct
+cumpct | count pct cumpct` with tabs and spaces in any mix. Buckets may carry a unit suffix (`4K:`, `1M:`).
+
+mdc `rpc_stats` begins with a one-column table of the modify RPCs in flight (Lustre's
+obd_mod_rpc_stats_seq_show), after a `modify_RPCs_in_flight:` value line:
+
+    \t\t\tmodify
+    rpcs in flight        rpcs   % cum %
+    1:\t\t     52861  86  86
+
+Its rows are {modify: count}; such a table is named by its heading and title (`modify rpcs in flight`), so it
+does not take the name of the read/write `rpcs in flight` table after it. The counts are kept; the percentages
 are derived figures and are not. A line that fits none of this is skipped and counted.
 """
 
@@ -26,52 +36,71 @@ from iolens.monitor.lustre.stats import parse_header_time
 
 # `pages per rpc         rpcs   % cum % |       rpcs   % cum %` → title, column unit.
 _TITLE = re.compile(r"^\s*(.*?)\s+(\w+)\s+%\s+cum\s*%\s*(?:\|.*)?$")
-_ROW = re.compile(r"^\s*([^\s:][^:]*?):\s*(-?\d[\d\s]*(?:\|[\d\s]*)?)$")
+_ROW = re.compile(r"^\s*([^\s:][^:]*?):\s*(-?\d[\d\s]*(?:\|[\d\s]*)*)$")
+# The column headings Lustre prints above its tables.
+COLUMNS = ("read", "write", "modify")
+READ_WRITE = ["read", "write"]
+
+
+def table_columns(line: str) -> list[str] | None:
+    """The columns of a table that this line opens (`read write`, `modify`), else None: only column headings
+    (and `|`) between tabs and spaces, each once."""
+    words = line.replace("|", " ").split()
+    if not words or len(set(words)) != len(words) or any(w not in COLUMNS for w in words):
+        return None
+    return words
 
 
 def is_table_start(line: str) -> bool:
-    """The line that opens a table: only `read` and `write` (and a `|`) between tabs and spaces."""
-    return line.replace("|", " ").split() == ["read", "write"]
+    """The line that opens a table (detect() recognises rpc_stats and brw_stats by it)."""
+    return table_columns(line) is not None
 
 
-def _row(line: str) -> tuple[str, Tree] | None:
+def _row(line: str, columns: list[str]) -> tuple[str, Tree] | None:
+    """(bucket, {column: count}) of a row: one `count pct cumpct` group per column, split by `|`; a group
+    may be missing at the end (a row of the first column only)."""
     m = _ROW.match(line)
     if m is None:
         return None
-    left, _, right = m.group(2).partition("|")
-    lnums, rnums = left.split(), right.split()
-    if not lnums:
+    groups = [g.split() for g in m.group(2).split("|")]
+    if not groups[0] or len(groups) > len(columns):
         return None
-    row: Tree = {"read": int(lnums[0])}
-    if rnums:
-        row["write"] = int(rnums[0])
+    row: Tree = {}
+    for col, nums in zip(columns, groups, strict=False):
+        if nums:
+            row[col] = int(nums[0])
     return m.group(1).strip(), row
 
 
 def parse(text: str) -> tuple[Tree, int]:
     """{snapshot_time?, start_time?, elapsed_time?, values: {name: number}, tables: {title: {unit, buckets:
-    {bucket: {read, write}}}}} and the count of skipped lines. A bucket with a size suffix also gets `bytes`
-    (its value in bytes)."""
+    {bucket: {read, write} or {modify}}}}} and the count of skipped lines. A bucket with a size suffix also
+    gets `bytes` (its value in bytes)."""
     out: Tree = {}
     values: Tree = {}
     tables: Tree = {}
     skipped = 0
     table: Tree | None = None
+    columns = READ_WRITE
     want_title = False
     for line in text.splitlines():
         if not line.strip():
             table = None
             want_title = False
             continue
-        if is_table_start(line):
+        opened = table_columns(line)
+        if opened is not None:
             table = None
+            columns = opened
             want_title = True
             continue
         if want_title:
             want_title = False
-            if _row(line) is None:
+            if _row(line, columns) is None:
                 m = _TITLE.match(line)
                 title, unit = (m.group(1).strip(), m.group(2)) if m else (line.strip(), "")
+                if columns != READ_WRITE:
+                    title = f"{' '.join(columns)} {title}"
                 base, n = title, 2
                 while title in tables:
                     title = f"{base} ({n})"
@@ -83,7 +112,7 @@ def parse(text: str) -> tuple[Tree, int]:
             table = {"unit": "", "buckets": {}}
             tables[f"table {len(tables) + 1}"] = table
         if table is not None:
-            r = _row(line)
+            r = _row(line, columns)
             if r is None:
                 skipped += 1
                 continue

@@ -95,6 +95,29 @@ def split_output(text: str) -> list[tuple[str | None, str]]:
     return entries
 
 
+# debugfs is root's only: where client statistics are since 2.12.
+DEBUGFS_HINT = "client statistics in debugfs are readable by root only"
+
+
+def denied_roots(roots: tuple[str, ...] = ROOTS) -> dict[str, str]:
+    """{root: why} of the roots that are there but may not be searched (glob would pass over them without a
+    word: /sys/kernel/debug is mode 0700)."""
+    out: dict[str, str] = {}
+    for root in roots:
+        try:
+            os.stat(root)
+        except PermissionError:
+            pass
+        except OSError:
+            continue  # not there: no Lustre (or no debugfs), nothing to say
+        else:
+            if not os.path.isdir(root) or os.access(root, os.R_OK | os.X_OK):
+                continue
+        hint = DEBUGFS_HINT if "/debug/" in root + "/" else "run as root?"
+        out[root] = f"permission denied ({hint})"
+    return out
+
+
 def find(patterns: dict[str, str], roots: tuple[str, ...] = ROOTS) -> dict[str, str]:
     """{parameter name: path} of every file matching the patterns, the first root winning, as lctl does."""
     found: dict[str, str] = {}

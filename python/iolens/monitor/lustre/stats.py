@@ -27,8 +27,12 @@ def parse_header_time(parts: list[str]) -> tuple[str, float] | None:
     key = parts[0].rstrip(":")
     if key not in TIME_KEYS or len(parts) < 2:
         return None
-    value = parts[1]
-    unit = parts[2] if len(parts) > 2 else None
+    value, rest = parts[1], parts[2:]
+    if value.endswith(".") and rest and rest[0].isdigit():
+        # `%llu.%9lu` (mdc's modify RPC stats): a fraction printed space-padded, `1700000000. 12345678`; its
+        # digits are the count of nanoseconds (parse_time reads an unpadded fraction by its unit).
+        value, rest = value + rest[0], rest[1:]
+    unit = rest[0] if rest else None
     seconds = parse_time(value, unit)
     return None if seconds is None else (key, seconds)
 
