@@ -26,7 +26,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -490,7 +490,7 @@ class Runner:
         text_path = self.resultdir / f"{p.name}.txt"
         req = engine_request(self.opts, p.kind, [*p.args, "--json", str(json_path), "--progress"], p.np)
         if self.opts.engine_wrapper is not None:
-            req.wrapper = self.opts.engine_wrapper(p.name)
+            req = replace(req, wrapper=self.opts.engine_wrapper(p.name))
         t_start = _now()
         t0 = time.monotonic()
         with open(text_path, "w", encoding="utf-8") as out:
