@@ -8,17 +8,21 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from iolens.io500.results_files import read_result, read_summary
-from iolens.store import SCHEMA_VERSION, SchemaTooNew, Store, queries
+from iolens.store import SCHEMA_VERSION, SchemaTooNew, Store, Stored, queries
 from iolens.store.db import connect
+from iolens.store.records import PhaseRow, ProfileFile, ProfileRecord, RunRecord, Sample
 
 from .db_helpers import IO500_REFERENCE, iolens, iolens_env, ior_document
 
@@ -260,6 +264,83 @@ def test_two_processes_storing_at_once_lose_nothing_and_duplicate_nothing(
     for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     assert counts(db_url)["runs"] == 31 and counts(db_url)["phases"] == 62 and counts(db_url)["systems"] == 1
+
+
+def _put(kind: str, store: Store, system: str) -> Stored:
+    """Store one small record of a kind, always with the uid "same-source"."""
+    if kind == "run":
+        phases = [PhaseRow(name="write", value=1.0, unit="B/s")]
+        run = RunRecord(
+            uid="same-source", tool="ior", origin="iolens", status="ok", document="{}", phases=phases
+        )
+        return store.put_run(run, system)
+    if kind == "profile":
+        files = [ProfileFile(path="/scratch/a", opens=1)]
+        prof = ProfileRecord(uid="same-source", origin="iolens", summary={}, file_rows=files)
+        return store.put_profile(prof, system)
+    return store.put_samples([Sample(1.0, "n1", "cpu", "", "busy", 0.5)], "same-source")
+
+
+def _wait_until_waiting(url: str, other: Store, seen: list[str]) -> None:
+    """Until the other store's connection waits for the first one's transaction: on PostgreSQL, until its
+    server process waits for a lock; on SQLite, until it has begun its transaction (BEGIN IMMEDIATE waits
+    for the write lock)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if url.startswith("postgresql://"):
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as watcher:
+                row = watcher.execute(
+                    "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                    (other.db.conn.info.backend_pid,),  # type: ignore[attr-defined]
+                ).fetchone()
+            if row is not None and row[0] == "Lock":
+                return
+        elif any(sql.startswith("BEGIN IMMEDIATE") for sql in seen):
+            return
+        time.sleep(0.05)
+    pytest.fail("the second writer never waited for the first")
+
+
+@pytest.mark.parametrize("kind", ["run", "profile", "samples"])
+def test_second_writer_of_the_same_source_waits_then_finds_it_already_stored(db_url: str, kind: str) -> None:
+    first_store, second_store = Store.open(db_url), Store.open(db_url)
+    seen: list[str] = []
+    if isinstance(second_store.db.conn, sqlite3.Connection):  # type: ignore[attr-defined]
+        second_store.db.conn.set_trace_callback(seen.append)  # type: ignore[attr-defined]
+    outcome: dict[str, Any] = {}
+
+    def second() -> None:
+        try:
+            outcome["stored"] = _put(kind, second_store, "other")
+        except BaseException as exc:  # noqa: BLE001 - the test reports whatever it was
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=second)
+    try:
+        # The first writer stores the source and keeps its transaction open while the second one stores
+        # the same source; then it commits.
+        with first_store.db.transaction():
+            first = _put(kind, first_store, "lustre")
+            assert first.new
+            thread.start()
+            _wait_until_waiting(db_url, second_store, seen)
+        thread.join(timeout=150)
+        assert not thread.is_alive()
+        assert "error" not in outcome, repr(outcome.get("error"))
+        assert outcome["stored"] == Stored(kind, first.id, False)
+    finally:
+        first_store.close()
+        second_store.close()
+    c = counts(db_url)
+    assert (c["runs"], c["phases"]) == ((1, 1) if kind == "run" else (0, 0))
+    assert (c["profiles"], c["profile_files"]) == ((1, 1) if kind == "profile" else (0, 0))
+    assert c["samples"] == (1 if kind == "samples" else 0)
+    # The second writer's system was not created: nothing of its attempt is kept.
+    with Store.open(db_url, create=False) as store:
+        names = [s["name"] for s in queries.list_systems(store.db)]
+    assert names == ([] if kind == "samples" else ["lustre"])
 
 
 KILLED_WRITER = textwrap.dedent(
