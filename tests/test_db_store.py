@@ -109,6 +109,30 @@ def test_truncated_or_inconsistent_io500_directory_is_refused_and_nothing_stored
     assert counts(db_url)["runs"] == 0 and counts(db_url)["phases"] == 0
 
 
+def test_io500_directory_with_bytes_that_are_not_utf8_is_refused_and_the_other_paths_import(
+    db_url: str, tmp_path: Path
+) -> None:
+    bad_result = _copy_reference(tmp_path / "bad-result")
+    data = (bad_result / "result.txt").read_bytes()
+    (bad_result / "result.txt").write_bytes(data.replace(b"; START", b"; ST\xffART", 1))
+    bad_config = _copy_reference(tmp_path / "bad-config")
+    data = (bad_config / "config.ini").read_bytes()
+    (bad_config / "config.ini").write_bytes(data.replace(b"api = POSIX", b"api = POSIX \xe9t\xe9", 1))
+    good = write_doc(tmp_path / "good.json", ior_document(GIB))
+    r = iolens(
+        "db", "import", str(bad_result), str(bad_config), str(good), "--db", db_url,
+        env=iolens_env(home=tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert f"{bad_result / 'result.txt'}:7: byte 0xff is not UTF-8 text" in r.stderr
+    line = data[: data.index(b"api = POSIX")].count(b"\n") + 1
+    assert f"{bad_config / 'config.ini'}:{line}: byte 0xe9 is not UTF-8 text" in r.stderr
+    assert r.stderr.count("(nothing stored)") == 2
+    assert "good.json: stored as run 1" in r.stdout
+    assert counts(db_url)["runs"] == 1 and counts(db_url)["phases"] == 2
+
+
 # --- result documents -----------------------------------------------------------------------------------
 
 
@@ -165,6 +189,31 @@ def test_truncated_or_corrupt_document_is_refused_with_a_message_and_nothing_sto
     assert r.stderr.count("(nothing stored)") == 3
     assert "good.json: stored as run 1" in r.stdout
     assert counts(db_url)["runs"] == 1
+
+
+def test_document_with_nan_or_infinity_where_the_parser_does_not_look_is_refused_and_others_import(
+    db_url: str, tmp_path: Path
+) -> None:
+    # Python's json writes NaN and Infinity (JSON has neither); the result parser does not check the config.
+    inf = ior_document(GIB)
+    inf["config"]["transfer-size"] = float("inf")
+    nan = ior_document(GIB, started="2026-05-02T10:00:00Z")
+    nan["config"]["extra"] = {"ratios": [1.0, float("nan")]}
+    inf_path = write_doc(tmp_path / "inf.json", inf)
+    nan_path = write_doc(tmp_path / "nan.json", nan)
+    assert "Infinity" in inf_path.read_text() and "NaN" in nan_path.read_text()
+    good = write_doc(tmp_path / "good.json", ior_document(2 * GIB, started="2026-05-03T10:00:00Z"))
+    r = iolens(
+        "db", "import", str(inf_path), str(nan_path), str(good), "--db", db_url, env=iolens_env(home=tmp_path)
+    )
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert f"{inf_path}: config.transfer-size: Infinity is not a JSON number" in r.stderr
+    assert f"{nan_path}: config.extra.ratios[1]: NaN is not a JSON number" in r.stderr
+    assert r.stderr.count("(nothing stored)") == 2
+    assert "good.json: stored as run 1" in r.stdout
+    c = counts(db_url)
+    assert (c["runs"], c["phases"], c["systems"]) == (1, 2, 0)
 
 
 # --- schema versions ------------------------------------------------------------------------------------
