@@ -177,6 +177,24 @@ def test_profile_logs_are_stored_as_one_profile_per_job_with_every_file(db_url: 
     assert sum(tl["write_ops"]) == 50 and sum(tl["write_bytes"]) == 5000 and len(tl["t_s"]) == 200
 
 
+def test_db_show_profile_prints_its_summary_top_files_and_advice(db_url: str, tmp_path: Path) -> None:
+    logs = profile_job(tmp_path / "logs")
+    assert run_import(db_url, tmp_path, logs, system="cluster").returncode == 0
+    r = iolens("db", "show", "profile:1", "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "profile:1 (iolens)" in out and "job job-77" in out and "cluster" in out
+    assert "2 on 1 host(s)" in out and "/lus/in" in out and "/lus/out" in out
+    # Each rule that fired: its title, its finding and its suggestion, as words (not a Python dict).
+    assert "{'rule'" not in out and "'finding'" not in out
+    for title in ("Small transfers", "Metadata-bound", "Random access", "Imbalance across ranks"):
+        assert title in out
+    flat = " ".join(out.split())
+    assert "1000 of 1010 reads and writes (99%) moved at most 100 KiB each" in flat
+    assert "Aggregate into transfers of 1 MiB or more" in flat
+    assert "rank 0 spent 6.00 s in I/O, 1.5x the mean 4.00 s of 2 ranks." in flat
+
+
 def test_damaged_profile_log_is_refused_and_nothing_stored(db_url: str, tmp_path: Path) -> None:
     logs = profile_job(tmp_path / "logs")
     log = sorted(logs.iterdir())[0]

@@ -326,11 +326,10 @@ def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
             f"{f['opens'] or 0:,}",
             f"{busy:.3f}",
         )
-    advice = (p.get("document") or {}).get("advice") or []
     parts: list[RenderableType] = [head, Text(""), t]
-    if advice:
-        a = Text("advice:", style="bold")
-        for item in advice:
-            a.append(f"\n  • {item.get('message', item) if isinstance(item, dict) else item}")
-        parts += [Text(""), a]
+    advice = (p.get("document") or {}).get("advice")
+    if isinstance(advice, list):  # a Darshan log's profile has none
+        from iolens.profile.report import advice_panels
+
+        parts += [Text(""), *advice_panels([a for a in advice if isinstance(a, dict)])]
     return Group(*parts)
