@@ -21,6 +21,7 @@ from iolens import results
 from iolens.io500.results_files import read_result
 from iolens.store import Store, queries
 
+from .conftest import sample_document
 from .db_helpers import iolens, iolens_env, tiny_io500
 from .profile_logs import TRACE_ON, FileSpec, LogSpec, MountSpec, TraceSpec, poke, write_log
 
@@ -175,6 +176,59 @@ def test_profile_logs_are_stored_as_one_profile_per_job_with_every_file(db_url: 
     assert doc["access_sizes"]["write"][1] == 1000
     tl = doc["timeline"]  # traced: 50 writes of 100 bytes over the first 5 s
     assert sum(tl["write_ops"]) == 50 and sum(tl["write_bytes"]) == 5000 and len(tl["t_s"]) == 200
+
+
+def test_reimport_with_another_system_changes_nothing(db_url: str, tmp_path: Path) -> None:
+    logs = profile_job(tmp_path / "logs")
+    doc = tmp_path / "run.json"
+    doc.write_text(json.dumps(sample_document()))
+    assert run_import(db_url, tmp_path, logs, doc, system="lustre").returncode == 0
+    before = counts(db_url)
+    again = run_import(db_url, tmp_path, logs, doc, system="other")
+    assert again.returncode == 0, again.stderr
+    assert "already stored as profile:1" in again.stdout and "already stored as run 1" in again.stdout
+    assert counts(db_url) == before
+    with Store.open(db_url, create=False) as store:
+        assert [s["name"] for s in queries.list_systems(store.db)] == ["lustre"]  # no empty "other"
+        assert queries.get_run(store.db, 1)["system"] == "lustre"
+        assert queries.get_profile(store.db, 1)["system"] == "lustre"
+
+
+def test_profile_uid_is_the_hash_of_its_log_files_not_of_the_report(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    from iolens.profile import report as profile_report
+    from iolens.store import profiles
+
+    logs = profile_job(tmp_path / "logs")
+    digests = sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in logs.iterdir())
+    expected = hashlib.sha256(("iolens-logs\0" + "\n".join(digests)).encode()).hexdigest()
+    with Store.open(db_url) as store:
+        first = store.put_profile(profiles.iolens_jobs(logs)[0])
+        assert first.new
+        assert store.db.query_one("SELECT uid FROM profiles WHERE id = ?", (first.id,)) == (expected,)
+        # A newer iolens whose report of the same logs differs finds the job stored.
+        original = profile_report.job_report
+
+        def newer_report(job: Any) -> dict[str, Any]:
+            return {**original(job), "added_by_a_newer_iolens": 1}
+
+        monkeypatch.setattr(profile_report, "job_report", newer_report)
+        again = profiles.iolens_jobs(logs)[0]
+        assert "added_by_a_newer_iolens" in again.summary
+        assert store.put_profile(again).new is False
+        # The same logs under other names, listed in another order: the same job.
+        renamed = tmp_path / "renamed"
+        renamed.mkdir()
+        for i, p in enumerate(sorted(logs.iterdir(), reverse=True)):
+            (renamed / f"copy{i}-{p.name}").write_bytes(p.read_bytes())
+        assert store.put_profile(profiles.iolens_jobs(sorted(renamed.iterdir()))[0]).new is False
+        # Other bytes in one log: another job record.
+        changed = profile_job(tmp_path / "changed", traced=True)
+        assert store.put_profile(profiles.iolens_jobs(changed)[0]).new is True
+        assert queries.counts(store.db)["profiles"] == 2
 
 
 def test_db_show_profile_prints_its_summary_top_files_and_advice(db_url: str, tmp_path: Path) -> None:
