@@ -521,6 +521,31 @@ def test_runs_trend_and_compare_answer_from_the_stored_runs(db_url: str, tmp_pat
     assert iolens("db", "show", "99", "--db", db_url, env=env).returncode == 1
 
 
+def test_compare_marks_the_phases_that_were_not_valid_in_each_run(db_url: str, tmp_path: Path) -> None:
+    # The reference run's ior-easy-write is INVALID; in a copy those lines are gone (another run: its
+    # result.txt differs), so there the phase is valid.
+    fixed = _copy_reference(tmp_path / "fixed")
+    (fixed / "result_summary.txt").unlink()
+    lines = (fixed / "result.txt").read_text().splitlines(keepends=True)
+    start = lines.index("[ior-easy-write]\n")
+    end = lines.index("[mdtest-easy-write]\n")
+    kept = [ln for ln in lines[start:end] if not ln.startswith("; ERROR INVALID")]
+    (fixed / "result.txt").write_text("".join(lines[:start] + kept + lines[end:]))
+    env = iolens_env(home=tmp_path)
+    r = iolens("db", "import", str(IO500_REFERENCE), str(fixed), "--db", db_url, env=env)
+    assert r.returncode == 0, r.stderr
+    c = iolens("compare", "1", "2", "--db", db_url, env=env)
+    assert c.returncode == 0, c.stderr
+    rows = {line.split()[0]: line for line in c.stdout.splitlines() if line.strip()}
+    assert "1.810 GiB/s INVALID" in rows["ior-easy-write"]
+    assert rows["ior-easy-write"].count("INVALID") == 1  # run 2's is valid
+    assert rows["ior-hard-write"].count("INVALID") == 2  # invalid in both
+    assert "INVALID" not in rows["ior-easy-read"]
+    assert "INVALID: the phase was not valid in that run" in c.stdout
+    out = json.loads(iolens("compare", "1", "2", "--json", "--db", db_url, env=env).stdout)
+    assert [f["valid"] for f in out["phases"]["ior-easy-write"]] == [False, True]
+
+
 def test_systems_record_what_an_io500_submission_says_about_them(db_url: str, tmp_path: Path) -> None:
     env = iolens_env(home=tmp_path)
 
