@@ -455,6 +455,24 @@ def test_jobs_are_ranked_by_bytes_metadata_share_and_small_ios(db_url: str, tmp_
     assert iolens("db", "jobs", "--by", "size", "--db", db_url, env=env).returncode == 2
 
 
+def test_python_api_jobs_since(db_url: str, tmp_path: Path) -> None:
+    from iolens.store import api
+
+    profile_job(tmp_path / "a")  # started 2023-11-14T22:13:20Z (epoch 1 700 000 000)
+    later = tmp_path / "b"
+    later.mkdir()
+    write_log(later, _proc(20, 0, {"/lus/x": dict(POSIX_OPENS=1)}, start_s=86400, job_id="next-day"))
+    assert run_import(db_url, tmp_path, tmp_path / "a", later).returncode == 0
+    store = api.open_store(db_url)
+    try:
+        assert list(api.jobs(store)["job_id"]) == ["job-77", "next-day"]
+        assert list(api.jobs(store, since=1_700_000_000 + 3600)["job_id"]) == ["next-day"]
+        assert list(api.jobs(store, since="2023-11-01")["job_id"]) == ["job-77", "next-day"]
+        assert api.jobs(store, since="7d").empty  # both are years old
+    finally:
+        store.close()
+
+
 def test_document_with_monitor_samples_stores_them_and_the_phase_windows(db_url: str, tmp_path: Path) -> None:
     """A run with --monitor has a "monitor" object (made here by iolens.monitor's own RunMonitor): the phase
     windows go on the phase rows, the samples of the sampled node into the samples."""

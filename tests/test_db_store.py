@@ -613,3 +613,22 @@ def test_python_api_returns_data_frames(db_url: str, tmp_path: Path) -> None:
         assert api.samples(store, 0, 1e12).empty
     finally:
         store.close()
+
+
+def test_python_api_says_what_differed_between_compared_runs(db_url: str, tmp_path: Path) -> None:
+    from iolens.store import api
+
+    _history(db_url, tmp_path, [1 * GIB, 2 * GIB])  # runs 1, 2: lustre, 1 MiB transfers
+    _history(db_url, tmp_path, [1.5 * GIB], system="other", transfer=4096)  # run 3
+    store = api.open_store(db_url)
+    try:
+        diff = api.compare_differences(store, [1, 3])
+        assert list(diff.columns) == [1, 3]
+        assert diff.loc[("run", "system")].tolist() == ["lustre", "other"]
+        assert diff.loc[("config", "transfer-size")].tolist() == [1048576, 4096]
+        assert set(diff.index.get_level_values("what")) == {"run", "config"}
+        assert len(diff) == 2  # nothing else differed
+        same = api.compare_differences(store, [1, 2])  # only the values differ, not fields nor config
+        assert same.empty and list(same.columns) == [1, 2]
+    finally:
+        store.close()
