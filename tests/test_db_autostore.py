@@ -288,3 +288,44 @@ def test_monitor_stores_its_samples(tmp_path: Path, db_url: str) -> None:
     assert [row[5] for row in load1] == [rec["data"]["loadavg"]["load1"] for rec in samples]
     assert stored > len(samples)  # the stat source's counters and rates too
     assert f"stored {stored} samples in {db_url}" in r.stderr
+
+
+def test_profile_report_takes_the_store_options_and_stores_the_jobs_it_reports(
+    tmp_path: Path, db_url: str
+) -> None:
+    from .test_db_imports import profile_job
+
+    logs = profile_job(tmp_path / "logs")
+    env = iolens_env(home=tmp_path)
+    r = iolens("profile", "report", str(logs), "--db", db_url, "--system", "hpc", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "iolens profile: job job-77" in r.stdout  # the report, as without a database
+    assert f"stored as profile:1 in {db_url}" in r.stderr
+    # The options before `report` too; --json keeps standard output JSON.
+    again = iolens("profile", "--db", db_url, "report", str(logs), "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["jobs"][0]["job_id"] == "job-77"
+    assert f"already stored as profile:1 in {db_url}" in again.stderr
+    skipped = iolens("profile", "report", str(logs), "--db", db_url, "--no-store", env=env)
+    assert skipped.returncode == 0 and "stored" not in skipped.stderr
+    with Store.open(db_url, create=False) as store:
+        jobs = queries.jobs(store.db)
+    assert [(j["job_id"], j["system"]) for j in jobs] == [("job-77", "hpc")]
+
+
+@pytest.mark.parametrize("command", ["ior", "mdtest", "find", "fio", "io500", "profile", "monitor"])
+def test_every_storing_command_help_names_the_store_options(command: str, tmp_path: Path) -> None:
+    r = iolens(command, "--help", env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.split(f"{command} options (from", 1)[0]  # ours, not the engine's
+    for option in ("--db PATH_OR_URL", "--system NAME", "--no-store"):
+        assert option in head
+
+
+def test_monitor_parse_refuses_the_store_options_it_cannot_honour(tmp_path: Path) -> None:
+    stats = tmp_path / "stats"
+    stats.write_text("snapshot_time 1700000000.000000000 secs.nsecs\n")
+    r = iolens("monitor", "parse", str(stats), "--db", str(tmp_path / "x.db"), env=iolens_env(home=tmp_path))
+    assert r.returncode == 2
+    assert "monitor parse: stores nothing" in r.stderr and "iolens db import FILE" in r.stderr
+    assert not (tmp_path / "x.db").exists()

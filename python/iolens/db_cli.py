@@ -447,8 +447,9 @@ def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Store
     return 0
 
 
-def store_profile_logs(store_opts: StoreOptions, logs: list[Path]) -> int:
-    """autostore() for the logs an `iolens profile` run wrote (one profile per job)."""
+def store_profile_logs(store_opts: StoreOptions, logs: Path | list[Path]) -> int:
+    """autostore() for the logs an `iolens profile` run wrote, or `iolens profile report` read (a log, a
+    directory of logs, or a list of them: one profile per job)."""
     from iolens.store import profiles
 
     def put(store: Store, system: str | None) -> Stored:
