@@ -483,6 +483,29 @@ def test_regression_is_flagged_against_median_and_mad_of_like_for_like_runs(
     assert [(c["phase"], c["history"], round(c["median"] / GIB, 3)) for c in flagged] == [("write", 6, 10.05)]
 
 
+def test_regressions_exit_status_tells_a_regression_from_an_error(db_url: str, tmp_path: Path) -> None:
+    """0 no regression, 1 a regression, 2 trouble: a nightly job never takes "could not check" for a drop."""
+    env = iolens_env(home=tmp_path)
+    _history(db_url, tmp_path, [10 * GIB, 10.2 * GIB, 9.9 * GIB, 10.1 * GIB])
+    assert iolens("db", "regressions", "--db", db_url, env=env).returncode == 0
+    write_doc(tmp_path / "slow.json", ior_document(5 * GIB, 20 * GIB, started="2026-05-20T02:00:00Z"))
+    imp = iolens("db", "import", str(tmp_path / "slow.json"), "--db", db_url, "--system", "lustre", env=env)
+    assert imp.returncode == 0, imp.stderr
+    assert iolens("db", "regressions", "--db", db_url, env=env).returncode == 1
+
+    missing = iolens("db", "regressions", "--db", str(tmp_path / "nothing-here.db"), env=env)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert "no database at" in missing.stderr
+    usage = iolens("db", "regressions", "--threshold", "ten", "--db", db_url, env=env)
+    assert usage.returncode == 2 and "--threshold: invalid float value: 'ten'" in usage.stderr
+    with Store.open(db_url) as store:
+        store.db.execute("UPDATE iolens_meta SET value = '99' WHERE key = 'schema_version'")
+    newer = iolens("db", "regressions", "--db", db_url, env=env)
+    assert newer.returncode == 2 and "Upgrade iolens" in newer.stderr
+    # The other db commands keep status 1 for a database error.
+    assert iolens("db", "runs", "--db", db_url, env=env).returncode == 1
+
+
 def test_runs_trend_and_compare_answer_from_the_stored_runs(db_url: str, tmp_path: Path) -> None:
     env = iolens_env(home=tmp_path)
     _history(db_url, tmp_path, [g * GIB for g in (1, 2, 3, 4, 5, 6, 7, 8)])
