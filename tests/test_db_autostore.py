@@ -236,6 +236,51 @@ def test_a_store_that_fails_is_said_and_fails_the_command(
     assert "scanned" in r.stdout.lower()
 
 
+def test_config_file_names_database_and_system_and_store_no_turns_automatic_storing_off(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    tree = tmpfs_dir / "tree"
+    (tree / "d").mkdir(parents=True)
+    (tree / "d" / "f").write_bytes(b"x")
+    args = ["find", str(tree), "--no-live"]
+    ini = tmp_path / ".config" / "iolens" / "iolens.ini"
+    ini.parent.mkdir(parents=True)
+    ini.write_text(f"[store]\ndb = {db_url}\nsystem = from-config\n")
+    env = _env(tmp_path, engine)
+
+    r = iolens(*args, env=env)  # no option: the config file's database and system
+    assert r.returncode == 0, r.stderr
+    assert f"stored as run 1 in {db_url}" in r.stderr
+    r = iolens(*args, env=_env(tmp_path, engine, IOLENS_SYSTEM="from-env"))  # the environment beats it
+    assert f"stored as run 2 in {db_url}" in r.stderr
+    r = iolens(*args, "--system", "from-option", env=_env(tmp_path, engine, IOLENS_SYSTEM="from-env"))
+    assert f"stored as run 3 in {db_url}" in r.stderr
+    assert sorted((run[0], run[1]) for run in _runs(db_url)) == [
+        (1, "from-config"),
+        (2, "from-env"),
+        (3, "from-option"),
+    ]
+
+    # store = no: nothing is stored automatically, though the file names a database...
+    ini.write_text(f"[store]\ndb = {db_url}\nsystem = from-config\nstore = no\n")
+    r = iolens(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "stored" not in r.stderr and "scanned" in r.stdout.lower()
+    assert len(_runs(db_url)) == 3
+    # ... unless the command line names one; the file's system still tags it.
+    r = iolens(*args, "--db", db_url, env=env)
+    assert f"stored as run 4 in {db_url}" in r.stderr
+    assert _runs(db_url)[0][:2] == (4, "from-config")
+
+    # A value the file cannot mean is a usage error, said before the command runs.
+    ini.write_text(f"[store]\ndb = {db_url}\nstore = sometimes\n")
+    r = iolens(*args, env=env)
+    assert r.returncode == 2
+    assert f"{ini}: [store] store = 'sometimes': expected yes or no" in r.stderr
+    assert r.stdout == ""  # nothing ran
+    assert len(_runs(db_url)) == 4
+
+
 PROGRAM = """
 import os, sys
 sys.path.insert(0, {repo!r})

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -429,6 +430,98 @@ def test_truncated_or_bad_sample_stream_is_refused_and_nothing_stored(db_url: st
     assert c["samples"] == 0 and c["series"] == 0
 
 
+def _read_position(pid: int, path: Path) -> int | None:
+    """Where process pid is in reading path (its open file's offset), None when it has it not open."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != str(path):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                for line in info:
+                    if line.startswith("pos:"):
+                        return int(line.split()[1])
+        except OSError:
+            continue
+    return None
+
+
+def _writer_in_transaction(url: str) -> bool:
+    """Whether another connection has a transaction open (SQLite: holds the write lock)."""
+    if url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+            ).fetchone()
+        return bool(row and row[0])
+    import sqlite3
+
+    conn = sqlite3.connect(url, timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:  # database is locked: the writer's transaction
+        return True
+    finally:
+        conn.close()
+
+
+def test_db_import_killed_in_the_middle_of_a_sample_file_leaves_nothing_and_a_reimport_stores_it_all(
+    db_url: str, tmp_path: Path
+) -> None:
+    big = tmp_path / "n1.jsonl"
+    with open(big, "w") as f:  # 500 000 samples: 5000 records of 100 series
+        f.write(json.dumps({"type": "header", "host": "n1"}) + "\n")
+        for i in range(5000):
+            data = {f"cpu{c}": {f"m{m}": i * m + c for m in range(10)} for c in range(10)}
+            f.write(json.dumps({"type": "sample", "time": 1_700_000_000 + i, "data": {"stat": data}}) + "\n")
+    size = big.stat().st_size
+    Store.open(db_url).close()  # the schema is there: the import's only transaction is the file's
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iolens", "db", "import", str(big), "--db", db_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=iolens_env(home=tmp_path),
+    )
+    # The file is hashed before the transaction begins, then read again inside it: the import is half-way
+    # when its transaction is open and it has read between a third and two thirds of the file.
+    caught = None
+    while proc.poll() is None:
+        pos = _read_position(proc.pid, big)
+        if pos is not None and size // 3 < pos < 2 * size // 3 and _writer_in_transaction(db_url):
+            os.kill(proc.pid, signal.SIGKILL)
+            caught = pos
+            break
+        time.sleep(0.01)
+    proc.communicate(timeout=60)
+    assert caught is not None, "the import ended before it was caught half-way"
+    assert proc.returncode == -signal.SIGKILL
+    with Store.open(db_url, create=False) as store:
+        assert store.db.query_one("SELECT COUNT(*) FROM sample_imports") == (0,)
+    c = counts(db_url)
+    assert (c["samples"], c["series"], c["runs"]) == (0, 0, 0)
+
+    again = run_import(db_url, tmp_path, big)
+    assert again.returncode == 0, again.stderr
+    assert "(500000 samples in 100 series)" in again.stdout and "already" not in again.stdout
+    c = counts(db_url)
+    assert (c["samples"], c["series"]) == (500_000, 100)
+    with Store.open(db_url, create=False) as store:
+        assert store.db.query_one("SELECT samples, series, t_min, t_max FROM sample_imports") == (
+            500_000,
+            100,
+            1_700_000_000,
+            1_700_004_999,
+        )
+
+
 def test_jobs_are_ranked_by_bytes_metadata_share_and_small_ios(db_url: str, tmp_path: Path) -> None:
     profile_job(tmp_path / "a")
     heavy = tmp_path / "b"
@@ -476,8 +569,6 @@ def test_python_api_jobs_since(db_url: str, tmp_path: Path) -> None:
 def test_document_with_monitor_samples_stores_them_and_the_phase_windows(db_url: str, tmp_path: Path) -> None:
     """A run with --monitor has a "monitor" object (made here by iolens.monitor's own RunMonitor): the phase
     windows go on the phase rows, the samples of the sampled node into the samples."""
-    import time
-
     from iolens.monitor.attach import MonitorRequest, RunMonitor
 
     from .db_helpers import ior_document

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from iolens import __version__, fio_json, fio_log, launch, render, results
 from iolens.engine import EngineNotFound, engine_version, find_engine
-from iolens.store.settings import SettingsError, StoreOptions, store_help, take_options
+from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
 WORKLOADS = ("ior", "mdtest", "find", "fio")
 PROG = "iolens"
@@ -745,6 +745,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in WORKLOADS or command == "io500":
         try:
             store, rest = take_options(rest)
+            autostore_target(store)  # a bad config file is said before anything runs
         except SettingsError as exc:
             return _error(str(exc))
         return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
@@ -758,6 +759,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     after.db or store.db, after.system or store.system, store.no_store or after.no_store
                 )
                 rest = ["report", *tail]
+            autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
         return _profile(rest, store)
@@ -767,6 +769,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             store, rest = take_options(rest)
+            if rest[:1] != ["parse"]:
+                autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
         if rest[:1] == ["parse"]:
