@@ -236,6 +236,51 @@ def test_a_store_that_fails_is_said_and_fails_the_command(
     assert "scanned" in r.stdout.lower()
 
 
+def test_config_file_names_database_and_system_and_store_no_turns_automatic_storing_off(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, db_url: str
+) -> None:
+    tree = tmpfs_dir / "tree"
+    (tree / "d").mkdir(parents=True)
+    (tree / "d" / "f").write_bytes(b"x")
+    args = ["find", str(tree), "--no-live"]
+    ini = tmp_path / ".config" / "iolens" / "iolens.ini"
+    ini.parent.mkdir(parents=True)
+    ini.write_text(f"[store]\ndb = {db_url}\nsystem = from-config\n")
+    env = _env(tmp_path, engine)
+
+    r = iolens(*args, env=env)  # no option: the config file's database and system
+    assert r.returncode == 0, r.stderr
+    assert f"stored as run 1 in {db_url}" in r.stderr
+    r = iolens(*args, env=_env(tmp_path, engine, IOLENS_SYSTEM="from-env"))  # the environment beats it
+    assert f"stored as run 2 in {db_url}" in r.stderr
+    r = iolens(*args, "--system", "from-option", env=_env(tmp_path, engine, IOLENS_SYSTEM="from-env"))
+    assert f"stored as run 3 in {db_url}" in r.stderr
+    assert sorted((run[0], run[1]) for run in _runs(db_url)) == [
+        (1, "from-config"),
+        (2, "from-env"),
+        (3, "from-option"),
+    ]
+
+    # store = no: nothing is stored automatically, though the file names a database...
+    ini.write_text(f"[store]\ndb = {db_url}\nsystem = from-config\nstore = no\n")
+    r = iolens(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "stored" not in r.stderr and "scanned" in r.stdout.lower()
+    assert len(_runs(db_url)) == 3
+    # ... unless the command line names one; the file's system still tags it.
+    r = iolens(*args, "--db", db_url, env=env)
+    assert f"stored as run 4 in {db_url}" in r.stderr
+    assert _runs(db_url)[0][:2] == (4, "from-config")
+
+    # A value the file cannot mean is a usage error, said before the command runs.
+    ini.write_text(f"[store]\ndb = {db_url}\nstore = sometimes\n")
+    r = iolens(*args, env=env)
+    assert r.returncode == 2
+    assert f"{ini}: [store] store = 'sometimes': expected yes or no" in r.stderr
+    assert r.stdout == ""  # nothing ran
+    assert len(_runs(db_url)) == 4
+
+
 PROGRAM = """
 import os, sys
 sys.path.insert(0, {repo!r})
@@ -288,3 +333,44 @@ def test_monitor_stores_its_samples(tmp_path: Path, db_url: str) -> None:
     assert [row[5] for row in load1] == [rec["data"]["loadavg"]["load1"] for rec in samples]
     assert stored > len(samples)  # the stat source's counters and rates too
     assert f"stored {stored} samples in {db_url}" in r.stderr
+
+
+def test_profile_report_takes_the_store_options_and_stores_the_jobs_it_reports(
+    tmp_path: Path, db_url: str
+) -> None:
+    from .test_db_imports import profile_job
+
+    logs = profile_job(tmp_path / "logs")
+    env = iolens_env(home=tmp_path)
+    r = iolens("profile", "report", str(logs), "--db", db_url, "--system", "hpc", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "iolens profile: job job-77" in r.stdout  # the report, as without a database
+    assert f"stored as profile:1 in {db_url}" in r.stderr
+    # The options before `report` too; --json keeps standard output JSON.
+    again = iolens("profile", "--db", db_url, "report", str(logs), "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["jobs"][0]["job_id"] == "job-77"
+    assert f"already stored as profile:1 in {db_url}" in again.stderr
+    skipped = iolens("profile", "report", str(logs), "--db", db_url, "--no-store", env=env)
+    assert skipped.returncode == 0 and "stored" not in skipped.stderr
+    with Store.open(db_url, create=False) as store:
+        jobs = queries.jobs(store.db)
+    assert [(j["job_id"], j["system"]) for j in jobs] == [("job-77", "hpc")]
+
+
+@pytest.mark.parametrize("command", ["ior", "mdtest", "find", "fio", "io500", "profile", "monitor"])
+def test_every_storing_command_help_names_the_store_options(command: str, tmp_path: Path) -> None:
+    r = iolens(command, "--help", env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.split(f"{command} options (from", 1)[0]  # ours, not the engine's
+    for option in ("--db PATH_OR_URL", "--system NAME", "--no-store"):
+        assert option in head
+
+
+def test_monitor_parse_refuses_the_store_options_it_cannot_honour(tmp_path: Path) -> None:
+    stats = tmp_path / "stats"
+    stats.write_text("snapshot_time 1700000000.000000000 secs.nsecs\n")
+    r = iolens("monitor", "parse", str(stats), "--db", str(tmp_path / "x.db"), env=iolens_env(home=tmp_path))
+    assert r.returncode == 2
+    assert "monitor parse: stores nothing" in r.stderr and "iolens db import FILE" in r.stderr
+    assert not (tmp_path / "x.db").exists()

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from iolens import results
 from iolens.io500.results_files import read_result
 from iolens.store import Store, queries
 
+from .conftest import sample_document
 from .db_helpers import iolens, iolens_env, tiny_io500
 from .profile_logs import TRACE_ON, FileSpec, LogSpec, MountSpec, TraceSpec, poke, write_log
 
@@ -175,6 +177,77 @@ def test_profile_logs_are_stored_as_one_profile_per_job_with_every_file(db_url: 
     assert doc["access_sizes"]["write"][1] == 1000
     tl = doc["timeline"]  # traced: 50 writes of 100 bytes over the first 5 s
     assert sum(tl["write_ops"]) == 50 and sum(tl["write_bytes"]) == 5000 and len(tl["t_s"]) == 200
+
+
+def test_reimport_with_another_system_changes_nothing(db_url: str, tmp_path: Path) -> None:
+    logs = profile_job(tmp_path / "logs")
+    doc = tmp_path / "run.json"
+    doc.write_text(json.dumps(sample_document()))
+    assert run_import(db_url, tmp_path, logs, doc, system="lustre").returncode == 0
+    before = counts(db_url)
+    again = run_import(db_url, tmp_path, logs, doc, system="other")
+    assert again.returncode == 0, again.stderr
+    assert "already stored as profile:1" in again.stdout and "already stored as run 1" in again.stdout
+    assert counts(db_url) == before
+    with Store.open(db_url, create=False) as store:
+        assert [s["name"] for s in queries.list_systems(store.db)] == ["lustre"]  # no empty "other"
+        assert queries.get_run(store.db, 1)["system"] == "lustre"
+        assert queries.get_profile(store.db, 1)["system"] == "lustre"
+
+
+def test_profile_uid_is_the_hash_of_its_log_files_not_of_the_report(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hashlib
+
+    from iolens.profile import report as profile_report
+    from iolens.store import profiles
+
+    logs = profile_job(tmp_path / "logs")
+    digests = sorted(hashlib.sha256(p.read_bytes()).hexdigest() for p in logs.iterdir())
+    expected = hashlib.sha256(("iolens-logs\0" + "\n".join(digests)).encode()).hexdigest()
+    with Store.open(db_url) as store:
+        first = store.put_profile(profiles.iolens_jobs(logs)[0])
+        assert first.new
+        assert store.db.query_one("SELECT uid FROM profiles WHERE id = ?", (first.id,)) == (expected,)
+        # A newer iolens whose report of the same logs differs finds the job stored.
+        original = profile_report.job_report
+
+        def newer_report(job: Any) -> dict[str, Any]:
+            return {**original(job), "added_by_a_newer_iolens": 1}
+
+        monkeypatch.setattr(profile_report, "job_report", newer_report)
+        again = profiles.iolens_jobs(logs)[0]
+        assert "added_by_a_newer_iolens" in again.summary
+        assert store.put_profile(again).new is False
+        # The same logs under other names, listed in another order: the same job.
+        renamed = tmp_path / "renamed"
+        renamed.mkdir()
+        for i, p in enumerate(sorted(logs.iterdir(), reverse=True)):
+            (renamed / f"copy{i}-{p.name}").write_bytes(p.read_bytes())
+        assert store.put_profile(profiles.iolens_jobs(sorted(renamed.iterdir()))[0]).new is False
+        # Other bytes in one log: another job record.
+        changed = profile_job(tmp_path / "changed", traced=True)
+        assert store.put_profile(profiles.iolens_jobs(changed)[0]).new is True
+        assert queries.counts(store.db)["profiles"] == 2
+
+
+def test_db_show_profile_prints_its_summary_top_files_and_advice(db_url: str, tmp_path: Path) -> None:
+    logs = profile_job(tmp_path / "logs")
+    assert run_import(db_url, tmp_path, logs, system="cluster").returncode == 0
+    r = iolens("db", "show", "profile:1", "--db", db_url, env=iolens_env(home=tmp_path))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "profile:1 (iolens)" in out and "job job-77" in out and "cluster" in out
+    assert "2 on 1 host(s)" in out and "/lus/in" in out and "/lus/out" in out
+    # Each rule that fired: its title, its finding and its suggestion, as words (not a Python dict).
+    assert "{'rule'" not in out and "'finding'" not in out
+    for title in ("Small transfers", "Metadata-bound", "Random access", "Imbalance across ranks"):
+        assert title in out
+    flat = " ".join(out.split())
+    assert "1000 of 1010 reads and writes (99%) moved at most 100 KiB each" in flat
+    assert "Aggregate into transfers of 1 MiB or more" in flat
+    assert "rank 0 spent 6.00 s in I/O, 1.5x the mean 4.00 s of 2 ranks." in flat
 
 
 def test_damaged_profile_log_is_refused_and_nothing_stored(db_url: str, tmp_path: Path) -> None:
@@ -357,6 +430,98 @@ def test_truncated_or_bad_sample_stream_is_refused_and_nothing_stored(db_url: st
     assert c["samples"] == 0 and c["series"] == 0
 
 
+def _read_position(pid: int, path: Path) -> int | None:
+    """Where process pid is in reading path (its open file's offset), None when it has it not open."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != str(path):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as info:
+                for line in info:
+                    if line.startswith("pos:"):
+                        return int(line.split()[1])
+        except OSError:
+            continue
+    return None
+
+
+def _writer_in_transaction(url: str) -> bool:
+    """Whether another connection has a transaction open (SQLite: holds the write lock)."""
+    if url.startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+            ).fetchone()
+        return bool(row and row[0])
+    import sqlite3
+
+    conn = sqlite3.connect(url, timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:  # database is locked: the writer's transaction
+        return True
+    finally:
+        conn.close()
+
+
+def test_db_import_killed_in_the_middle_of_a_sample_file_leaves_nothing_and_a_reimport_stores_it_all(
+    db_url: str, tmp_path: Path
+) -> None:
+    big = tmp_path / "n1.jsonl"
+    with open(big, "w") as f:  # 500 000 samples: 5000 records of 100 series
+        f.write(json.dumps({"type": "header", "host": "n1"}) + "\n")
+        for i in range(5000):
+            data = {f"cpu{c}": {f"m{m}": i * m + c for m in range(10)} for c in range(10)}
+            f.write(json.dumps({"type": "sample", "time": 1_700_000_000 + i, "data": {"stat": data}}) + "\n")
+    size = big.stat().st_size
+    Store.open(db_url).close()  # the schema is there: the import's only transaction is the file's
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "iolens", "db", "import", str(big), "--db", db_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=iolens_env(home=tmp_path),
+    )
+    # The file is hashed before the transaction begins, then read again inside it: the import is half-way
+    # when its transaction is open and it has read between a third and two thirds of the file.
+    caught = None
+    while proc.poll() is None:
+        pos = _read_position(proc.pid, big)
+        if pos is not None and size // 3 < pos < 2 * size // 3 and _writer_in_transaction(db_url):
+            os.kill(proc.pid, signal.SIGKILL)
+            caught = pos
+            break
+        time.sleep(0.01)
+    proc.communicate(timeout=60)
+    assert caught is not None, "the import ended before it was caught half-way"
+    assert proc.returncode == -signal.SIGKILL
+    with Store.open(db_url, create=False) as store:
+        assert store.db.query_one("SELECT COUNT(*) FROM sample_imports") == (0,)
+    c = counts(db_url)
+    assert (c["samples"], c["series"], c["runs"]) == (0, 0, 0)
+
+    again = run_import(db_url, tmp_path, big)
+    assert again.returncode == 0, again.stderr
+    assert "(500000 samples in 100 series)" in again.stdout and "already" not in again.stdout
+    c = counts(db_url)
+    assert (c["samples"], c["series"]) == (500_000, 100)
+    with Store.open(db_url, create=False) as store:
+        assert store.db.query_one("SELECT samples, series, t_min, t_max FROM sample_imports") == (
+            500_000,
+            100,
+            1_700_000_000,
+            1_700_004_999,
+        )
+
+
 def test_jobs_are_ranked_by_bytes_metadata_share_and_small_ios(db_url: str, tmp_path: Path) -> None:
     profile_job(tmp_path / "a")
     heavy = tmp_path / "b"
@@ -383,11 +548,27 @@ def test_jobs_are_ranked_by_bytes_metadata_share_and_small_ios(db_url: str, tmp_
     assert iolens("db", "jobs", "--by", "size", "--db", db_url, env=env).returncode == 2
 
 
+def test_python_api_jobs_since(db_url: str, tmp_path: Path) -> None:
+    from iolens.store import api
+
+    profile_job(tmp_path / "a")  # started 2023-11-14T22:13:20Z (epoch 1 700 000 000)
+    later = tmp_path / "b"
+    later.mkdir()
+    write_log(later, _proc(20, 0, {"/lus/x": dict(POSIX_OPENS=1)}, start_s=86400, job_id="next-day"))
+    assert run_import(db_url, tmp_path, tmp_path / "a", later).returncode == 0
+    store = api.open_store(db_url)
+    try:
+        assert list(api.jobs(store)["job_id"]) == ["job-77", "next-day"]
+        assert list(api.jobs(store, since=1_700_000_000 + 3600)["job_id"]) == ["next-day"]
+        assert list(api.jobs(store, since="2023-11-01")["job_id"]) == ["job-77", "next-day"]
+        assert api.jobs(store, since="7d").empty  # both are years old
+    finally:
+        store.close()
+
+
 def test_document_with_monitor_samples_stores_them_and_the_phase_windows(db_url: str, tmp_path: Path) -> None:
     """A run with --monitor has a "monitor" object (made here by iolens.monitor's own RunMonitor): the phase
     windows go on the phase rows, the samples of the sampled node into the samples."""
-    import time
-
     from iolens.monitor.attach import MonitorRequest, RunMonitor
 
     from .db_helpers import ior_document

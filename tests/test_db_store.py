@@ -8,17 +8,21 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from iolens.io500.results_files import read_result, read_summary
-from iolens.store import SCHEMA_VERSION, SchemaTooNew, Store, queries
+from iolens.store import SCHEMA_VERSION, SchemaTooNew, Store, Stored, queries
 from iolens.store.db import connect
+from iolens.store.records import PhaseRow, ProfileFile, ProfileRecord, RunRecord, Sample
 
 from .db_helpers import IO500_REFERENCE, iolens, iolens_env, ior_document
 
@@ -151,6 +155,30 @@ def test_truncated_or_inconsistent_io500_directory_is_refused_and_nothing_stored
     assert counts(db_url)["runs"] == 0 and counts(db_url)["phases"] == 0
 
 
+def test_io500_directory_with_bytes_that_are_not_utf8_is_refused_and_the_other_paths_import(
+    db_url: str, tmp_path: Path
+) -> None:
+    bad_result = _copy_reference(tmp_path / "bad-result")
+    data = (bad_result / "result.txt").read_bytes()
+    (bad_result / "result.txt").write_bytes(data.replace(b"; START", b"; ST\xffART", 1))
+    bad_config = _copy_reference(tmp_path / "bad-config")
+    data = (bad_config / "config.ini").read_bytes()
+    (bad_config / "config.ini").write_bytes(data.replace(b"api = POSIX", b"api = POSIX \xe9t\xe9", 1))
+    good = write_doc(tmp_path / "good.json", ior_document(GIB))
+    r = iolens(
+        "db", "import", str(bad_result), str(bad_config), str(good), "--db", db_url,
+        env=iolens_env(home=tmp_path),
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert f"{bad_result / 'result.txt'}:7: byte 0xff is not UTF-8 text" in r.stderr
+    line = data[: data.index(b"api = POSIX")].count(b"\n") + 1
+    assert f"{bad_config / 'config.ini'}:{line}: byte 0xe9 is not UTF-8 text" in r.stderr
+    assert r.stderr.count("(nothing stored)") == 2
+    assert "good.json: stored as run 1" in r.stdout
+    assert counts(db_url)["runs"] == 1 and counts(db_url)["phases"] == 2
+
+
 # --- result documents -----------------------------------------------------------------------------------
 
 
@@ -207,6 +235,31 @@ def test_truncated_or_corrupt_document_is_refused_with_a_message_and_nothing_sto
     assert r.stderr.count("(nothing stored)") == 3
     assert "good.json: stored as run 1" in r.stdout
     assert counts(db_url)["runs"] == 1
+
+
+def test_document_with_nan_or_infinity_where_the_parser_does_not_look_is_refused_and_others_import(
+    db_url: str, tmp_path: Path
+) -> None:
+    # Python's json writes NaN and Infinity (JSON has neither); the result parser does not check the config.
+    inf = ior_document(GIB)
+    inf["config"]["transfer-size"] = float("inf")
+    nan = ior_document(GIB, started="2026-05-02T10:00:00Z")
+    nan["config"]["extra"] = {"ratios": [1.0, float("nan")]}
+    inf_path = write_doc(tmp_path / "inf.json", inf)
+    nan_path = write_doc(tmp_path / "nan.json", nan)
+    assert "Infinity" in inf_path.read_text() and "NaN" in nan_path.read_text()
+    good = write_doc(tmp_path / "good.json", ior_document(2 * GIB, started="2026-05-03T10:00:00Z"))
+    r = iolens(
+        "db", "import", str(inf_path), str(nan_path), str(good), "--db", db_url, env=iolens_env(home=tmp_path)
+    )
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    assert f"{inf_path}: config.transfer-size: Infinity is not a JSON number" in r.stderr
+    assert f"{nan_path}: config.extra.ratios[1]: NaN is not a JSON number" in r.stderr
+    assert r.stderr.count("(nothing stored)") == 2
+    assert "good.json: stored as run 1" in r.stdout
+    c = counts(db_url)
+    assert (c["runs"], c["phases"], c["systems"]) == (1, 2, 0)
 
 
 # --- schema versions ------------------------------------------------------------------------------------
@@ -308,6 +361,83 @@ def test_two_processes_storing_at_once_lose_nothing_and_duplicate_nothing(
     assert counts(db_url)["runs"] == 31 and counts(db_url)["phases"] == 62 and counts(db_url)["systems"] == 1
 
 
+def _put(kind: str, store: Store, system: str) -> Stored:
+    """Store one small record of a kind, always with the uid "same-source"."""
+    if kind == "run":
+        phases = [PhaseRow(name="write", value=1.0, unit="B/s")]
+        run = RunRecord(
+            uid="same-source", tool="ior", origin="iolens", status="ok", document="{}", phases=phases
+        )
+        return store.put_run(run, system)
+    if kind == "profile":
+        files = [ProfileFile(path="/scratch/a", opens=1)]
+        prof = ProfileRecord(uid="same-source", origin="iolens", summary={}, file_rows=files)
+        return store.put_profile(prof, system)
+    return store.put_samples([Sample(1.0, "n1", "cpu", "", "busy", 0.5)], "same-source")
+
+
+def _wait_until_waiting(url: str, other: Store, seen: list[str]) -> None:
+    """Until the other store's connection waits for the first one's transaction: on PostgreSQL, until its
+    server process waits for a lock; on SQLite, until it has begun its transaction (BEGIN IMMEDIATE waits
+    for the write lock)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if url.startswith("postgresql://"):
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as watcher:
+                row = watcher.execute(
+                    "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                    (other.db.conn.info.backend_pid,),  # type: ignore[attr-defined]
+                ).fetchone()
+            if row is not None and row[0] == "Lock":
+                return
+        elif any(sql.startswith("BEGIN IMMEDIATE") for sql in seen):
+            return
+        time.sleep(0.05)
+    pytest.fail("the second writer never waited for the first")
+
+
+@pytest.mark.parametrize("kind", ["run", "profile", "samples"])
+def test_second_writer_of_the_same_source_waits_then_finds_it_already_stored(db_url: str, kind: str) -> None:
+    first_store, second_store = Store.open(db_url), Store.open(db_url)
+    seen: list[str] = []
+    if isinstance(second_store.db.conn, sqlite3.Connection):  # type: ignore[attr-defined]
+        second_store.db.conn.set_trace_callback(seen.append)  # type: ignore[attr-defined]
+    outcome: dict[str, Any] = {}
+
+    def second() -> None:
+        try:
+            outcome["stored"] = _put(kind, second_store, "other")
+        except BaseException as exc:  # noqa: BLE001 - the test reports whatever it was
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=second)
+    try:
+        # The first writer stores the source and keeps its transaction open while the second one stores
+        # the same source; then it commits.
+        with first_store.db.transaction():
+            first = _put(kind, first_store, "lustre")
+            assert first.new
+            thread.start()
+            _wait_until_waiting(db_url, second_store, seen)
+        thread.join(timeout=150)
+        assert not thread.is_alive()
+        assert "error" not in outcome, repr(outcome.get("error"))
+        assert outcome["stored"] == Stored(kind, first.id, False)
+    finally:
+        first_store.close()
+        second_store.close()
+    c = counts(db_url)
+    assert (c["runs"], c["phases"]) == ((1, 1) if kind == "run" else (0, 0))
+    assert (c["profiles"], c["profile_files"]) == ((1, 1) if kind == "profile" else (0, 0))
+    assert c["samples"] == (1 if kind == "samples" else 0)
+    # The second writer's system was not created: nothing of its attempt is kept.
+    with Store.open(db_url, create=False) as store:
+        names = [s["name"] for s in queries.list_systems(store.db)]
+    assert names == ([] if kind == "samples" else ["lustre"])
+
+
 KILLED_WRITER = textwrap.dedent(
     """
     import sys, time
@@ -399,6 +529,29 @@ def test_regression_is_flagged_against_median_and_mad_of_like_for_like_runs(
     assert [(c["phase"], c["history"], round(c["median"] / GIB, 3)) for c in flagged] == [("write", 6, 10.05)]
 
 
+def test_regressions_exit_status_tells_a_regression_from_an_error(db_url: str, tmp_path: Path) -> None:
+    """0 no regression, 1 a regression, 2 trouble: a nightly job never takes "could not check" for a drop."""
+    env = iolens_env(home=tmp_path)
+    _history(db_url, tmp_path, [10 * GIB, 10.2 * GIB, 9.9 * GIB, 10.1 * GIB])
+    assert iolens("db", "regressions", "--db", db_url, env=env).returncode == 0
+    write_doc(tmp_path / "slow.json", ior_document(5 * GIB, 20 * GIB, started="2026-05-20T02:00:00Z"))
+    imp = iolens("db", "import", str(tmp_path / "slow.json"), "--db", db_url, "--system", "lustre", env=env)
+    assert imp.returncode == 0, imp.stderr
+    assert iolens("db", "regressions", "--db", db_url, env=env).returncode == 1
+
+    missing = iolens("db", "regressions", "--db", str(tmp_path / "nothing-here.db"), env=env)
+    assert (missing.returncode, missing.stdout) == (2, "")
+    assert "no database at" in missing.stderr
+    usage = iolens("db", "regressions", "--threshold", "ten", "--db", db_url, env=env)
+    assert usage.returncode == 2 and "--threshold: invalid float value: 'ten'" in usage.stderr
+    with Store.open(db_url) as store:
+        store.db.execute("UPDATE iolens_meta SET value = '99' WHERE key = 'schema_version'")
+    newer = iolens("db", "regressions", "--db", db_url, env=env)
+    assert newer.returncode == 2 and "Upgrade iolens" in newer.stderr
+    # The other db commands keep status 1 for a database error.
+    assert iolens("db", "runs", "--db", db_url, env=env).returncode == 1
+
+
 def test_runs_trend_and_compare_answer_from_the_stored_runs(db_url: str, tmp_path: Path) -> None:
     env = iolens_env(home=tmp_path)
     _history(db_url, tmp_path, [g * GIB for g in (1, 2, 3, 4, 5, 6, 7, 8)])
@@ -435,6 +588,31 @@ def test_runs_trend_and_compare_answer_from_the_stored_runs(db_url: str, tmp_pat
     show = iolens("db", "show", "3", "--db", db_url, env=env)
     assert show.returncode == 0 and "run 3: ior" in show.stdout and "3.000 GiB/s" in show.stdout
     assert iolens("db", "show", "99", "--db", db_url, env=env).returncode == 1
+
+
+def test_compare_marks_the_phases_that_were_not_valid_in_each_run(db_url: str, tmp_path: Path) -> None:
+    # The reference run's ior-easy-write is INVALID; in a copy those lines are gone (another run: its
+    # result.txt differs), so there the phase is valid.
+    fixed = _copy_reference(tmp_path / "fixed")
+    (fixed / "result_summary.txt").unlink()
+    lines = (fixed / "result.txt").read_text().splitlines(keepends=True)
+    start = lines.index("[ior-easy-write]\n")
+    end = lines.index("[mdtest-easy-write]\n")
+    kept = [ln for ln in lines[start:end] if not ln.startswith("; ERROR INVALID")]
+    (fixed / "result.txt").write_text("".join(lines[:start] + kept + lines[end:]))
+    env = iolens_env(home=tmp_path)
+    r = iolens("db", "import", str(IO500_REFERENCE), str(fixed), "--db", db_url, env=env)
+    assert r.returncode == 0, r.stderr
+    c = iolens("compare", "1", "2", "--db", db_url, env=env)
+    assert c.returncode == 0, c.stderr
+    rows = {line.split()[0]: line for line in c.stdout.splitlines() if line.strip()}
+    assert "1.810 GiB/s INVALID" in rows["ior-easy-write"]
+    assert rows["ior-easy-write"].count("INVALID") == 1  # run 2's is valid
+    assert rows["ior-hard-write"].count("INVALID") == 2  # invalid in both
+    assert "INVALID" not in rows["ior-easy-read"]
+    assert "INVALID: the phase was not valid in that run" in c.stdout
+    out = json.loads(iolens("compare", "1", "2", "--json", "--db", db_url, env=env).stdout)
+    assert [f["valid"] for f in out["phases"]["ior-easy-write"]] == [False, True]
 
 
 def test_systems_record_what_an_io500_submission_says_about_them(db_url: str, tmp_path: Path) -> None:
@@ -502,5 +680,24 @@ def test_python_api_returns_data_frames(db_url: str, tmp_path: Path) -> None:
         assert cmp.loc[(cmp["phase"] == "write") & (cmp["run_id"] == 5), "ratio"].item() == pytest.approx(0.5)
         assert len(api.phases(store, [1, 2])) == 4
         assert api.samples(store, 0, 1e12).empty
+    finally:
+        store.close()
+
+
+def test_python_api_says_what_differed_between_compared_runs(db_url: str, tmp_path: Path) -> None:
+    from iolens.store import api
+
+    _history(db_url, tmp_path, [1 * GIB, 2 * GIB])  # runs 1, 2: lustre, 1 MiB transfers
+    _history(db_url, tmp_path, [1.5 * GIB], system="other", transfer=4096)  # run 3
+    store = api.open_store(db_url)
+    try:
+        diff = api.compare_differences(store, [1, 3])
+        assert list(diff.columns) == [1, 3]
+        assert diff.loc[("run", "system")].tolist() == ["lustre", "other"]
+        assert diff.loc[("config", "transfer-size")].tolist() == [1048576, 4096]
+        assert set(diff.index.get_level_values("what")) == {"run", "config"}
+        assert len(diff) == 2  # nothing else differed
+        same = api.compare_differences(store, [1, 2])  # only the values differ, not fields nor config
+        assert same.empty and list(same.columns) == [1, 2]
     finally:
         store.close()

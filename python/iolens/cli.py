@@ -25,7 +25,7 @@ from rich.text import Text
 
 from iolens import __version__, fio_json, fio_log, launch, render, results
 from iolens.engine import EngineNotFound, engine_version, find_engine
-from iolens.store.settings import SettingsError, StoreOptions, take_options
+from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
 WORKLOADS = ("ior", "mdtest", "find", "fio")
 PROG = "iolens"
@@ -46,8 +46,9 @@ commands:
   compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
   report   a self-contained HTML report: iolens report ID --html FILE
 
-Every command takes --db PATH_OR_URL (or $IOLENS_DB); with a database configured, benchmark results are
-stored (tagged --system NAME; --no-store skips it). See docs/db.md.
+Every command takes --db PATH_OR_URL (or $IOLENS_DB, or the config file): ior, mdtest, find, fio, io500,
+profile (and profile report) and monitor store what they produce there when one is configured (tagged
+--system NAME; --no-store skips it); db, compare and report read it. See docs/db.md.
 """
 
 IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--quick] [--dry-run] [--np N]
@@ -70,7 +71,7 @@ the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ..
   --monitor[=T]          sample the nodes' I/O statistics during the run, into the document (docs/monitor.md;
                          under mpirun/srun every node, by its local rank 0, into IOLENS_TMPDIR)
   --verify               check the config hash and score hash of RESULT.txt against CONFIG.ini
-"""
+""" + store_help("the whole run is stored (not by --dry-run, --verify)")
 
 PROFILE_HELP = f"""usage: {PROG} profile [--trace] [--out DIR] [--launcher local|mpirun|srun] [--np N]
                       [--launcher-args "STR"] [--no-report] -- CMD [ARGS...]
@@ -93,7 +94,7 @@ The guide: docs/profile.md; the log format: docs/profile-log.md.
 
 environment: IOLENS_PROFILE_LIB (the runtime to preload instead of the installed one),
   IOLENS_PROFILE_EXCLUDE (comma-separated path prefixes not recorded; default /proc,/sys,/dev)
-"""
+""" + store_help("each job of the logs written or reported is stored")
 
 RUN_HELP = """usage: {prog} {workload} [iolens options] [{workload} options]
 
@@ -109,7 +110,7 @@ iolens options (everything else goes to the engine unchanged):
                          under mpirun/srun every node too, by its local rank 0, into IOLENS_TMPDIR
   --                     pass every later argument to the engine
   -h, --help             this help, then the engine's
-"""
+""" + store_help("the result document is stored (a failed run too)")
 
 
 # `iolens fio` also takes these fio options itself (fio's names): they choose what is written, not what runs.
@@ -751,7 +752,13 @@ def _profile(argv: Sequence[str], store: StoreOptions | None = None) -> int:
         path, as_json = value
         if not os.path.exists(path):
             return _error(f"profile report: {path}: no such file or directory")
-        return profile_report.report_command(path, as_json, _out_console(), _error)
+        status = profile_report.report_command(path, as_json, _out_console(), _error)
+        if status == 0 and store is not None:
+            # Stored as `iolens profile` stores what it wrote (docs/db.md); the report is printed first.
+            from iolens import db_cli
+
+            status = db_cli.store_profile_logs(store, Path(path))
+        return status
 
     def on_logs(logs: list[Path]) -> None:
         # Stored when a database is configured (docs/db.md); the exit status stays the program's.
@@ -796,12 +803,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in WORKLOADS or command == "io500":
         try:
             store, rest = take_options(rest)
+            autostore_target(store)  # a bad config file is said before anything runs
         except SettingsError as exc:
             return _error(str(exc))
         return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
     if command == "profile":
         try:
             store, rest = take_options(rest, leading_valued=_PROFILE_VALUED)
+            if rest[:1] == ["report"]:
+                # No program's command line follows: the store options may come anywhere.
+                after, tail = take_options(rest[1:])
+                store = StoreOptions(
+                    after.db or store.db, after.system or store.system, store.no_store or after.no_store
+                )
+                rest = ["report", *tail]
+            autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
         return _profile(rest, store)
@@ -811,9 +827,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             store, rest = take_options(rest)
+            if rest[:1] != ["parse"]:
+                autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
         if rest[:1] == ["parse"]:
+            if store != StoreOptions():
+                return _error(
+                    "monitor parse: stores nothing (it shows what the parsers read from a file): --db, "
+                    "--system and --no-store do not apply (to store a sample stream: iolens db import FILE)"
+                )
             return monitor_command.main(rest)
         with db_cli.monitor_sink(store) as sink:
             return monitor_command.main(rest, sink)

@@ -39,8 +39,9 @@ commands:
   runs               list runs: [--system S] [--tool T] [--since 7d|2026-05-01] [--limit N] [--json]
   show ID            a run (ID) or a profile (profile:ID) [--json]
   trend              --phase P [--system S] [--tool T] [--config-hash H] [--html FILE]
-  regressions        latest run against the median and MAD of earlier like-for-like runs; exit status 1
-                     when one dropped: [--system S] [--threshold 0.10] [--mad 3] [--min-history 3] [--all]
+  regressions        latest run against the median and MAD of earlier like-for-like runs; exit status 0 no
+                     regression, 1 one dropped, 2 bad usage or a database error: [--system S]
+                     [--threshold 0.10] [--mad 3] [--min-history 3] [--window 20] [--all] [--json]
   jobs               profiles ranked: [--by bytes|meta|small] [--limit N] [--system S] [--since W]
   systems            list systems
   system NAME        create or update a system: [--site S] [--fs-type T] [--fs-version V] [--servers N]
@@ -50,6 +51,11 @@ commands:
 The database: --db PATH_OR_URL (a SQLite file, or postgresql://user@host/dbname), else $IOLENS_DB, else the
 config file's [store] db, else {{default}}. See docs/db.md.
 """
+
+
+# `iolens db regressions` exits as diff and grep do: 0 no regression, 1 a regression found, 2 trouble (bad
+# usage, or a database that cannot be opened or read).
+REGRESSIONS_ERROR = 2
 
 
 class UsageError(Exception):
@@ -196,11 +202,15 @@ def _cmd_trend(args: argparse.Namespace, opts: StoreOptions) -> int:
 def _cmd_regressions(args: argparse.Namespace, opts: StoreOptions) -> int:
     from iolens.report import text
 
-    store, _ = _open(opts)
-    with store:
-        checks = queries.regressions(
-            store.db, args.threshold, args.mad, args.min_history, args.window, opts.system
-        )
+    try:
+        store, _ = _open(opts)
+        with store:
+            checks = queries.regressions(
+                store.db, args.threshold, args.mad, args.min_history, args.window, opts.system
+            )
+    except StoreError as exc:
+        # Status 1 means "a regression": a nightly job must be able to tell that from "could not check".
+        return _err(str(exc), REGRESSIONS_ERROR)
     if args.json:
         print(json.dumps([dict(c.__dict__, ratio=c.ratio) for c in checks], indent=1))
     else:
@@ -447,8 +457,9 @@ def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Store
     return 0
 
 
-def store_profile_logs(store_opts: StoreOptions, logs: list[Path]) -> int:
-    """autostore() for the logs an `iolens profile` run wrote (one profile per job)."""
+def store_profile_logs(store_opts: StoreOptions, logs: Path | list[Path]) -> int:
+    """autostore() for the logs an `iolens profile` run wrote, or `iolens profile report` read (a log, a
+    directory of logs, or a list of them: one profile per job)."""
     from iolens.store import profiles
 
     def put(store: Store, system: str | None) -> Stored:

@@ -23,6 +23,7 @@ from iolens.monitor import influx, parsefile, prometheus, stream
 from iolens.monitor.common import decode
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
 from iolens.monitor.view import LiveView
+from iolens.store.settings import store_help
 
 PROG = "iolens monitor"
 HELP = """usage: iolens monitor [--interval 1s] [--duration 10m] [--sources LIST] [--out FILE]
@@ -60,7 +61,7 @@ terminal and no other output is asked for).
   parse FILE            print, as JSON, what the parsers read from FILE (lctl get_param output or a copy
                         of a /proc file; `-` for standard input)
   --kind KIND           the file's kind, when it should not be recognised from the content: {kinds}
-"""
+""" + store_help("every sample is stored (not by parse)", tagged=False)
 
 
 class UsageError(Exception):

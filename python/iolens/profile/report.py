@@ -548,14 +548,16 @@ def _tree(job: dict[str, Any]) -> Tree:
     return tree
 
 
-def _advice(items: list[dict[str, Any]]) -> list[RenderableType]:
+def advice_panels(items: list[dict[str, Any]]) -> list[RenderableType]:
+    """The advice of a job report: a panel per rule that fired (title, finding, suggestion)."""
     if not items:
         return [Text("Advice: no rule fired (thresholds in docs/profile.md).", style="dim")]
     out: list[RenderableType] = [Text("Advice", style="bold")]
     for a in items:
-        body = Text(a["finding"])
-        body.append("\n" + a["suggestion"], style="dim")
-        out.append(Panel(body, title=a["title"], title_align="left", border_style="cyan", width=PANEL_WIDTH))
+        body = Text(str(a.get("finding") or ""))
+        body.append("\n" + str(a.get("suggestion") or ""), style="dim")
+        title = str(a.get("title") or a.get("rule") or "")
+        out.append(Panel(body, title=title, title_align="left", border_style="cyan", width=PANEL_WIDTH))
     return out
 
 
@@ -581,7 +583,7 @@ def job_view(job: dict[str, Any]) -> Group:
     if job["ranks"]:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
     parts.append(_tree(job))
-    parts.extend(_advice(job["advice"]))
+    parts.extend(advice_panels(job["advice"]))
     for m in job["messages"]:
         parts.append(Text(f"note: {m}", style="yellow"))
     return Group(*parts)

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from iolens.render import human_bytes, latency
-from iolens.store.queries import Comparison, RegressionCheck, fold_phases
+from iolens.store.queries import Comparison, PhaseFigure, RegressionCheck, fold_phases
 
 SPARKS = "▁▂▃▄▅▆▇█"
 GIB = 1024**3
@@ -148,14 +148,13 @@ def comparison_view(c: Comparison) -> Group:
     for i in ids[1:]:
         cols += [f"run {i}", f"{i}/{ids[0]}"]
     t = _table(*cols, right=tuple(cols[1:]))
+    invalid = False
     for name, figs in c.phases.items():
         base = figs[0]
-        row = [name, value(base.value, base.unit) if base else "-"]
+        row: list[RenderableType] = [name, _figure(base)]
         for f in figs[1:]:
-            row += [
-                value(f.value, f.unit) if f else "-",
-                ratio(f.value if f else None, base.value if base else None),
-            ]
+            row += [_figure(f), ratio(f.value if f else None, base.value if base else None)]
+        invalid = invalid or any(f is not None and f.valid is False for f in figs)
         t.add_row(*row)
         for key, label in (("p50_ns", "p50"), ("p99_ns", "p99"), ("max_ns", "max")):
             if not any(f is not None and key in f.percentiles for f in figs):
@@ -172,6 +171,9 @@ def comparison_view(c: Comparison) -> Group:
         validity += [yes_no(r["valid"]), ""]
     t.add_row(*[Text(v, style="bold") for v in validity])
     parts: list[RenderableType] = [t]
+    if invalid:
+        why = "IO500: the app's ERROR INVALID; other tools: verify errors"
+        parts.append(Text(f"INVALID: the phase was not valid in that run ({why})", style="dim"))
     if c.run_differences or c.config_differences:
         d = _table("what differs", *[f"run {i}" for i in ids])
         for k, vals in c.run_differences.items():
@@ -182,6 +184,16 @@ def comparison_view(c: Comparison) -> Group:
     else:
         parts += [Text("same configuration", style="dim")]
     return Group(*parts)
+
+
+def _figure(f: PhaseFigure | None) -> Text:
+    """A run's value of a phase in a comparison, marked when that phase was not valid in that run."""
+    if f is None:
+        return Text("-")
+    out = Text(value(f.value, f.unit))
+    if f.valid is False:
+        out.append(" INVALID", style="bold red")
+    return out
 
 
 def _short(v: Any, width: int = 60) -> str:
@@ -326,11 +338,10 @@ def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
             f"{f['opens'] or 0:,}",
             f"{busy:.3f}",
         )
-    advice = (p.get("document") or {}).get("advice") or []
     parts: list[RenderableType] = [head, Text(""), t]
-    if advice:
-        a = Text("advice:", style="bold")
-        for item in advice:
-            a.append(f"\n  • {item.get('message', item) if isinstance(item, dict) else item}")
-        parts += [Text(""), a]
+    advice = (p.get("document") or {}).get("advice")
+    if isinstance(advice, list):  # a Darshan log's profile has none
+        from iolens.profile.report import advice_panels
+
+        parts += [Text(""), *advice_panels([a for a in advice if isinstance(a, dict)])]
     return Group(*parts)

@@ -5,6 +5,7 @@
     api.runs(db, system="lustre-prod", since="30d")
     api.trend(db, "ior-easy-write", system="lustre-prod")
     api.regressions(db)
+    api.compare(db, [41, 57]), api.compare_differences(db, [41, 57])
 
 Times are pandas Timestamps in UTC; values keep the units of the `unit` column.
 """
@@ -84,6 +85,21 @@ def compare(store: Store, run_ids: Sequence[int]) -> pd.DataFrame:
     return _frame(rows, ["phase", "run_id", "value", "unit", "ratio", "valid", *queries.PERCENTILES])
 
 
+def compare_differences(store: Store, run_ids: Sequence[int]) -> pd.DataFrame:
+    """What differed between the runs compare() compares: one row per run field (system, host, ranks,
+    version, command…: `what` "run") or configuration key (dotted: `what` "config") whose values are not all
+    the same, indexed by (what, key), with one column per run id holding that run's value (None: unset).
+    Empty when the runs had the same fields and configuration."""
+    import pandas as pd
+
+    c = queries.compare(store.db, run_ids)
+    ids = [int(r["id"]) for r in c.runs]
+    rows = [("run", k, *vals) for k, vals in c.run_differences.items()]
+    rows += [("config", k, *vals) for k, vals in c.config_differences.items()]
+    df = pd.DataFrame(rows, columns=["what", "key", *ids], dtype=object)
+    return df.set_index(["what", "key"])
+
+
 def trend(
     store: Store,
     phase: str,
@@ -104,10 +120,15 @@ def regressions(store: Store, **kwargs: Any) -> pd.DataFrame:
 
 
 def jobs(
-    store: Store, by: str = "bytes", limit: int | None = None, system: str | None = None
+    store: Store,
+    by: str = "bytes",
+    limit: int | None = None,
+    system: str | None = None,
+    since: str | float | None = None,
 ) -> pd.DataFrame:
-    """Profiles ranked by bytes, metadata share of I/O time ("meta") or small-I/O count ("small")."""
-    rows = queries.jobs(store.db, by, limit, system)
+    """Profiles ranked by bytes, metadata share of I/O time ("meta") or small-I/O count ("small"); `since`
+    keeps the jobs that started since then (an age "7d", a date "2026-05-01", or epoch seconds)."""
+    rows = queries.jobs(store.db, by, limit, system, _since(since))
     cols = [c.split(" AS ")[-1] for c in queries.PROFILE_COLUMNS.split(", ")] + ["meta_share"]
     return _frame(rows, cols).set_index("id")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,7 +147,7 @@ class SqliteDatabase(Database):
             self.conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{path}: not an iolens database ({exc})") from None
-        self._in_tx = False
+        self._depth = 0  # open transaction levels: 1 the transaction, more its savepoints
 
     def _wal(self) -> None:
         mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()
@@ -169,19 +168,32 @@ class SqliteDatabase(Database):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        if self._in_tx:
-            yield
+        if self._depth:
+            # Nested: a savepoint, so that what fails inside is undone alone (as psycopg does).
+            name = f"iolens_sp{self._depth}"
+            self.execute(f"SAVEPOINT {name}")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self.conn.in_transaction:
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
+                raise
+            self._depth -= 1
+            self.execute(f"RELEASE {name}")
             return
         self.execute("BEGIN IMMEDIATE")
-        self._in_tx = True
+        self._depth = 1
         try:
             yield
         except BaseException:
-            self._in_tx = False
+            self._depth = 0
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
-        self._in_tx = False
+        self._depth = 0
         self.execute("COMMIT")
 
     def table_exists(self, name: str) -> bool:
@@ -231,8 +243,6 @@ class PostgresDatabase(Database):
         except psycopg.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise StoreError(f"cannot connect to {describe(url)}: {first}") from None
-        self._lock = threading.Lock()
-        self._tx_depth = 0
 
     def sql(self, text: str) -> str:
         return text.replace("%", "%%").replace("?", "%s")
@@ -240,8 +250,6 @@ class PostgresDatabase(Database):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         try:
             return self.conn.execute(self.sql(sql), tuple(params) if params else None)  # type: ignore[arg-type]
-        except self._psycopg.errors.UniqueViolation:
-            raise
         except self._psycopg.Error as exc:
             raise StoreError(f"{describe(self.url)}: {str(exc).strip()}") from exc
 

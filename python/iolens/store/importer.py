@@ -87,7 +87,19 @@ def _profile_logs(path: Path) -> list[Path]:
 
 
 def import_one(store: Store, path: Path, system: str | None = None) -> list[Stored]:
-    """Store what one source holds (a directory of profile logs may hold several jobs)."""
+    """Store what one source holds (a directory of profile logs may hold several jobs). A source that
+    cannot be stored as it is (bytes that are not text, a number JSON cannot hold) is ImportRefused; its
+    transaction is rolled back, so nothing of it is kept."""
+    try:
+        return _import_one(store, path, system)
+    except ImportRefused:
+        raise
+    except (ValueError, UnicodeError) as exc:
+        text = str(exc)
+        raise ImportRefused(text if text.startswith(str(path)) else f"{path}: {text}") from None
+
+
+def _import_one(store: Store, path: Path, system: str | None) -> list[Stored]:
     name = path.name
     if path.is_dir():
         if io500_dir.is_result_dir(path):

@@ -53,10 +53,20 @@ def _local_time(text: str | None) -> float | None:
 
 
 def _read_text(path: Path) -> str:
-    data = path.read_bytes()
+    """A file of the directory as text: UTF-8 (the app writes ASCII), refused when it is not."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Io500DirError(f"{path}: cannot read: {exc.strerror}") from None
     if b"\0" in data:
         raise Io500DirError(f"{path}: holds NUL bytes (a damaged file?)")
-    return data.decode("utf-8", "surrogateescape")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise Io500DirError(
+            f"{path}:{line}: byte 0x{data[exc.start]:02x} is not UTF-8 text (a damaged file?)"
+        ) from None
 
 
 def _comment_time(lines: list[Any], word: str) -> float | None:
@@ -77,7 +87,7 @@ def _config(directory: Path) -> tuple[dict[str, str], dict[str, dict[str, str | 
     values = None
     for name in names:
         try:
-            cfg = parse_config(texts[name].encode("utf-8", "surrogateescape"), str(directory / name))
+            cfg = parse_config(texts[name].encode("utf-8"), str(directory / name))
         except IniError:
             continue
         values = {section: dict(options) for section, options in cfg.values.items()}
@@ -88,13 +98,11 @@ def _config(directory: Path) -> tuple[dict[str, str], dict[str, dict[str, str | 
 def run_record(directory: Path) -> RunRecord:
     """The run in an official IO500 result directory; Io500DirError when it is incomplete or damaged."""
     result_path = directory / RESULT
+    text = _read_text(result_path)
     try:
-        text = _read_text(result_path)
         result = parse_result(text)
     except ResultFileError as exc:
         raise Io500DirError(f"{result_path}: {exc}") from None
-    except OSError as exc:
-        raise Io500DirError(f"{result_path}: cannot read: {exc.strerror}") from None
     run = result.section("run")
     assert run is not None  # parse_result checks the file starts with [run]
     if result.version is None or result.config_hash is None:

@@ -8,12 +8,13 @@ bins). Every file of the job is a row of profile_files, with all its non-zero co
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from iolens.store.records import ProfileFile, ProfileRecord, canonical_json, sha256
+from iolens.store.records import ProfileFile, ProfileRecord, sha256
 
 TIMELINE_BINS = 200
 SMALL_IO_BYTES = 1 << 20  # an access is small when its size bucket ends at or below 1 MiB
@@ -63,6 +64,23 @@ def iolens_jobs(path: Path | list[Path]) -> list[ProfileRecord]:
     return [job_record(job, where) for job in jobs]
 
 
+def logs_uid(logs: Sequence[Any]) -> str:
+    """A job's uid: the hash of its logs' content hashes, sorted. It depends on the logs' bytes only, not on
+    their names or order nor on the report this iolens derives from them (a newer iolens whose report differs
+    still finds the job stored)."""
+    digests = []
+    for log in logs:
+        h = hashlib.sha256()
+        try:
+            with open(log.path, "rb") as f:
+                for block in iter(lambda f=f: f.read(1 << 20), b""):
+                    h.update(block)
+        except OSError as exc:
+            raise ProfileImportError(f"{log.path}: cannot read: {exc.strerror}") from None
+        digests.append(h.hexdigest())
+    return sha256("iolens-logs\0" + "\n".join(sorted(digests)))
+
+
 def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
     """The record of one iolens.profile.job.Job."""
     from iolens.profile.report import job_report
@@ -76,7 +94,7 @@ def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
     ops = report.get("operations") or {}
     root = job.nodes[job.roots[0]].log.header if job.roots else job.logs[0].header
     return ProfileRecord(
-        uid=sha256("iolens\0" + canonical_json(report)),
+        uid=logs_uid(job.logs),
         origin="iolens",
         summary=report,
         job_id=job.job_id,

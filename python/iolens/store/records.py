@@ -16,8 +16,35 @@ from typing import Any
 
 
 def canonical_json(obj: Any) -> str:
-    """One spelling of a JSON value: keys sorted, no spaces (hashes do not depend on formatting)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """One spelling of a JSON value: keys sorted, no spaces (hashes do not depend on formatting).
+    ValueError names the member that holds NaN or Infinity, which JSON has no spelling for."""
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        found = _non_finite(obj, "")
+        if found is None:
+            raise
+        where, value = found
+        raise ValueError(
+            f"{where or 'the value'}: {value} is not a JSON number (NaN and Infinity are not allowed)"
+        ) from None
+
+
+def _non_finite(obj: Any, where: str) -> tuple[str, str] | None:
+    """The first member (a dotted path) that holds a float that is not finite, and that value."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return where, "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found = _non_finite(value, f"{where}.{key}" if where else str(key))
+            if found is not None:
+                return found
+    elif isinstance(obj, list | tuple):
+        for i, value in enumerate(obj):
+            found = _non_finite(value, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def sha256(text: str | bytes) -> str:

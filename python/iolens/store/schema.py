@@ -6,7 +6,8 @@ the table iolens_meta (key 'schema_version'); migrate() brings an older database
 transaction, and refuses a database at a higher version (written by a newer iolens) instead of guessing.
 
 Times are seconds since the epoch (UTC) as floats; latencies are integer nanoseconds; bytes are integers;
-JSON is kept as text, exactly as it came.
+JSON is kept as compact text: documents in canonical form (keys sorted, no spaces; records.canonical_json),
+with every value they came with but not their formatting (docs/db.md, "Schema").
 """
 
 from __future__ import annotations

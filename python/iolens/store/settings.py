@@ -33,6 +33,23 @@ VALUED = ("--db", "--system")
 FLAGS = ("--no-store",)
 
 
+def store_help(what: str, tagged: bool = True) -> str:
+    """The store options' lines for a command's --help; `what` says what the command stores, `tagged`
+    whether it is tagged with a system (monitoring samples are labelled by host instead)."""
+    system = (
+        "tag what is stored with this system (else $IOLENS_SYSTEM, else `system` in [store])"
+        if tagged
+        else "accepted; samples are labelled with their host, not a system"
+    )
+    return f"""
+statistics database (docs/db.md), when one is configured: {what}
+  --db PATH_OR_URL       a SQLite file or postgresql://user@host/dbname (else $IOLENS_DB, else `db` in the
+                         config file's [store] section; none of them: nothing is stored)
+  --system NAME          {system}
+  --no-store             store nothing, even with a database configured
+"""
+
+
 class SettingsError(ValueError):
     """A bad store option or config file; the message is for the user."""
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from iolens.store import schema
-from iolens.store.db import Database, connect
+from iolens.store.db import Database, StoreError, connect
 from iolens.store.records import (
     ProfileFile,
     ProfileRecord,
@@ -39,6 +39,14 @@ class Stored:
     @property
     def ref(self) -> str:
         return f"profile:{self.id}" if self.kind == "profile" else str(self.id)
+
+
+class _AlreadyStored(Exception):
+    """Raised inside a storing transaction to roll it back: the record is there already (its id)."""
+
+    def __init__(self, record_id: int) -> None:
+        super().__init__(record_id)
+        self.id = record_id
 
 
 class Store:
@@ -130,51 +138,54 @@ class Store:
     # --- runs ------------------------------------------------------------------------------------------
 
     def put_run(self, record: RunRecord, system: str | None = None) -> Stored:
-        """Store a run and its phases (one transaction); a run with the same uid is left as it is."""
-        sys_info = SystemInfo(system) if system else record.system
-        sid = self.system_id(sys_info)
-        with self.db.transaction():
-            existing = self.db.query_one("SELECT id FROM runs WHERE uid = ?", (record.uid,))
-            if existing is not None:
-                return Stored("run", int(existing[0]), False)
-            run_id = self.db.insert_id(
-                "INSERT INTO runs (uid, system_id, tool, origin, version, command, config, config_hash,"
-                " started_at, ended_at, ranks, nodes, hostname, file_system, status, valid, score,"
-                " source_path, imported_at, document) VALUES"
-                " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.uid,
-                    sid,
-                    record.tool,
-                    record.origin,
-                    record.version,
-                    record.command,
-                    None if record.config is None else canonical_json(record.config),
-                    record.config_hash,
-                    record.started_at,
-                    record.ended_at,
-                    record.ranks,
-                    record.nodes,
-                    record.hostname,
-                    record.file_system,
-                    record.status,
-                    record.valid,
-                    record.score,
-                    record.source_path,
-                    time.time(),
-                    record.document,
-                ),
-            )
-            from iolens.store.records import PhaseRow
+        """Store a run and its phases (one transaction); a run with the same uid is left as it is (and its
+        system: a record already stored is neither tagged again nor creates the system named)."""
+        from iolens.store.records import PhaseRow
 
-            cols = ("run_id", "seq", *PhaseRow.COLUMNS)
-            marks = ", ".join("?" for _ in cols)
-            self.db.executemany(
-                f"INSERT INTO phases ({', '.join(cols)}) VALUES ({marks})",
-                [(run_id, seq, *p.values()) for seq, p in enumerate(record.phases)],
-            )
-            if record.samples:
-                self.put_samples(record.samples, f"run:{record.uid}", record.source_path)
+        try:
+            with self.db.transaction():
+                existing = self._stored_id("runs", record.uid)
+                if existing is not None:
+                    return Stored("run", existing, False)
+                sid = self.system_id(SystemInfo(system) if system else record.system)
+                run_id = self._claim(
+                    "runs",
+                    ("uid", "system_id", "tool", "origin", "version", "command", "config", "config_hash",
+                     "started_at", "ended_at", "ranks", "nodes", "hostname", "file_system", "status", "valid",
+                     "score", "source_path", "imported_at", "document"),
+                    (
+                        record.uid,
+                        sid,
+                        record.tool,
+                        record.origin,
+                        record.version,
+                        record.command,
+                        None if record.config is None else canonical_json(record.config),
+                        record.config_hash,
+                        record.started_at,
+                        record.ended_at,
+                        record.ranks,
+                        record.nodes,
+                        record.hostname,
+                        record.file_system,
+                        record.status,
+                        record.valid,
+                        record.score,
+                        record.source_path,
+                        time.time(),
+                        record.document,
+                    ),
+                )  # fmt: skip
+                cols = ("run_id", "seq", *PhaseRow.COLUMNS)
+                marks = ", ".join("?" for _ in cols)
+                self.db.executemany(
+                    f"INSERT INTO phases ({', '.join(cols)}) VALUES ({marks})",
+                    [(run_id, seq, *p.values()) for seq, p in enumerate(record.phases)],
+                )
+                if record.samples:
+                    self.put_samples(record.samples, f"run:{record.uid}", record.source_path)
+        except _AlreadyStored as done:
+            return Stored("run", done.id, False)
         return Stored("run", run_id, True)
 
     def tag_run(self, run_id: int, system: str) -> None:
@@ -192,35 +203,36 @@ class Store:
 
     def put_profile(self, record: ProfileRecord, system: str | None = None) -> Stored:
         """Store a profile and its files (one transaction, files streamed in batches); a profile with the
-        same uid is left as it is."""
-        sid = self.system_id(system)
-        with self.db.transaction():
-            existing = self.db.query_one("SELECT id FROM profiles WHERE uid = ?", (record.uid,))
-            if existing is not None:
-                return Stored("profile", int(existing[0]), False)
-            cols = ("uid", "system_id", *ProfileRecord.COLUMNS, "source_path", "imported_at", "document")
-            values = (
-                record.uid,
-                sid,
-                *(getattr(record, c) for c in ProfileRecord.COLUMNS),
-                record.source_path,
-                time.time(),
-                json.dumps(record.summary, separators=(",", ":"), ensure_ascii=False),
-            )
-            pid = self.db.insert_id(
-                f"INSERT INTO profiles ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", values
-            )
-            fcols = ("profile_id", "file_no", *ProfileFile.COLUMNS, "counters")
-            count = 0
-            for chunk in _batches(
-                (
-                    (pid, n, *(getattr(f, c) for c in ProfileFile.COLUMNS), _counters(f))
-                    for n, f in enumerate(record.file_rows)
-                ),
-                BATCH,
-            ):
-                self.db.bulk_insert("profile_files", fcols, chunk)
-                count += len(chunk)
+        same uid is left as it is (and its system, as put_run)."""
+        try:
+            with self.db.transaction():
+                existing = self._stored_id("profiles", record.uid)
+                if existing is not None:
+                    return Stored("profile", existing, False)
+                sid = self.system_id(system)
+                cols = ("uid", "system_id", *ProfileRecord.COLUMNS, "source_path", "imported_at", "document")
+                values = (
+                    record.uid,
+                    sid,
+                    *(getattr(record, c) for c in ProfileRecord.COLUMNS),
+                    record.source_path,
+                    time.time(),
+                    json.dumps(record.summary, separators=(",", ":"), ensure_ascii=False),
+                )
+                pid = self._claim("profiles", cols, values)
+                fcols = ("profile_id", "file_no", *ProfileFile.COLUMNS, "counters")
+                count = 0
+                for chunk in _batches(
+                    (
+                        (pid, n, *(getattr(f, c) for c in ProfileFile.COLUMNS), _counters(f))
+                        for n, f in enumerate(record.file_rows)
+                    ),
+                    BATCH,
+                ):
+                    self.db.bulk_insert("profile_files", fcols, chunk)
+                    count += len(chunk)
+        except _AlreadyStored as done:
+            return Stored("profile", done.id, False)
         return Stored("profile", pid, True, f"{count} files")
 
     # --- monitoring samples ----------------------------------------------------------------------------
@@ -230,45 +242,70 @@ class Store:
     ) -> Stored:
         """Store samples (one transaction). With a uid (the hash of their source), a source stored before
         is skipped; a sample already there (same series and time) is kept as it was."""
-        with self.db.transaction():
-            if uid is not None:
-                existing = self.db.query_one("SELECT id FROM sample_imports WHERE uid = ?", (uid,))
-                if existing is not None:
-                    return Stored("samples", int(existing[0]), False)
-            series: dict[tuple[str, str, str, str], int] = {}
-            count = 0
-            t_min = t_max = None
+        series: dict[tuple[str, str, str, str], int] = {}
+        count = 0
+        t_min = t_max = None
 
-            def rows() -> Iterator[tuple[int, float, float | None]]:
-                nonlocal count, t_min, t_max
-                for s in samples:
-                    key = (s.host, s.source, s.target, s.metric)
-                    sid = series.get(key)
-                    if sid is None:
-                        sid = series[key] = self._series_id(key, s.unit)
-                    count += 1
-                    t_min = s.t if t_min is None or s.t < t_min else t_min
-                    t_max = s.t if t_max is None or s.t > t_max else t_max
-                    yield (sid, s.t, s.value)
+        def rows() -> Iterator[tuple[int, float, float | None]]:
+            nonlocal count, t_min, t_max
+            for s in samples:
+                key = (s.host, s.source, s.target, s.metric)
+                sid = series.get(key)
+                if sid is None:
+                    sid = series[key] = self._series_id(key, s.unit)
+                count += 1
+                t_min = s.t if t_min is None or s.t < t_min else t_min
+                t_max = s.t if t_max is None or s.t > t_max else t_max
+                yield (sid, s.t, s.value)
 
-            for chunk in _batches(rows(), BATCH):
-                self.db.bulk_insert(
-                    "samples", ("series_id", "t", "value"), chunk, "ON CONFLICT (series_id, t) DO NOTHING"
+        try:
+            with self.db.transaction():
+                if uid is not None:
+                    existing = self._stored_id("sample_imports", uid)
+                    if existing is not None:
+                        return Stored("samples", existing, False)
+                # The uid is claimed first: a second writer of the same source waits here, not after
+                # reading the whole source again.
+                import_id = self._claim(
+                    "sample_imports",
+                    ("uid", "source_path", "imported_at", "samples", "series"),
+                    (uid or f"stream:{time.time_ns()}", source_path, time.time(), 0, 0),
                 )
-            import_id = self.db.insert_id(
-                "INSERT INTO sample_imports (uid, source_path, imported_at, samples, series, t_min, t_max)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    uid or f"stream:{time.time_ns()}",
-                    source_path,
-                    time.time(),
-                    count,
-                    len(series),
-                    t_min,
-                    t_max,
-                ),
-            )
+                for chunk in _batches(rows(), BATCH):
+                    self.db.bulk_insert(
+                        "samples", ("series_id", "t", "value"), chunk, "ON CONFLICT (series_id, t) DO NOTHING"
+                    )
+                self.db.execute(
+                    "UPDATE sample_imports SET samples = ?, series = ?, t_min = ?, t_max = ? WHERE id = ?",
+                    (count, len(series), t_min, t_max, import_id),
+                )
+        except _AlreadyStored as done:
+            return Stored("samples", done.id, False)
         return Stored("samples", import_id, True, f"{count} samples in {len(series)} series")
+
+    # --- claiming a uid --------------------------------------------------------------------------------
+
+    def _stored_id(self, table: str, uid: str) -> int | None:
+        row = self.db.query_one(f"SELECT id FROM {table} WHERE uid = ?", (uid,))
+        return None if row is None else int(row[0])
+
+    def _claim(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
+        """Insert the row that holds a record's uid (columns[0] is "uid"); its id. When another writer
+        stored the same uid since the caller looked (PostgreSQL: this insert waited for that writer's
+        transaction on the unique index), raises _AlreadyStored with that record's id: the caller's
+        transaction is then rolled back, so nothing of this attempt (a new system, say) is kept."""
+        marks = ", ".join("?" for _ in columns)
+        row = self.db.query_one(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+            " ON CONFLICT (uid) DO NOTHING RETURNING id",
+            values,
+        )
+        if row is not None:
+            return int(row[0])
+        existing = self._stored_id(table, str(values[0]))
+        if existing is None:  # pragma: no cover - the conflicting row was committed, so it is seen
+            raise StoreError(f"{table}: uid {values[0]} conflicts with a row that cannot be read")
+        raise _AlreadyStored(existing)
 
     def _series_id(self, key: tuple[str, str, str, str], unit: str | None) -> int:
         self.db.execute(
