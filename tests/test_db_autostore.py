@@ -6,6 +6,11 @@ mdtest, find and io500 (tiny sizes on a tmpfs), a profile, and the monitor's sam
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +379,38 @@ def test_monitor_parse_refuses_the_store_options_it_cannot_honour(tmp_path: Path
     assert r.returncode == 2
     assert "monitor parse: stores nothing" in r.stderr and "iolens db import FILE" in r.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+def test_config_file_that_cannot_be_read_is_refused_when_named_and_passed_over_at_the_default_place(
+    engine: Path,
+) -> None:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv (util-linux) to run iolens as another user")
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    root = Path(tempfile.mkdtemp(prefix="iolens-setpriv-"))
+    try:
+        root.chmod(0o755)
+        tree = root / "tree"
+        tree.mkdir(mode=0o755)
+        home = root / "home"  # root's, 0700: nobody may not look inside
+        ini = home / ".config" / "iolens" / "iolens.ini"
+        ini.parent.mkdir(parents=True)
+        ini.write_text("[store]\nstore = sometimes\n")  # a value that would be refused, were it read
+        home.chmod(0o700)
+        env = iolens_env({"IOLENS_BENCH": str(engine), "HOME": str(home), "XDG_CONFIG_HOME": ""})
+        cmd = [*as_nobody, sys.executable, "-m", "iolens", "find", str(tree), "--no-live"]
+        # The default file under a home this user may not enter: as if there were none, no traceback.
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=False)
+        assert r.returncode == 0, r.stderr
+        assert "Traceback" not in r.stderr and "scanned" in r.stdout.lower()
+        # A file $IOLENS_CONFIG names must be readable: a usage error naming it, before anything runs.
+        named = {**env, "IOLENS_CONFIG": str(ini)}
+        r = subprocess.run(cmd, env=named, capture_output=True, text=True, timeout=120, check=False)
+        assert r.returncode == 2 and r.stdout == "", r.stderr
+        assert f"IOLENS_CONFIG={ini}: permission denied" in r.stderr
+        # Bytes that are not UTF-8: refused with the file's name, not a traceback.
+        ini.write_bytes(b"[store]\nsystem = caf\xe9\n")
+        r = iolens("find", str(tree), "--no-live", env=named)
+        assert r.returncode == 2 and f"{ini}: not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

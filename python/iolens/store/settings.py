@@ -120,14 +120,27 @@ def config_file() -> Path:
 
 def _config_values() -> dict[str, str]:
     path = config_file()
-    if not path.is_file():
-        if os.environ.get(ENV_CONFIG):
-            raise SettingsError(f"{ENV_CONFIG}={path}: no such file")
+    named = bool(os.environ.get(ENV_CONFIG))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        if named:
+            raise SettingsError(f"{ENV_CONFIG}={path}: no such file") from None
         return {}
+    except PermissionError:
+        # The default file under a home this user may not read (a command run through setpriv or sudo -u
+        # keeps HOME): as if there were none. A file named by $IOLENS_CONFIG must be readable.
+        if named:
+            raise SettingsError(f"{ENV_CONFIG}={path}: permission denied") from None
+        return {}
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read it: {exc.strerror}") from None
     parser = configparser.ConfigParser(interpolation=None)
     try:
-        parser.read(path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError) as exc:
+        parser.read_string(text, source=str(path))
+    except configparser.Error as exc:
         raise SettingsError(f"{path}: {exc}") from None
     if not parser.has_section("store"):
         return {}
