@@ -12,9 +12,11 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -736,6 +738,84 @@ def test_excluded_paths_and_untracked_descriptors_make_no_records(
     assert p["UNTRACKED_OPS"] == 16  # every call of the case: open, 3 writes, 4 reads, 4 lseeks, close, 3 on
     # the closed descriptor
     assert p["READ_TIME"] == 0 and p["WRITE_TIME"] == 0  # untracked calls are not timed
+
+
+def raw_records(path: Path) -> dict[int, int]:
+    """Records per chunk kind in a log (docs/profile-log.md): what the runtime wrote, not what a reader made
+    of it. Fixed-size kinds count used // record_size; FILES counts its variable records."""
+    data = path.read_bytes()
+    image = zlib.decompress(data[16:]) if data[:8] == b"IOLPZ001" else data
+    size, count = struct.unpack_from("<IQ", image, 20)
+    out: dict[int, int] = {}
+    for k in range(count):
+        at = 4096 + k * size
+        _, kind, _, rsize, used = struct.unpack_from("<4sIIIQ", image, at)
+        if rsize:
+            n = used // rsize
+        else:
+            n, off = 0, at + 64
+            while kind == 2 and off < at + 64 + used:
+                off += 16 + (struct.unpack_from("<I", image, off + 8)[0] + 7) // 8 * 8
+                n += 1
+        out[kind] = out.get(kind, 0) + n
+    return out
+
+
+FILES_KIND, FILE_REC_KIND, FILE_DATA_KIND = 2, 4, 8
+
+
+def test_a_file_never_read_or_written_has_no_data_record(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """5000 files created, closed, stat'ed and removed (what a metadata benchmark does): each has its FILES
+    and FILE_REC records and no FILE_DATA; 5000 files written once each have one FILE_DATA record each."""
+    bench = str(profile_build.program("profile_bench"))
+    for kind, n in (("meta", 5000), ("exit", 5000)):
+        work = tmpfs_dir / kind
+        work.mkdir()
+        r = run([bench, kind, str(work), str(n)], profiled_env(profile_build, logs))
+        assert r.returncode == 0, r.stderr.decode()
+        (path,) = [p for p in logs.iterdir() if p.name.endswith(".iolpz")]
+        log = read_log(path)
+        ours = {p: c for p, c in log.files.items() if p.startswith(str(work) + "/")}
+        assert len(ours) == n
+        recs = raw_records(path)
+        if kind == "meta":
+            assert all(
+                (c["POSIX_OPENS"], c["POSIX_STATS"], c["POSIX_UNLINKS"], c["POSIX_WRITES"]) == (1, 1, 1, 0)
+                for c in ours.values()
+            )
+            assert recs.get(FILE_DATA_KIND, 0) == 0
+        else:
+            assert all((c["POSIX_WRITES"], c["POSIX_BYTES_WRITTEN"]) == (1, 4) for c in ours.values())
+            assert recs[FILE_DATA_KIND] == n
+        # one FILES and one FILE_REC record per file (and a few of the program's own, ld.so's)
+        assert n <= recs[FILES_KIND] < n + 10 and n <= recs[FILE_REC_KIND] < n + 10
+        path.unlink()
+
+
+def test_paths_are_found_again_after_the_table_grows(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """20k paths (the runtime's path table starts at 4096 slots and doubles at half full), each created,
+    then stat'ed when the table is several times bigger than when the path went in: one FILES record each."""
+    code = (
+        "import os, sys\n"
+        "d = sys.argv[1]\n"
+        "names = [os.path.join(d, f'f{i}') for i in range(20000)]\n"
+        "for n in names:\n"
+        "    os.close(os.open(n, os.O_CREAT | os.O_WRONLY, 0o644))\n"
+        "for n in names:\n"
+        "    os.stat(n)\n"
+    )
+    r = run([sys.executable, "-c", code, str(tmpfs_dir)], profiled_env(profile_build, logs))
+    assert r.returncode == 0, r.stderr.decode()
+    (path,) = list(logs.iterdir())
+    ours = {p: c for p, c in read_log(path).files.items() if p.startswith(str(tmpfs_dir) + "/f")}
+    assert len(ours) == 20000
+    assert all((c["POSIX_OPENS"], c["POSIX_STATS"]) == (1, 1) for c in ours.values())
+    named = raw_records(path)[FILES_KIND]
+    assert 20000 <= named < 20000 + 500  # the interpreter's own files besides ours, each once
 
 
 def test_trace_records_every_call(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:

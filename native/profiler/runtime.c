@@ -275,8 +275,7 @@ __attribute__((constructor)) static void iol_start(int argc, char **argv, char *
         copy_setting(i);
     find_lib_name();
     iol_fdtab_init();
-    iol_g.buckets = iol_alloc(IOL_BUCKETS * sizeof *iol_g.buckets);
-    if (iol_g.buckets == NULL)
+    if (iol_files_init() != 0)
         goto out;
     const char *parent = getenv("IOLENS_PARENT_LOG");
     iol_strlcpy(iol_g.prev_log, parent != NULL ? parent : "", sizeof iol_g.prev_log);

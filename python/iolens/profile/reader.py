@@ -1,4 +1,5 @@
-"""Reader of the profiler's per-process log, exactly as docs/profile-log.md specifies it (format version 1):
+"""Reader of the profiler's per-process log, exactly as docs/profile-log.md specifies it (format version 1,
+minor versions up to 2):
 the raw image (`.iolp`) and the compressed one (`.iolpz`).
 
 Everything is read from the log itself: the counter names and how they merge come from its NAMES chunk,
@@ -24,7 +25,7 @@ from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
-from iolens.profile.merge import Accumulator, MergePlan, sort_top
+from iolens.profile.merge import Accumulator, MergePlan, merge_rows, sort_top
 
 if TYPE_CHECKING:
     from iolens.profile.job import Job
@@ -32,8 +33,9 @@ if TYPE_CHECKING:
 MAGIC = b"IOLENSP1"
 ZMAGIC = b"IOLPZ001"
 VERSION = 1
-# Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks.
-MINOR_VERSION = 1
+# Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks,
+# 2 = FILE_DATA chunks (a file's read/write counters in records of their own).
+MINOR_VERSION = 2
 HEADER_SIZE = 4096
 CHUNK_HEADER_SIZE = 64
 CHUNK_MAGIC = b"CHNK"
@@ -55,8 +57,10 @@ FILE_UNNAMED = 1 << 16
 
 # Chunk kinds.
 KIND_NAMES, KIND_FILES, KIND_MOUNTS, KIND_FILE_REC, KIND_PROC_REC, KIND_TRACE = 1, 2, 3, 4, 5, 6
-KIND_PATHS = 7
-KIND_LABELS = {1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE", 7: "PATHS"}
+KIND_PATHS, KIND_FILE_DATA = 7, 8
+KIND_LABELS = {
+    1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE", 7: "PATHS", 8: "FILE_DATA",
+}  # fmt: skip
 # A trace record's file_id with this bit names a PATHS record (a path that is no file of the log).
 PATH_ID_BIT = 0x80000000
 
@@ -123,6 +127,7 @@ class Header:
     n_proc_counters: int
     trace_dropped: int
     minor_version: int
+    n_file_data_counters: int
     job_id: str
     hostname: str
     exe: str
@@ -157,8 +162,20 @@ class Section:
 
 @dataclass(frozen=True)
 class Schema:
-    file: Section = field(default_factory=Section)
+    """The NAMES chunk. `file` is every per-file counter (what tables hold): the FILE_REC values
+    (`file_rec`, the schema's `file` section) then the FILE_DATA values (`file_data`, minor version 2)."""
+
+    file_rec: Section = field(default_factory=Section)
+    file_data: Section = field(default_factory=Section)
     proc: Section = field(default_factory=Section)
+
+    @cached_property
+    def file(self) -> Section:
+        if not self.file_data.names:
+            return self.file_rec
+        return Section(
+            self.file_rec.names + self.file_data.names, self.file_rec.merges + self.file_data.merges
+        )
 
     @property
     def file_names(self) -> list[str]:
@@ -521,16 +538,18 @@ def _header(path: Path, head: bytes) -> Header:
         raise ProfileLogError(
             f"{path}: chunk size {chunk_size} is impossible (a multiple of 4096 up to 1 GiB) (corrupt log)"
         )
-    if n_file > MAX_COUNTERS or n_proc > MAX_COUNTERS:
+    minor, n_data = struct.unpack_from("<II", head, 104)
+    if n_file > MAX_COUNTERS or n_proc > MAX_COUNTERS or n_data > MAX_COUNTERS:
         raise ProfileLogError(
-            f"{path}: {n_file} file and {n_proc} process counters: impossible sizes (corrupt log)"
+            f"{path}: {n_file} file, {n_data} file data and {n_proc} process counters: impossible sizes "
+            "(corrupt log)"
         )
     return Header(
         version=version, header_size=header_size, flags=flags, chunk_size=chunk_size,
         chunk_count=chunk_count, pid=pid, ppid=ppid, start_wall_ns=start_wall_ns,
         start_mono_ns=start_mono_ns, end_ns=end_ns, exit_status=exit_status, exit_signal=exit_signal,
         rank=rank, n_file_counters=n_file, n_proc_counters=n_proc, trace_dropped=trace_dropped,
-        minor_version=struct.unpack_from("<I", head, 104)[0], job_id=_cstr(head[128:192]),
+        minor_version=minor, n_file_data_counters=n_data, job_id=_cstr(head[128:192]),
         hostname=_cstr(head[192:256]), exe=_cstr(head[256:768]),
         parent_log=_cstr(head[768:1024]), cmdline=_cmdline(head[1024:3072]),
     )  # fmt: skip
@@ -551,7 +570,11 @@ def _schema(path: Path, text: str) -> Schema:
 
 
 def _parse_schema(path: Path, text: str) -> Schema:
-    sections: dict[str, tuple[list[str], list[str]]] = {"file": ([], []), "proc": ([], [])}
+    sections: dict[str, tuple[list[str], list[str]]] = {
+        "file": ([], []),
+        "file_data": ([], []),
+        "proc": ([], []),
+    }
     seen: set[tuple[str, str]] = set()
     for no, line in enumerate(text.splitlines(), 1):
         words = line.split()
@@ -570,10 +593,16 @@ def _parse_schema(path: Path, text: str) -> Schema:
         seen.add((sec, name))
         sections[sec][0].append(name)
         sections[sec][1].append(merge)
-    return Schema(
-        file=Section(tuple(sections["file"][0]), tuple(sections["file"][1])),
-        proc=Section(tuple(sections["proc"][0]), tuple(sections["proc"][1])),
-    )
+
+    def section(name: str) -> Section:
+        return Section(tuple(sections[name][0]), tuple(sections[name][1]))
+
+    both = set(sections["file"][0]) & set(sections["file_data"][0])
+    if both:
+        raise ProfileLogError(
+            f"{path}: counter schema names {min(both)} in both the file and file_data sections (corrupt log)"
+        )
+    return Schema(file_rec=section("file"), file_data=section("file_data"), proc=section("proc"))
 
 
 def _padded(n: int) -> int:
@@ -636,6 +665,7 @@ class _Collected:
     def __init__(self, header: Header, max_chunks: int) -> None:
         per_chunk = header.chunk_size - CHUNK_HEADER_SIZE
         file_width = header.n_file_counters + 1
+        data_width = header.n_file_data_counters + 1
         self.names: list[bytes] = []
         # FILES records: ids, mount ids, flags, paths.
         self.file_ids = array("Q")
@@ -649,6 +679,12 @@ class _Collected:
             np.dtype("<u8"),
             file_width,
             min(max_chunks * (per_chunk // (8 * file_width)), RESERVE_BYTES // (8 * file_width)),
+        )
+        # FILE_DATA records (minor version 2): the same, for the read/write counters.
+        self.data_recs = _Records(
+            np.dtype("<u8"),
+            data_width,
+            min(max_chunks * (per_chunk // (8 * data_width)), RESERVE_BYTES // (8 * data_width)),
         )
         self.proc_recs: list[np.ndarray] = []
         self.trace = _Records(TRACE_DTYPE, None, min(max_chunks * (per_chunk // 48), RESERVE_BYTES // 48))
@@ -718,7 +754,7 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         got.unknown_kinds[kind] = got.unknown_kinds.get(kind, 0) + 1
         return
     body = memoryview(data)[CHUNK_HEADER_SIZE : CHUNK_HEADER_SIZE + used]
-    if thread != PROCESS_THREAD and kind in (KIND_FILE_REC, KIND_TRACE):
+    if thread != PROCESS_THREAD and kind in (KIND_FILE_REC, KIND_FILE_DATA, KIND_TRACE):
         got.threads.add(thread)
     if kind == KIND_NAMES:
         got.names.append(bytes(body))
@@ -732,10 +768,16 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         for pid, _, plen, _, at in _variable_records(path, k, label, body):
             got.trace_paths.setdefault(pid, _text(body[at : at + plen]))
     else:
-        n_values = {KIND_FILE_REC: header.n_file_counters, KIND_PROC_REC: header.n_proc_counters}.get(kind)
+        n_values = {
+            KIND_FILE_REC: header.n_file_counters,
+            KIND_FILE_DATA: header.n_file_data_counters,
+            KIND_PROC_REC: header.n_proc_counters,
+        }.get(kind)
         expected = 48 if kind == KIND_TRACE else 8 + 8 * (n_values or 0)
         if rsize != expected:
-            what = {KIND_FILE_REC: "file", KIND_PROC_REC: "process"}.get(kind, "")
+            what = {KIND_FILE_REC: "file", KIND_FILE_DATA: "file data", KIND_PROC_REC: "process"}.get(
+                kind, ""
+            )
             why = f"for {n_values} {what} counters" if n_values is not None else "for trace records"
             raise ProfileLogError(
                 f"{path}: chunk {k} ({label}): record size {rsize}, expected {expected} {why} (corrupt log)"
@@ -755,6 +797,8 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         words = words.reshape(count, rsize // 8)
         if kind == KIND_FILE_REC:
             got.file_recs.extend(words)
+        elif kind == KIND_FILE_DATA:
+            got.data_recs.extend(words)
         else:
             got.proc_recs.append(words.copy())
             got.threads.update(int(w) & 0xFFFFFFFF for w in words[:, 0].tolist())
@@ -838,21 +882,43 @@ def _lookup(ids: np.ndarray, id_rows: np.ndarray, wanted: np.ndarray) -> np.ndar
     return id_rows[np.searchsorted(ids, wanted)]
 
 
+def _with_data(schema: Schema, values: np.ndarray, rows: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """The FILE_REC columns (`values`, one row per path) followed by the FILE_DATA columns: the data records
+    `data` merged into their `rows` (a path without one has zeros: it was never read or written)."""
+    n_rows, n_rec = values.shape
+    out = np.empty((n_rows, n_rec + data.shape[1]), dtype=np.uint64)
+    out[:, :n_rec] = values
+    del values
+    plan = schema.file_data.plan
+    if np.unique(rows).size == rows.size:
+        part = out[:, n_rec:]
+        part[:] = 0
+        part[rows] = data
+        sort_top(part, plan)
+    else:
+        out[:, n_rec:] = merge_rows(plan, rows, data, n_rows)
+    return out
+
+
 def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray, np.ndarray]:
     """One row per path, and the sorted file ids with their rows.
 
     File ids with counters but no FILES record get a row of their own, named after the id. When no path
-    has two records (one thread per file, the usual case), the records are the table as they are, no copy.
+    has two FILE_REC records (one thread per file, the usual case), the records are the table as they are,
+    no copy; FILE_DATA values (minor version 2) fill the columns after them.
     """
     paths, flags, mount_ids, ids, id_rows = _file_rows(got)
     n_records = got.file_recs.n
     recs = got.file_recs.array()
     rec_ids = recs[:, 0] & np.uint64(0xFFFFFFFF)
-    if n_records:
-        pos = np.minimum(np.searchsorted(ids, rec_ids), max(ids.size - 1, 0))
-        known = (ids[pos] == rec_ids) if ids.size else np.zeros(n_records, dtype=bool)
+    data = got.data_recs.array() if schema.file_data.names else np.zeros((0, 1), dtype=np.uint64)
+    data_ids = data[:, 0] & np.uint64(0xFFFFFFFF)
+    all_ids = np.concatenate([rec_ids, data_ids]) if data_ids.size else rec_ids
+    if all_ids.size:
+        pos = np.minimum(np.searchsorted(ids, all_ids), max(ids.size - 1, 0))
+        known = (ids[pos] == all_ids) if ids.size else np.zeros(all_ids.size, dtype=bool)
         if not known.all():
-            unknown = np.unique(rec_ids[~known])
+            unknown = np.unique(all_ids[~known])
             start = len(paths)
             paths += [f"(file id {f}: name not recorded)" if f else "(no file)" for f in unknown.tolist()]
             flags = np.concatenate([flags, np.full(unknown.size, FILE_UNNAMED, dtype=np.uint32)])
@@ -863,7 +929,7 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
             ids, id_rows = ids[order], id_rows[order]
     rec_rows = _lookup(ids, id_rows, rec_ids) if n_records else np.zeros(0, dtype=np.intp)
 
-    plan = schema.file.plan
+    plan = schema.file_rec.plan
     n_rows = len(paths)
     if np.unique(rec_rows).size == n_records:
         # Table order: the rows that have a record, in record order, then the others (zero counters).
@@ -888,6 +954,10 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         values, contributions = acc.finish(), acc.contributions
     del recs
     got.file_recs = _Records(np.dtype("<u8"), 1, 0)
+    if schema.file_data.names:
+        values = _with_data(schema, values, _lookup(ids, id_rows, data_ids), data[:, 1:])
+    del data
+    got.data_recs = _Records(np.dtype("<u8"), 1, 0)
 
     mount_list = list(got.mounts.values())
     mount_index = {mid: i for i, mid in enumerate(got.mounts)}
@@ -959,18 +1029,21 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
     messages = list(notes)
     if got.names:
         schema = _schema(p, b"".join(got.names).rstrip(b"\0").decode("utf-8", "replace"))
-        for sec, n in (("file", header.n_file_counters), ("proc", header.n_proc_counters)):
-            listed = len(getattr(schema, sec).names)
-            if listed != n:
+        for sec, what, n in (
+            (schema.file_rec, "file", header.n_file_counters),
+            (schema.file_data, "file_data", header.n_file_data_counters),
+            (schema.proc, "proc", header.n_proc_counters),
+        ):
+            if len(sec.names) != n:
                 raise ProfileLogError(
-                    f"{p}: the counter schema lists {listed} {sec} counters, "
+                    f"{p}: the counter schema lists {len(sec.names)} {what} counters, "
                     f"the header says {n} (corrupt log)"
                 )
-    elif got.file_recs.n or got.proc_recs:
+    elif got.file_recs.n or got.data_recs.n or got.proc_recs:
         raise ProfileLogError(f"{p}: counter records but no counter schema (NAMES chunk) (corrupt log)")
     else:
         schema = Schema()
-    for sec in (schema.file, schema.proc):
+    for sec in (schema.file_rec, schema.file_data, schema.proc):
         messages.extend(sec.plan_messages)
 
     table, ids, id_rows = _build_table(schema, got)
