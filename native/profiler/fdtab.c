@@ -111,7 +111,7 @@ static struct iol_desc *probe(struct iol_thread *t, int fd)
                 n -= (ssize_t)dl;
             if (!iol_path_excluded(path, (size_t)n)) {
                 int regular = S_ISREG(st.st_mode);
-                struct iol_file *f = iol_file_get(t, path, (size_t)n, 0, regular ? IOL_KIND_REGULAR : IOL_KIND_OTHER);
+                struct iol_file *f = iol_file_get(t, path, (size_t)n, 0, regular ? IOL_KIND_REGULAR : IOL_KIND_OTHER, 1);
                 if (f != NULL) {
                     int fl = iol_sys_fcntl(fd, F_GETFL, 0);
                     off_t pos = iol_sys_lseek(fd, 0, SEEK_CUR);

@@ -200,11 +200,12 @@ void iol_file_set_kind(struct iol_file *f, enum iol_kind kind)
 
 /* The table's entry for abs, added (with its FILES record) when there is none. */
 static struct iol_file *lookup_or_add(struct iol_thread *t, uint64_t h, const char *abs, size_t len,
-                                      enum iol_kind kind)
+                                      enum iol_kind kind, int rec)
 {
     struct iol_file *f = lookup(h, abs, len);
     if (f != NULL)
         return f;
+    iol_proc(t); /* the thread's index, for its FILE_REC (iol_proc_slow takes the lock) */
     iol_lock(&iol_g.lock);
     struct iol_ftable *tb = iol_g.ftable;
     size_t at;
@@ -234,6 +235,8 @@ static struct iol_file *lookup_or_add(struct iol_thread *t, uint64_t h, const ch
         f->blksize = f->mount != NULL ? f->mount->blksize : 4096;
         iol_file_log(f);
         __atomic_store_n(&tb->slot[at], (uint64_t)(uintptr_t)f | (h & TAG_MASK), __ATOMIC_RELEASE);
+        if (rec && kind != IOL_KIND_OTHER)
+            iol_tfile_locked(t, f);
     }
     iol_unlock(&iol_g.lock);
     return f;
@@ -244,7 +247,8 @@ struct iol_file *iol_file_last(const char *abs, size_t len)
     return last(&iol_tls, abs, len);
 }
 
-struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, uint64_t h, enum iol_kind kind)
+struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, uint64_t h, enum iol_kind kind,
+                              int rec)
 {
     struct iol_file *f = h == 0 ? last(t, abs, len) : NULL;
     if (f == NULL) {
@@ -253,7 +257,7 @@ struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len,
         f = recent(t, h, abs, len);
     }
     if (f == NULL) {
-        f = lookup_or_add(t, h, abs, len, kind);
+        f = lookup_or_add(t, h, abs, len, kind, rec);
         if (f == NULL)
             return NULL;
         remember(t, f);

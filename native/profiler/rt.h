@@ -250,6 +250,9 @@ static inline uint64_t *iol_proc(struct iol_thread *t)
     return IOL_LIKELY(t->proc != NULL) ? t->proc : iol_proc_slow(t);
 }
 struct iol_tfile *iol_tfile_slow(struct iol_thread *t, struct iol_file *f);
+/* The same, made under iol_g.lock by a caller holding it (after iol_proc(t)): the thread's record of a file
+ * it has just added. */
+struct iol_tfile *iol_tfile_locked(struct iol_thread *t, struct iol_file *f);
 static inline struct iol_tfile *iol_tfile(struct iol_thread *t, struct iol_file *f)
 {
     uint32_t id = f->id;
@@ -308,7 +311,10 @@ struct iol_file *iol_file_find(const char *abs, size_t len, uint64_t h);
 uint64_t iol_file_prefetch(const char *abs, size_t len);
 /* The file this thread named last when it is abs (a compare, no hash); else NULL. */
 struct iol_file *iol_file_last(const char *abs, size_t len);
-struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, uint64_t h, enum iol_kind kind);
+/* rec: the caller counts on the file at once; a new entry (not a directory) then gets this thread's FILE_REC
+ * under the lock that adds it. */
+struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, uint64_t h, enum iol_kind kind,
+                              int rec);
 void iol_file_set_kind(struct iol_file *f, enum iol_kind kind);
 int iol_file_log(struct iol_file *f);                /* under iol_g.lock: its FILES record in this log */
 

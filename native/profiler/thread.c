@@ -52,12 +52,11 @@ uint64_t *iol_proc_slow(struct iol_thread *t)
     return t->proc;
 }
 
-struct iol_tfile *iol_tfile_slow(struct iol_thread *t, struct iol_file *f)
+struct iol_tfile *iol_tfile_locked(struct iol_thread *t, struct iol_file *f)
 {
     uint32_t id = f->id;
     if (id >= (1u << 24))
         return NULL;
-    iol_proc(t); /* the thread's index */
     if (t->ftab == NULL && (t->ftab = iol_thread_alloc(t, 4096 * sizeof *t->ftab)) == NULL)
         return NULL;
     struct iol_tfile **page = t->ftab[id >> 12];
@@ -66,13 +65,20 @@ struct iol_tfile *iol_tfile_slow(struct iol_thread *t, struct iol_file *f)
     struct iol_tfile *tf = iol_thread_alloc(t, sizeof *tf);
     if (tf == NULL)
         return NULL;
-    iol_lock(&iol_g.lock);
     if (iol_file_log(f) == 0)
         tf->v = new_record(&iol_g.s_filerec, id, t->index - 1, IOL_NFILE);
-    iol_unlock(&iol_g.lock);
     if (tf->v == NULL && (tf->v = scratch(t, IOL_NFILE)) == NULL)
         return NULL;
     page[id & 4095] = tf;
+    return tf;
+}
+
+struct iol_tfile *iol_tfile_slow(struct iol_thread *t, struct iol_file *f)
+{
+    iol_proc(t); /* the thread's index */
+    iol_lock(&iol_g.lock);
+    struct iol_tfile *tf = iol_tfile_locked(t, f);
+    iol_unlock(&iol_g.lock);
     return tf;
 }
 

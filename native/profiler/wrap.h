@@ -156,7 +156,8 @@ static inline int *iol_pcall_ep(struct iol_pcall *c)
     return c->ep;
 }
 
-/* The file a path call names: found (or, when create, added); NULL when untracked or unknown. */
+/* The file a path call names: found (or, when create, added: the caller counts on it); NULL when untracked or
+ * unknown. */
 static inline struct iol_file *iol_pcall_file(struct iol_thread *t, const struct iol_pcall *c, int create,
                                               enum iol_kind kind)
 {
@@ -167,7 +168,7 @@ static inline struct iol_file *iol_pcall_file(struct iol_thread *t, const struct
             iol_file_set_kind(c->f, kind);
         return c->f;
     }
-    return create ? iol_file_get(t, c->abs, (size_t)c->len, c->hash, kind)
+    return create ? iol_file_get(t, c->abs, (size_t)c->len, c->hash, kind, 1)
                   : iol_file_find(c->abs, (size_t)c->len, c->hash);
 }
 
