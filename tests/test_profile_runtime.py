@@ -32,7 +32,7 @@ UNSTABLE = ("_TIME", "TIMESTAMP", "MEM_NOT_ALIGNED")
 CASES = (
     "open read_write pread_pwrite vector sync stat access namespace dir mmap mmap_many copy dup stdio stdout "
     "stdio_more fd64 align fork vfork_exec spawn clone exec exec_self exit_status underscore_exit "
-    "underscore_Exit return_status killed_by_signal abort segv signals pipeline"
+    "underscore_Exit return_status killed_by_signal abort segv signals pipeline errno_slow_path"
 ).split()
 
 

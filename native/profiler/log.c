@@ -96,7 +96,9 @@ static uint8_t *chunk_space(uint64_t k)
 struct iolp_chunk *iol_chunk_new(uint32_t kind, uint32_t thread, uint32_t rsize)
 {
     uint64_t k = iol_g.nchunks;
+    int saved = errno; /* growing the log may fail, or fall back, with an errno the program must not see */
     uint8_t *p = chunk_space(k);
+    errno = saved;
     if (p == NULL)
         return NULL;
     struct iolp_chunk *c = (struct iolp_chunk *)p;

@@ -6,6 +6,7 @@
  * kind, so a program with many short-lived threads does not leave a chunk per thread behind. */
 #include "rt.h"
 
+#include <errno.h>
 #include <string.h>
 
 __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec")));
@@ -37,8 +38,13 @@ static uint64_t *new_record(struct iol_stream *s, uint32_t a, uint32_t b, size_t
     return (uint64_t *)(p + sizeof *r);
 }
 
+/* The slow paths below may grow the log (fallocate, which fails with EOPNOTSUPP where the zero-filling
+ * fallback then works, mmap, ENOSPC): they keep the program's errno, as wrappers of untracked calls count
+ * through them without saving it (a failed read of a pipe must report its own errno). */
+
 uint64_t *iol_proc_slow(struct iol_thread *t)
 {
+    int saved = errno;
     iol_lock(&iol_g.lock);
     assign_index(t);
     t->proc = new_record(&iol_g.s_procrec, t->index - 1, 0, IOL_NPROC);
@@ -49,6 +55,7 @@ uint64_t *iol_proc_slow(struct iol_thread *t)
         if (t->proc == NULL)
             t->proc = nowhere;
     }
+    errno = saved;
     return t->proc;
 }
 
@@ -75,27 +82,33 @@ struct iol_tfile *iol_tfile_locked(struct iol_thread *t, struct iol_file *f)
 
 struct iol_tfile *iol_tfile_slow(struct iol_thread *t, struct iol_file *f)
 {
+    int saved = errno;
     iol_proc(t); /* the thread's index */
     iol_lock(&iol_g.lock);
     struct iol_tfile *tf = iol_tfile_locked(t, f);
     iol_unlock(&iol_g.lock);
+    errno = saved;
     return tf;
 }
 
 struct iol_tdata *iol_tfile_data_slow(struct iol_thread *t, struct iol_tfile *tf, struct iol_file *f)
 {
+    int saved = errno;
     struct iol_tdata *td = iol_thread_alloc(t, sizeof *td);
-    if (td == NULL)
-        return NULL;
-    iol_lock(&iol_g.lock);
-    /* The FILES record is in this log already (the FILE_REC's), unless the log could not take it. */
-    if (iol_file_log(f) == 0)
-        td->v = new_record(&iol_g.s_filedata, f->id, t->index - 1, IOL_NDATA);
-    iol_unlock(&iol_g.lock);
-    if (td->v == NULL && (td->v = scratch(t, IOL_NDATA)) == NULL)
-        return NULL;
-    td->read_end = td->write_end = td->any_end = -1;
-    tf->d = td;
+    if (td != NULL) {
+        iol_lock(&iol_g.lock);
+        /* The FILES record is in this log already (the FILE_REC's), unless the log could not take it. */
+        if (iol_file_log(f) == 0)
+            td->v = new_record(&iol_g.s_filedata, f->id, t->index - 1, IOL_NDATA);
+        iol_unlock(&iol_g.lock);
+        if (td->v == NULL && (td->v = scratch(t, IOL_NDATA)) == NULL)
+            td = NULL;
+    }
+    if (td != NULL) {
+        td->read_end = td->write_end = td->any_end = -1;
+        tf->d = td;
+    }
+    errno = saved;
     return td;
 }
 

@@ -12,15 +12,20 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -961,6 +966,53 @@ static void c_pipeline(void)
     say("system = %d\n", st);
 }
 
+/* A failing read on an empty pipe as each new thread's first call (the runtime makes the thread's record then,
+ * growing its log now and then), with fallocate failing as on a file system without it (seccomp): the
+ * runtime's zero-filling fallback works, and every read must still fail with EAGAIN, not EOPNOTSUPP. */
+static int slow_pipe;
+
+static void *slow_reader(void *arg)
+{
+    char c;
+    errno = 0;
+    long r = read(slow_pipe, &c, 1);
+    *(int *)arg = r == -1 ? errno : -1;
+    return NULL;
+}
+
+static void c_errno_slow_path(void)
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fallocate, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
+    R("prctl(NO_NEW_PRIVS)", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+    R("seccomp(fallocate: EOPNOTSUPP)", syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog));
+    int p[2];
+    R("pipe2(O_NONBLOCK)", pipe2(p, O_NONBLOCK));
+    slow_pipe = p[0];
+    /* 1000 threads: a process's thread records fill a chunk every 240 threads, and a new chunk grows the log */
+    int eagain = 0, other = 0, last_other = 0;
+    for (int i = 0; i < 1000; i++) {
+        pthread_t th;
+        int e = 0;
+        if (pthread_create(&th, NULL, slow_reader, &e) != 0)
+            break;
+        pthread_join(th, NULL);
+        if (e == EAGAIN)
+            eagain++;
+        else
+            other++, last_other = e;
+    }
+    say("reads failing with EAGAIN: %d, otherwise: %d (last errno %s)\n", eagain, other,
+        last_other > 0 ? strerrorname_np(last_other) : "-");
+    close(p[0]);
+    close(p[1]);
+}
+
 /* Not a test case: the image an exec case starts. */
 static void c_write_target(const char *name)
 {
@@ -1006,6 +1058,7 @@ static const struct tcase cases[] = {
     { "segv", c_segv },
     { "signals", c_signals },
     { "pipeline", c_pipeline },
+    { "errno_slow_path", c_errno_slow_path },
 };
 
 int main(int argc, char **argv)
