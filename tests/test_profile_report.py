@@ -211,13 +211,36 @@ def test_many_small_files(tmp_path: Path) -> None:
 
 
 def test_random_access(tmp_path: Path) -> None:
-    a = fired(one(tmp_path, {"POSIX_READS": 1000, "POSIX_SEQ_READS": 400}), "random_access")
-    assert a is not None and a["evidence"] == {"reads": 1000, "seq_reads": 400, "seq_read_share": 0.4}
-    assert "600 of 1000 reads" in a["finding"]
-    assert fired(one(tmp_path, {"POSIX_READS": 1000, "POSIX_SEQ_READS": 500}), "random_access") is None
-    assert fired(one(tmp_path, {"POSIX_WRITES": 999}), "random_access") is None
+    # The first read of each (thread, file) follows no other and is left out: 1001 reads are 1000 that count.
+    a = fired(one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 400}), "random_access")
+    assert a is not None
+    assert a["evidence"] == {"reads": 1001, "first_reads": 1, "seq_reads": 400, "seq_read_share": 0.4}
+    assert "600 of 1000 reads after the first of each file (60%)" in a["finding"]
+    assert fired(one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 500}), "random_access") is None
+    assert fired(one(tmp_path, {"POSIX_WRITES": 1000}), "random_access") is None
     a = fired(one(tmp_path, {"POSIX_WRITES": 2000, "POSIX_SEQ_WRITES": 10}), "random_access")
     assert a is not None and "seq_write_share" in a["evidence"] and "reads" not in a["evidence"]
+
+
+def test_files_accessed_once_each_are_not_random_access(tmp_path: Path) -> None:
+    """1200 files written once each, 1200 read once each: no access has a previous one to follow."""
+    files = {f"/lus/w{i}": {"POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 10} for i in range(1200)}
+    files |= {f"/lus/r{i}": {"POSIX_READS": 1, "POSIX_BYTES_READ": 10} for i in range(1200)}
+    _, rep = report_of(tmp_path, proc_log(1, files))
+    p = rep["access_patterns"]
+    assert (p["writes"], p["first_writes"], p["reads"], p["first_reads"]) == (1200, 1200, 1200, 1200)
+    assert fired(rep, "random_access") is None
+
+
+def test_each_thread_and_process_has_its_own_first_access(tmp_path: Path) -> None:
+    """One file read 600 times at random by each of two threads of a process, and by another process: three
+    first reads, 1797 that count, none sequential."""
+    spec = proc_log(1, {"/lus/f": {}})
+    spec.file_recs = [(0, 1, {"POSIX_READS": 600}), (1, 1, {"POSIX_READS": 600})]
+    _, rep = report_of(tmp_path, spec, proc_log(2, {"/lus/f": {"POSIX_READS": 600}}))
+    assert rep["access_patterns"]["first_reads"] == 3
+    a = fired(rep, "random_access")
+    assert a is not None and "1797 of 1797 reads after the first" in a["finding"]
 
 
 def test_misaligned(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ import time
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1383,3 +1384,43 @@ def test_iolens_profile_with_the_real_runtime(
     assert files[str(work / "a.tar")]["bytes_read"] >= size - 10240
     assert files[str(work / "x" / "big")]["bytes_written"] == 1_000_000
     assert files[str(work / "x" / "text")]["bytes_written"] == 6000
+
+
+def test_random_access_advice_needs_accesses_that_follow_others(
+    profile_build: ProfileBuild, tmpfs_dir: Path, iolens_bin: list[str]
+) -> None:
+    """A program that writes 1200 files once each does no random access (no write follows another in its
+    file); one that reads a file's 2000 blocks from the last to the first does, and the advice says so."""
+
+    def advice_of(name: str, code: str) -> dict[str, Any]:
+        out = tmpfs_dir / f"logs-{name}"
+        out.mkdir()
+        r = run([sys.executable, "-c", code, str(tmpfs_dir / name)], profiled_env(profile_build, out))
+        assert r.returncode == 0, r.stderr.decode()
+        (job,) = profile_report(iolens_bin, out)["jobs"]
+        return {a["rule"]: a for a in job["advice"]} | {"_patterns": job["access_patterns"]}
+
+    once = (
+        "import os, sys\n"
+        "os.mkdir(sys.argv[1])\n"
+        "for i in range(1200):\n"
+        "    fd = os.open(os.path.join(sys.argv[1], str(i)), os.O_CREAT | os.O_WRONLY, 0o644)\n"
+        "    os.write(fd, b'x' * 100)\n"
+        "    os.close(fd)\n"
+    )
+    got = advice_of("once", once)
+    assert got["_patterns"]["writes"] >= 1200 and got["_patterns"]["first_writes"] >= 1200
+    assert "random_access" not in got
+
+    backwards = (
+        "import os, sys\n"
+        "os.mkdir(sys.argv[1])\n"
+        "fd = os.open(os.path.join(sys.argv[1], 'data'), os.O_CREAT | os.O_RDWR, 0o644)\n"
+        "os.write(fd, b'y' * 4096 * 2000)\n"
+        "for b in reversed(range(2000)):\n"
+        "    assert len(os.pread(fd, 4096, b * 4096)) == 4096\n"
+    )
+    got = advice_of("backwards", backwards)
+    a = got.get("random_access")
+    assert a is not None and a["evidence"]["reads"] >= 2000 and a["evidence"]["seq_read_share"] < 0.01
+    assert "reads after the first of each file (100%) did not start at or after" in a["finding"]

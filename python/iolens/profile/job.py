@@ -339,6 +339,8 @@ def _merge_files(
     flags = np.zeros(n, dtype=np.uint32)
     mount = np.full(n, -1, dtype=np.intp)
     mount_index: dict[tuple[str, str], int] = {}
+    first_reads = np.zeros(n, dtype=np.uint32)
+    first_writes = np.zeros(n, dtype=np.uint32)
     procs = np.zeros(n, dtype=np.int64)
     readers = np.zeros(n, dtype=np.int64)
     writers = np.zeros(n, dtype=np.int64)
@@ -362,6 +364,8 @@ def _merge_files(
             unset = has & (mount[gids] < 0)
             mount[gids[unset]] = local[t.mount[unset]]
         procs[gids] += 1
+        first_reads[gids] += t.first_reads
+        first_writes[gids] += t.first_writes
         r = t.column("POSIX_READS") > 0
         w = t.column("POSIX_WRITES") > 0
         readers[gids[r]] += 1
@@ -376,6 +380,8 @@ def _merge_files(
         mount_list=mount_list,
         values=values,
         contributions=procs.astype(np.uint32),
+        first_reads=first_reads,
+        first_writes=first_writes,
     )
     return table, merges, procs, readers, writers, both
 

@@ -215,7 +215,9 @@ class FileTable:
     """One row of merged counters per path (columnar): what reports compute on.
 
     `mount` indexes `mount_list` ((mount directory, file system type)), -1 when unknown. `contributions`
-    counts the records merged into each row (a process's threads; in a job, the processes).
+    counts the records merged into each row (a process's threads; in a job, the processes). `first_reads`
+    and `first_writes` count the (thread, file) records that read (wrote) the path: each one's first read
+    (write) follows no other, so it can be neither sequential nor consecutive.
     """
 
     names: list[str]
@@ -225,6 +227,8 @@ class FileTable:
     mount_list: list[tuple[str, str]]
     values: np.ndarray
     contributions: np.ndarray
+    first_reads: np.ndarray
+    first_writes: np.ndarray
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -882,6 +886,15 @@ def _lookup(ids: np.ndarray, id_rows: np.ndarray, wanted: np.ndarray) -> np.ndar
     return id_rows[np.searchsorted(ids, wanted)]
 
 
+def _count_firsts(firsts: np.ndarray, section: Section, recs: np.ndarray, rows: np.ndarray) -> None:
+    """Add to firsts[:, 0] (reads) and firsts[:, 1] (writes) the records of each row that read (wrote)."""
+    for k, name in enumerate(("POSIX_READS", "POSIX_WRITES")):
+        col = section.index.get(name)
+        if col is not None and rows.size:
+            did = recs[:, 1 + col] > 0
+            firsts[:, k] += np.bincount(rows[did], minlength=firsts.shape[0]).astype(np.uint32)
+
+
 def _with_data(schema: Schema, values: np.ndarray, rows: np.ndarray, data: np.ndarray) -> np.ndarray:
     """The FILE_REC columns (`values`, one row per path) followed by the FILE_DATA columns: the data records
     `data` merged into their `rows` (a path without one has zeros: it was never read or written)."""
@@ -931,6 +944,8 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
 
     plan = schema.file_rec.plan
     n_rows = len(paths)
+    firsts = np.zeros((n_rows, 2), dtype=np.uint32)
+    _count_firsts(firsts, schema.file_rec, recs, rec_rows)
     if np.unique(rec_rows).size == n_records:
         # Table order: the rows that have a record, in record order, then the others (zero counters).
         has = np.zeros(n_rows, dtype=bool)
@@ -946,7 +961,7 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         new_row[order] = np.arange(n_rows, dtype=np.intp)
         if not np.array_equal(order, np.arange(n_rows)):
             paths = [paths[i] for i in order.tolist()]
-            flags, mount_ids = flags[order], mount_ids[order]
+            flags, mount_ids, firsts = flags[order], mount_ids[order], firsts[order]
             id_rows = new_row[id_rows]
     else:
         acc = Accumulator(plan, n_rows)
@@ -955,7 +970,9 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
     del recs
     got.file_recs = _Records(np.dtype("<u8"), 1, 0)
     if schema.file_data.names:
-        values = _with_data(schema, values, _lookup(ids, id_rows, data_ids), data[:, 1:])
+        data_rows = _lookup(ids, id_rows, data_ids)
+        _count_firsts(firsts, schema.file_data, data, data_rows)
+        values = _with_data(schema, values, data_rows, data[:, 1:])
     del data
     got.data_recs = _Records(np.dtype("<u8"), 1, 0)
 
@@ -978,6 +995,8 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         mount_list=mount_list,
         values=values,
         contributions=contributions,
+        first_reads=firsts[:, 0],
+        first_writes=firsts[:, 1],
     )
     return table, ids, id_rows
 
