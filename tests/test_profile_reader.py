@@ -580,6 +580,7 @@ def job_dir(tmp_path: Path) -> Path:
         file_recs=[
             (0, 1, {"POSIX_WRITES": 10, "POSIX_BYTES_WRITTEN": 10 * MiB, "POSIX_F_WRITE_TIME": 2 * 10**9,
                     "POSIX_MAX_BYTE_WRITTEN": 10 * MiB, "POSIX_F_OPEN_START_TIMESTAMP": 50,
+                    "POSIX_F_WRITE_START_TIMESTAMP": 60,
                     "POSIX_ACCESS1_ACCESS": MiB, "POSIX_ACCESS1_COUNT": 10}),
             (0, 2, {"POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 100}),
         ],
@@ -590,6 +591,7 @@ def job_dir(tmp_path: Path) -> Path:
         files=[FileSpec(3, "/lus/shared", 1)], mounts=[MountSpec(1, "/lus", "lustre")],
         file_recs=[(0, 3, {"POSIX_READS": 10, "POSIX_BYTES_READ": 10 * MiB, "POSIX_F_READ_TIME": 10**9,
                            "POSIX_MAX_BYTE_READ": 9 * MiB, "POSIX_F_OPEN_START_TIMESTAMP": 20,
+                           "POSIX_F_READ_START_TIMESTAMP": 30,
                            "POSIX_ACCESS1_ACCESS": MiB, "POSIX_ACCESS1_COUNT": 6,
                            "POSIX_ACCESS2_ACCESS": 4096, "POSIX_ACCESS2_COUNT": 4})],
         proc_recs=[(0, {"READS": 10, "META_TIME": 2 * 10**8})],

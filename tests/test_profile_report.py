@@ -20,7 +20,16 @@ from iolens.profile.job import Job, load_job
 from iolens.profile.report import build, job_report, print_report
 
 from .conftest import REPO
-from .profile_logs import NOT_REGULAR, FileSpec, LogSpec, MountSpec, many_files_spec, write_log
+from .profile_logs import (
+    EXEC,
+    NOT_REGULAR,
+    FileSpec,
+    LogSpec,
+    MountSpec,
+    log_name,
+    many_files_spec,
+    write_log,
+)
 
 MiB = 1 << 20
 S = 10**9  # ns per second
@@ -257,22 +266,56 @@ def test_fsync_heavy(tmp_path: Path) -> None:
 
 
 def test_shared_read_after_write(tmp_path: Path) -> None:
-    w = {"POSIX_WRITES": 5, "POSIX_BYTES_WRITTEN": 5 * MiB}
-    r = {"POSIX_READS": 5, "POSIX_BYTES_READ": 5 * MiB}
-    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w}), proc_log(2, {"/lus/x": r}))
+    # Timestamps are ns since each process's start + 1; both logs start at the same wall-clock time here.
+    def w(at: int) -> dict[str, int]:
+        return {"POSIX_WRITES": 5, "POSIX_BYTES_WRITTEN": 5 * MiB, "POSIX_F_WRITE_START_TIMESTAMP": at}
+
+    def r(at: int) -> dict[str, int]:
+        return {"POSIX_READS": 5, "POSIX_BYTES_READ": 5 * MiB, "POSIX_F_READ_START_TIMESTAMP": at}
+
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100)}), proc_log(2, {"/lus/x": r(200)}))
     a = fired(rep, "shared_read_after_write")
     assert a is not None and a["evidence"]["files"] == 1
     assert a["evidence"]["examples"] == [{"path": "/lus/x", "processes": 2, "writers": 1, "readers": 1}]
+    # Read first, then overwritten by another process (`cat a; cp b a`): no reader saw the writer's data.
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": r(100)}), proc_log(2, {"/lus/x": w(200)}))
+    assert fired(rep, "shared_read_after_write") is None
     # One process writes and reads its own file; the other only reads another one.
-    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w | r}), proc_log(2, {"/lus/y": r}))
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100) | r(200)}), proc_log(2, {"/lus/y": r(300)}))
     assert fired(rep, "shared_read_after_write") is None
     # Two readers, no writer.
-    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": r}), proc_log(2, {"/lus/x": r}))
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": r(100)}), proc_log(2, {"/lus/x": r(200)}))
     assert fired(rep, "shared_read_after_write") is None
-    # A process that writes and reads, and another that reads.
-    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w | r}), proc_log(2, {"/lus/x": r}))
+    # A process that writes and reads, and another that reads later.
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100) | r(150)}), proc_log(2, {"/lus/x": r(200)}))
     a = fired(rep, "shared_read_after_write")
     assert a is not None and a["evidence"]["examples"][0]["readers"] == 2
+    # The earliest writer reads after a second writer's first write: that read may see the other's data.
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100) | r(300)}), proc_log(2, {"/lus/x": w(200)}))
+    assert fired(rep, "shared_read_after_write") is not None
+    # A read whose time the log does not have is taken as the earliest it can be: no advice on a guess.
+    no_time = {"POSIX_READS": 5, "POSIX_BYTES_READ": 5 * MiB}
+    _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100)}), proc_log(2, {"/lus/x": no_time}))
+    assert fired(rep, "shared_read_after_write") is None
+
+
+def test_a_process_that_execs_is_one_process(tmp_path: Path) -> None:
+    """`sh -c 'echo hello > ef; exec cat ef'`: the shell's log (ended by exec) and cat's log, which goes on
+    under the same pid, are one process: it wrote and then read its own file."""
+    sh = proc_log(10, {"/lus/ef": {"POSIX_WRITES": 1, "POSIX_F_WRITE_START_TIMESTAMP": 100}}, flags=EXEC)
+    cat = proc_log(10, {"/lus/ef": {"POSIX_READS": 2, "POSIX_F_READ_START_TIMESTAMP": 50}})
+    cat.parent_log = log_name(sh, compressed=False)
+    cat.start_wall_ns = sh.start_wall_ns + 1000
+    d = tmp_path / "exec"
+    d.mkdir()
+    write_log(d, sh)
+    write_log(d, cat, n=1)
+    job = load_job(d)
+    rep = job_report(job)
+    assert fired(rep, "shared_read_after_write") is None
+    ef = job.files.row_of["/lus/ef"]
+    assert (job.procs[ef], job.writers[ef], job.readers[ef], job.both[ef]) == (1, 1, 1, 1)
+    assert rep["summary"]["processes"] == 1
 
 
 def ranks_job(tmp_path: Path, times_s: list[float], bytes_: list[int] | None = None) -> dict[str, Any]:
@@ -350,12 +393,16 @@ def everything_job(tmp_path: Path) -> dict[str, Any]:
     files = {
         "/lus/x": dict(
             POSIX_WRITES=2000, POSIX_SIZE_WRITE_1K_10K=2000, POSIX_FILE_NOT_ALIGNED=2000, POSIX_FSYNCS=300,
-            POSIX_F_WRITE_TIME=5 * S, POSIX_BYTES_WRITTEN=2000 * 4096,
+            POSIX_F_WRITE_TIME=5 * S, POSIX_BYTES_WRITTEN=2000 * 4096, POSIX_F_WRITE_START_TIMESTAMP=100,
         ),
         **{f"/lus/small{i}": {"POSIX_WRITES": 1, "POSIX_MAX_BYTE_WRITTEN": 100} for i in range(100)},
     }  # fmt: skip
     r0 = proc_log(1, files, rank=0, proc={"META_TIME": 10 * S, "OPENS": 101})
-    r1 = proc_log(2, {"/lus/x": {"POSIX_READS": 10, "POSIX_F_READ_TIME": S // 10}}, rank=1)
+    r1 = proc_log(
+        2,
+        {"/lus/x": {"POSIX_READS": 10, "POSIX_F_READ_TIME": S // 10, "POSIX_F_READ_START_TIMESTAMP": 200}},
+        rank=1,
+    )
     return report_of(tmp_path, r0, r1)[1]
 
 

@@ -1424,3 +1424,31 @@ def test_random_access_advice_needs_accesses_that_follow_others(
     a = got.get("random_access")
     assert a is not None and a["evidence"]["reads"] >= 2000 and a["evidence"]["seq_read_share"] < 0.01
     assert "reads after the first of each file (100%) did not start at or after" in a["finding"]
+
+
+def test_read_after_write_advice_needs_another_process_reading_later(
+    profile_build: ProfileBuild, tmpfs_dir: Path, iolens_bin: list[str]
+) -> None:
+    """A shell that writes a file and execs cat on it is one process (no advice); a file read by cat and then
+    overwritten by cp was not read after the write (no advice); a file the shell writes and a forked cat
+    then reads is read after another process's write (advice)."""
+
+    def rules(name: str, script: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        out = tmpfs_dir / f"logs-{name}"
+        out.mkdir()
+        r = run(["sh", "-c", script], profiled_env(profile_build, out), cwd=tmpfs_dir)
+        assert r.returncode == 0, r.stderr.decode()
+        (job,) = profile_report(iolens_bin, out)["jobs"]
+        return {a["rule"]: a for a in job["advice"]}, job
+
+    got, job = rules("exec", "echo hello > ef; exec cat ef")
+    assert "shared_read_after_write" not in got
+    assert job["summary"]["processes"] == 1 and len(job["processes"]) == 2  # two logs, one process
+    (tmpfs_dir / "a").write_text("old\n")
+    (tmpfs_dir / "b").write_text("new\n")
+    got, _ = rules("overwrite", "cat a > /dev/null; cp b a")
+    assert "shared_read_after_write" not in got
+    got, _ = rules("fork", "echo hello > f; cat f > /dev/null; true")
+    a = got.get("shared_read_after_write")
+    assert a is not None and a["evidence"]["examples"][0]["path"] == str(tmpfs_dir / "f")
+    assert a["evidence"]["examples"][0]["writers"] == 1 and a["evidence"]["examples"][0]["readers"] == 1

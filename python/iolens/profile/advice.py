@@ -233,12 +233,9 @@ def fsync_heavy(job: Job, r: dict[str, Any]) -> Advice | None:
 
 def shared_read_after_write(job: Job, r: dict[str, Any]) -> Advice | None:
     t = job.files
-    # Some process wrote the file and a different one read it: several processes, a writer, a reader, and
-    # not the single case where one process did both and nobody else read or wrote.
-    one_alone = (job.writers == 1) & (job.readers == 1) & (job.both == 1)
-    rows = np.flatnonzero(
-        data_rows(t) & (job.procs >= 2) & (job.writers >= 1) & (job.readers >= 1) & ~one_alone
-    )
+    # Some process first read the file after another one first wrote it (a process is a log and the logs
+    # that continue it after exec; a read that came before the other's write is no read of its data).
+    rows = np.flatnonzero(data_rows(t) & job.read_after_write)
     if rows.size < MIN_SHARED_FILES:
         return None
     moved = t.column("POSIX_BYTES_WRITTEN")[rows] + t.column("POSIX_BYTES_READ")[rows]
@@ -256,7 +253,7 @@ def shared_read_after_write(job: Job, r: dict[str, Any]) -> Advice | None:
     return Advice(
         "shared_read_after_write",
         "Read-after-write on shared files",
-        f"{rows.size} file(s) written by one process and read by another, e.g. {first['path']} "
+        f"{rows.size} file(s) written by one process and read by another after that, e.g. {first['path']} "
         f"({first['writers']} writer(s), {first['readers']} reader(s) among {first['processes']} processes).",
         "On a parallel file system a reader sees another process's data only after the writer's close or "
         "sync and a synchronisation between them (MPI_File_sync and a barrier), and byte-range locks can "
