@@ -474,3 +474,14 @@ def test_100k_file_log_is_read_and_reported_quickly(tmp_path: Path) -> None:
     assert int(peak_mib) < 500, f"peak memory {peak_mib} MiB"
     job = load_job(path)
     assert len(job.files) == 100_000 and job.file("/scratch/run/out/part-054321.dat")["POSIX_OPENS"] == 2
+
+
+def test_exec_notes_are_one_line_with_a_count(tmp_path: Path) -> None:
+    """A shell script (or a pyenv shim) execs again and again: the report says so once, with the count."""
+    specs = [proc_log(20 + i, {"/lus/f": {"POSIX_OPENS": 1}}, flags=EXEC) for i in range(38)]
+    job, rep = report_of(tmp_path, *specs, proc_log(99, {"/lus/f": {"POSIX_OPENS": 1}}))
+    notes = [m for m in rep["messages"] if "exec" in m]
+    assert notes == ["38 logs end where the process called exec: it goes on in its successor's log"]
+    buf = io.StringIO()
+    print_report(build([job], str(tmp_path)), Console(file=buf, width=200))
+    assert buf.getvalue().count("called exec") == 1

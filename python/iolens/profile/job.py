@@ -18,6 +18,7 @@ import numpy as np
 
 from iolens.profile.merge import Accumulator, MergePlan
 from iolens.profile.reader import (
+    EXEC_MESSAGE,
     FILE_EXCLUDED,
     FILE_NOT_REGULAR,
     LOG_SUFFIXES,
@@ -509,8 +510,13 @@ def build_job(job_id: str, logs: list[ProcessLog], messages: list[str] | None = 
     nodes, roots = _tree(logs, messages)
     files, merges, procs, readers, writers, both, raw = _merge_files(logs, process_of(nodes), messages)
     proc_acc = _merge_procs(logs)
+    execs = 0
     for log in logs:
-        messages.extend(f"{log.name}: {m}" for m in log.messages)
+        execs += EXEC_MESSAGE in log.messages
+        messages.extend(f"{log.name}: {m}" for m in log.messages if m != EXEC_MESSAGE)
+    if execs:
+        what = "1 log ends" if execs == 1 else f"{execs} logs end"
+        messages.append(f"{what} where the process called exec: it goes on in its successor's log")
     return Job(
         job_id=job_id,
         logs=logs,

@@ -49,6 +49,9 @@ FLAG_EXEC = 4
 FLAG_TRACE = 8
 FLAG_TRACE_TRUNCATED = 16
 
+# What a log replaced by exec says (a job says it once, with a count: a shell script execs many times).
+EXEC_MESSAGE = "the process called exec: this log ends there and its successor's log goes on"
+
 # FILES record flags.
 FILE_EXCLUDED = 1
 FILE_NOT_REGULAR = 2
@@ -1082,7 +1085,7 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
         if flags & FLAG_SIGNAL:
             messages.append(f"the process was ended by signal {header.exit_signal}")
         elif flags & FLAG_EXEC:
-            messages.append("the process called exec: this log ends there and its successor's log goes on")
+            messages.append(EXEC_MESSAGE)
         else:
             messages.append(
                 "the log did not end cleanly (the process was killed, crashed or is still running): "
