@@ -62,51 +62,10 @@ int __isoc99_fscanf(FILE *, const char *, ...);
 int __isoc99_vfscanf(FILE *, const char *, va_list);
 int fcntl64(int, int, ...);
 
-#if defined(__x86_64__)
-__asm__(".symver old_xstat, __xstat@GLIBC_2.2.5");
-__asm__(".symver old_lxstat, __lxstat@GLIBC_2.2.5");
-__asm__(".symver old_fxstat, __fxstat@GLIBC_2.2.5");
-__asm__(".symver old_fxstatat, __fxstatat@GLIBC_2.4");
-int old_xstat(int, const char *, struct stat *);
-int old_lxstat(int, const char *, struct stat *);
-int old_fxstat(int, int, struct stat *);
-int old_fxstatat(int, int, const char *, struct stat *, int);
-__asm__(".symver old_xstat64, __xstat64@GLIBC_2.2.5");
-__asm__(".symver old_lxstat64, __lxstat64@GLIBC_2.2.5");
-__asm__(".symver old_fxstat64, __fxstat64@GLIBC_2.2.5");
-__asm__(".symver old_fxstatat64, __fxstatat64@GLIBC_2.4");
-int old_xstat64(int, const char *, struct stat64 *);
-int old_lxstat64(int, const char *, struct stat64 *);
-int old_fxstat64(int, int, struct stat64 *);
-int old_fxstatat64(int, int, const char *, struct stat64 *, int);
-#endif
+#include "old_stat.h"
+#include "report.h"
 
-static char out[1 << 16];
-static size_t out_len;
-static const char *dir;
 static const char *self;
-
-static void flush_report(void)
-{
-    size_t at = 0;
-    while (at < out_len) {
-        long n = syscall(SYS_write, 1, out + at, out_len - at);
-        if (n <= 0)
-            break;
-        at += (size_t)n;
-    }
-    out_len = 0;
-}
-
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out + out_len, sizeof out - out_len, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        out_len += (size_t)n < sizeof out - out_len ? (size_t)n : sizeof out - out_len - 1;
-}
 
 static void report(const char *what, long r, int e)
 {
@@ -127,15 +86,6 @@ static void report(const char *what, long r, int e)
         report(what, p_ != NULL && p_ != MAP_FAILED ? 1 : 0, errno); \
     } while (0)
 
-static char pbuf[8][4096];
-static int pn;
-/* DIR/name (a few at once in one expression) */
-static const char *P(const char *name)
-{
-    char *b = pbuf[pn++ & 7];
-    snprintf(b, sizeof pbuf[0], "%s/%s", dir, name);
-    return b;
-}
 
 static int xopen(const char *name, int flags)
 {
