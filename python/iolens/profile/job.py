@@ -309,13 +309,12 @@ def _job_schema(logs: list[ProcessLog], messages: list[str]) -> tuple[list[str],
 
 def _aligned(log: ProcessLog, names: list[str]) -> np.ndarray:
     """The log's file values in the job's column order (zeros for counters its runtime did not have)."""
-    own = log.table.names
-    if own == names:
+    if log.table.names == names:
         return log.table.values
     out = np.zeros((len(log.table), len(names)), dtype=np.uint64)
     index = {n: i for i, n in enumerate(names)}
-    for i, n in enumerate(own):
-        out[:, index[n]] = log.table.values[:, i]
+    for n in log.table.names:
+        out[:, index[n]] = log.table.column(n)
     return out
 
 
@@ -408,13 +407,12 @@ def _merge_files(
     wrote: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     if len(logs) == 1 and names == logs[0].table.names:
         # One process: its table is already one row per path.
-        t = logs[0].table
-        values = t.values
+        blocks = logs[0].table.blocks
     else:
         acc = Accumulator(plan, n)
         for log, gids in zip(logs, gids_of, strict=True):
             acc.add(gids, _aligned(log, names))
-        values = acc.finish()
+        blocks = [acc.finish()]
     for k, (log, gids) in enumerate(zip(logs, gids_of, strict=True)):
         t = log.table
         flags[gids] |= t.flags
@@ -446,7 +444,7 @@ def _merge_files(
         flags=flags,
         mount=mount,
         mount_list=mount_list,
-        values=values,
+        blocks=blocks,
         contributions=procs.astype(np.uint32),
         first_reads=first_reads,
         first_writes=first_writes,

@@ -17,7 +17,7 @@ import os
 import struct
 import zlib
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -221,6 +221,10 @@ class FileTable:
     counts the records merged into each row (a process's threads; in a job, the processes). `first_reads`
     and `first_writes` count the (thread, file) records that read (wrote) the path: each one's first read
     (write) follows no other, so it can be neither sequential nor consecutive.
+
+    The values of `names`, in order, are the columns of `blocks` side by side: a log's FILE_REC and FILE_DATA
+    values stay two matrices (putting them together would hold both and their union at once: a third more
+    memory for a 100k-file log); `values` is the one matrix, made when asked.
     """
 
     names: list[str]
@@ -228,7 +232,7 @@ class FileTable:
     flags: np.ndarray
     mount: np.ndarray
     mount_list: list[tuple[str, str]]
-    values: np.ndarray
+    blocks: list[np.ndarray]
     contributions: np.ndarray
     first_reads: np.ndarray
     first_writes: np.ndarray
@@ -241,21 +245,39 @@ class FileTable:
         return {p: i for i, p in enumerate(self.paths)}
 
     @cached_property
-    def _col(self) -> dict[str, int]:
-        return {n: i for i, n in enumerate(self.names)}
+    def _col(self) -> dict[str, tuple[int, int]]:
+        """name -> (block, column in it)."""
+        at = [(b, i) for b, block in enumerate(self.blocks) for i in range(block.shape[1])]
+        return dict(zip(self.names, at, strict=True))
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """Every counter of every row in one matrix (the blocks put together: a copy when there are two)."""
+        if len(self.blocks) == 1:
+            return self.blocks[0]
+        if not self.blocks:
+            return np.zeros((len(self.paths), 0), dtype=np.uint64)
+        return np.hstack(self.blocks)
 
     def has(self, name: str) -> bool:
         return name in self._col
 
     def column(self, name: str) -> np.ndarray:
         """The values of one counter for every row (zeros when the schema has no such counter)."""
-        i = self._col.get(name)
-        if i is None:
+        at = self._col.get(name)
+        if at is None:
             return np.zeros(len(self.paths), dtype=np.uint64)
-        return self.values[:, i]
+        return self.blocks[at[0]][:, at[1]]
+
+    def columns(self, names: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """The values of some counters (columns, in order) for some rows."""
+        if not names:
+            return np.zeros((rows.size, 0), dtype=np.uint64)
+        return np.column_stack([self.column(n)[rows] for n in names])
 
     def counters(self, row: int) -> dict[str, int]:
-        return dict(zip(self.names, self.values[row].tolist(), strict=True))
+        values = [v for block in self.blocks for v in block[row].tolist()]
+        return dict(zip(self.names, values, strict=True))
 
     def mount_of(self, row: int) -> tuple[str, str] | None:
         m = int(self.mount[row])
@@ -657,7 +679,11 @@ class _Records:
         much larger than the records is given back (a job may hold thousands of logs)."""
         need = self.n + extra
         cap = 0 if self._buf is None else self._buf.shape[0]
-        if self._buf is None or need > cap or cap > 2 * need + 1024:
+        if self._buf is not None and cap > 2 * need + 1024:
+            # In place: the C library's realloc gives the untouched tail of a big block back (mremap), where
+            # a copy would hold the records twice for a moment.
+            self._buf.resize((need, *self._shape), refcheck=False)
+        elif self._buf is None or need > cap:
             out = self._alloc(need)
             if self._buf is not None:
                 out[: self.n] = self._buf[: self.n]
@@ -898,22 +924,21 @@ def _count_firsts(firsts: np.ndarray, section: Section, recs: np.ndarray, rows: 
             firsts[:, k] += np.bincount(rows[did], minlength=firsts.shape[0]).astype(np.uint32)
 
 
-def _with_data(schema: Schema, values: np.ndarray, rows: np.ndarray, data: np.ndarray) -> np.ndarray:
-    """The FILE_REC columns (`values`, one row per path) followed by the FILE_DATA columns: the data records
-    `data` merged into their `rows` (a path without one has zeros: it was never read or written)."""
-    n_rows, n_rec = values.shape
-    out = np.empty((n_rows, n_rec + data.shape[1]), dtype=np.uint64)
-    out[:, :n_rec] = values
-    del values
+def _data_block(schema: Schema, n_rows: int, rows: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """The FILE_DATA values of each row: the data records `data` merged into their `rows` (a path without one
+    has zeros: it was never read or written)."""
     plan = schema.file_data.plan
+    if rows.size == n_rows and np.array_equal(rows, np.arange(n_rows)):
+        # A record per row, in the rows' order (files written or read in the order they were opened): the
+        # records are the block, no copy.
+        sort_top(data, plan)
+        return data
     if np.unique(rows).size == rows.size:
-        part = out[:, n_rec:]
-        part[:] = 0
-        part[rows] = data
-        sort_top(part, plan)
-    else:
-        out[:, n_rec:] = merge_rows(plan, rows, data, n_rows)
-    return out
+        out = np.zeros((n_rows, data.shape[1]), dtype=np.uint64)
+        out[rows] = data
+        sort_top(out, plan)
+        return out
+    return merge_rows(plan, rows, data, n_rows)
 
 
 def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray, np.ndarray]:
@@ -972,10 +997,13 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         values, contributions = acc.finish(), acc.contributions
     del recs
     got.file_recs = _Records(np.dtype("<u8"), 1, 0)
+    blocks = [values]
+    del values
     if schema.file_data.names:
         data_rows = _lookup(ids, id_rows, data_ids)
         _count_firsts(firsts, schema.file_data, data, data_rows)
-        values = _with_data(schema, values, data_rows, data[:, 1:])
+        got.data_recs = _Records(np.dtype("<u8"), 1, 0)
+        blocks.append(_data_block(schema, n_rows, data_rows, data[:, 1:]))
     del data
     got.data_recs = _Records(np.dtype("<u8"), 1, 0)
 
@@ -996,7 +1024,7 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         flags=flags,
         mount=mounts,
         mount_list=mount_list,
-        values=values,
+        blocks=blocks,
         contributions=contributions,
         first_reads=firsts[:, 0],
         first_writes=firsts[:, 1],
@@ -1007,10 +1035,10 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
 def _largest_time(table: FileTable, trace: np.ndarray) -> int:
     """The latest time the log records (ns since the process start): the end of a log that did not end."""
     best = 0
-    for i, name in enumerate(table.names):
+    for name in table.names:
         if "TIMESTAMP" in name and len(table):
             # Timestamps are stored + 1 so that 0 means "never".
-            best = max(best, int(table.values[:, i].max()) - 1)
+            best = max(best, int(table.column(name).max()) - 1)
     if trace.size:
         best = max(best, int((trace["start_ns"] + trace["dur_ns"]).max()))
     return max(best, 0)

@@ -87,8 +87,10 @@ def _common(job: Job, data: np.ndarray, stem: str) -> list[list[int]]:
     ts = next((t for t in job.files_plan.top_sets if t.name == stem), None)
     if ts is None or not data.any():
         return []
-    vals = job.files.values[np.ix_(data, list(ts.values))].ravel()
-    cnts = job.files.values[np.ix_(data, list(ts.counts))].ravel()
+    names = job.files.names
+    rows = np.flatnonzero(data)
+    vals = job.files.columns([names[i] for i in ts.values], rows).ravel()
+    cnts = job.files.columns([names[i] for i in ts.counts], rows).ravel()
     v, c = combine_top(np.zeros(vals.size, dtype=np.intp), vals, cnts, 1, len(ts.values))
     return [[int(a), int(b)] for a, b in zip(v[0].tolist(), c[0].tolist(), strict=True) if b]
 
