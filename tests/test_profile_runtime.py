@@ -39,8 +39,8 @@ CASES = (
 
 def profiled_env(build: ProfileBuild, logs: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOLENS_")}
-    for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                "SLURM_PROCID"):  # fmt: skip
+    for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "LSB_JOBINDEX", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                "PMIX_RANK", "SLURM_PROCID"):  # fmt: skip
         env.pop(var, None)
     env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), **extra)
     return env
@@ -726,6 +726,44 @@ def test_scheduler_job_id_wins_and_a_generated_one_is_inherited(
     (job,) = ids
     parent = min(logs_in(logs), key=lambda log: log.header.pid)
     assert job.startswith("iolens-") and job.endswith(f"-{parent.header.pid}")
+
+
+@pytest.mark.parametrize(
+    ("env", "job"),
+    [
+        ({"PBS_JOBID": "4242.pbs01"}, "4242.pbs01"),
+        ({"PBS_JOBID": "4243[7].pbs01"}, "4243[7].pbs01"),  # a PBS subjob's id holds its index
+        ({"LSB_JOBID": "5151"}, "5151"),
+        ({"LSB_JOBID": "5151", "LSB_JOBINDEX": "0"}, "5151"),  # 0: not an array
+        ({"LSB_JOBID": "5151", "LSB_JOBINDEX": "3"}, "5151[3]"),  # LSF's notation for an array element
+        ({"SLURM_JOB_ID": "61", "SLURM_ARRAY_JOB_ID": "60", "SLURM_ARRAY_TASK_ID": "1"}, "61"),
+    ],
+)
+def test_batch_system_job_ids(
+    env: dict[str, str], job: str, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """PBS and LSF job ids name the logs as Slurm's do; the tasks of an LSF job array (one LSB_JOBID) get
+    their index, so that each is a job of its own (a Slurm array task has its own SLURM_JOB_ID)."""
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "open"],
+        profiled_env(profile_build, logs, **env),
+    )
+    assert r.returncode == 0
+    log = only_log(logs)
+    assert log.header.job_id == job and log.name.startswith(job + ".")
+
+
+def test_lsf_array_tasks_are_separate_jobs(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path, iolens_bin: list[str]
+) -> None:
+    calls = str(profile_build.program("profile_calls"))
+    for index in ("1", "2"):
+        work = tmpfs_dir / index
+        work.mkdir()
+        env = profiled_env(profile_build, logs, LSB_JOBID="5151", LSB_JOBINDEX=index)
+        assert run([calls, str(work), "open"], env).returncode == 0
+    jobs = profile_report(iolens_bin, logs)["jobs"]
+    assert sorted(j["job_id"] for j in jobs) == ["5151[1]", "5151[2]"]
 
 
 def test_excluded_paths_and_untracked_descriptors_make_no_records(
@@ -1452,3 +1490,28 @@ def test_read_after_write_advice_needs_another_process_reading_later(
     a = got.get("shared_read_after_write")
     assert a is not None and a["evidence"]["examples"][0]["path"] == str(tmpfs_dir / "f")
     assert a["evidence"]["examples"][0]["writers"] == 1 and a["evidence"]["examples"][0]["readers"] == 1
+
+
+def test_iolens_profile_with_the_real_mpirun(
+    profile_build: ProfileBuild, tmpfs_dir: Path, mpi_env: dict[str, str], iolens_bin: list[str]
+) -> None:
+    """`iolens profile --launcher mpirun --np 2` with the built runtime and the real mpirun: each rank logs
+    (with its rank), the job report sums them, and mpirun itself is not profiled (no log of it)."""
+    prog = profile_build.program("profile_mpi")
+    out = tmpfs_dir / "logs"
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("IOLENS_") and k != "LD_PRELOAD"}
+    env["IOLENS_PROFILE_LIB"] = str(profile_build.lib)
+    r = subprocess.run(
+        [*iolens_bin, "profile", "--launcher", "mpirun", "--np", "2", "--out", str(out), "--no-report", "--",
+         str(prog), str(tmpfs_dir)],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (job,) = profile_report(iolens_bin, out)["jobs"]
+    assert job["summary"]["ranks"] == 2
+    assert sorted(p["rank"] for p in job["processes"] if p["rank"] is not None) == [0, 1]
+    mine = {f["path"]: f for f in job["top_files_by_bytes"] if f["path"].startswith(str(tmpfs_dir / "rank."))}
+    assert sorted(mine) == [str(tmpfs_dir / "rank.0"), str(tmpfs_dir / "rank.1")]
+    assert all(f["bytes_written"] == f["bytes_read"] == 1 << 20 for f in mine.values())
+    exes = {read_log(p).header.exe for p in out.iterdir()}
+    assert exes and not any(Path(e).name.startswith(("mpirun", "orterun", "prterun")) for e in exes)

@@ -115,13 +115,19 @@ static void sanitize(char *dst, const char *src, size_t cap)
 static void set_job_id(void)
 {
     static const char *const sched[] = { "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "IOLENS_JOB_ID" };
-    const char *id = NULL;
+    const char *id = NULL, *from = NULL;
     for (size_t i = 0; i < sizeof sched / sizeof sched[0] && id == NULL; i++) {
         const char *v = getenv(sched[i]);
         if (v != NULL && v[0] != '\0')
-            id = v;
+            id = v, from = sched[i];
     }
-    if (id != NULL) {
+    /* The tasks of an LSF job array share LSB_JOBID and differ by LSB_JOBINDEX (0 outside an array): the job
+     * id is then LSF's own "ID[INDEX]", so that tasks do not merge. (A Slurm array task has a SLURM_JOB_ID of
+     * its own; a PBS subjob's PBS_JOBID holds its index.) */
+    const char *index = getenv("LSB_JOBINDEX");
+    if (id != NULL && strcmp(from, "LSB_JOBID") == 0 && index != NULL && index[0] != '\0' && strcmp(index, "0") != 0) {
+        snprintf(iol_g.job_id, sizeof iol_g.job_id, "%s[%s]", id, index);
+    } else if (id != NULL) {
         iol_strlcpy(iol_g.job_id, id, sizeof iol_g.job_id);
     } else {
         /* The first profiled process of a job names it, and its children inherit the name. */
