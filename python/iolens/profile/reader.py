@@ -679,11 +679,7 @@ class _Records:
         much larger than the records is given back (a job may hold thousands of logs)."""
         need = self.n + extra
         cap = 0 if self._buf is None else self._buf.shape[0]
-        if self._buf is not None and cap > 2 * need + 1024:
-            # In place: the C library's realloc gives the untouched tail of a big block back (mremap), where
-            # a copy would hold the records twice for a moment.
-            self._buf.resize((need, *self._shape), refcheck=False)
-        elif self._buf is None or need > cap:
+        if self._buf is None or need > cap or cap > 2 * need + 1024:
             out = self._alloc(need)
             if self._buf is not None:
                 out[: self.n] = self._buf[: self.n]
