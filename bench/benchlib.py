@@ -88,6 +88,30 @@ def run(cmd: Sequence[str | os.PathLike[str]], *, cwd: Path | None = None) -> Ru
         )
 
 
+# Measures a command from a small process of its own: a child forked from a big Python process would count
+# the parent's pages it shared before its exec in its ru_maxrss (the kernel keeps the larger of the two).
+_PEAK = (
+    "import os, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, ru = os.wait4(p.pid, 0)\n"
+    "print(time.perf_counter() - t, ru.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))\n"
+)
+
+
+def peak(cmd: Sequence[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MiB (ru_maxrss of cmd, from wait4) and exit status of cmd (its standard
+    output thrown away); BenchError when it fails."""
+    out = subprocess.run([sys.executable, "-c", _PEAK, *cmd], env=env, capture_output=True, text=True)
+    try:
+        wall, mib, status = out.stdout.split()
+    except ValueError:
+        raise BenchError(f"{' '.join(cmd)}: {out.stderr[-300:]}") from None
+    if int(status) != 0:
+        raise BenchError(f"{' '.join(cmd)}: exit {status}: {out.stderr[-300:]}")
+    return float(wall), float(mib), int(status)
+
+
 def check(r: Run, what: str) -> Run:
     if not r.ok:
         raise BenchError(f"{what} failed ({r.describe_failure()}): {shlex.join(r.cmd)}")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -112,27 +111,9 @@ def timed(fn: Any, repeat: int) -> tuple[list[float], Any]:
     return times, result
 
 
-# Measures a command from a small process of its own: a child forked from this big one would count the
-# parent's pages it shared before exec in its ru_maxrss.
-_MEASURE = (
-    "import os, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
-    "_, status, ru = os.wait4(p.pid, 0)\n"
-    "print(time.perf_counter() - t, ru.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))\n"
-)
-
-
 def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MiB (ru_maxrss of the command, from wait4), exit status."""
-    out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], env=env, capture_output=True, text=True)
-    try:
-        wall, mb, status = out.stdout.split()
-    except ValueError:
-        raise bl.BenchError(f"{' '.join(cmd)}: {out.stderr[-300:]}") from None
-    if int(status) != 0:
-        raise bl.BenchError(f"{' '.join(cmd)}: exit {status}: {out.stderr[-300:]}")
-    return float(wall), float(mb), int(status)
+    return bl.peak(cmd, env)
 
 
 def env() -> dict[str, str]:

@@ -13,13 +13,14 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 HEADER_SIZE = 4096
 CHUNK_HEADER = 64
 PROCESS = 0xFFFFFFFF
-NAMES, FILES, MOUNTS, FILE_REC, PROC_REC, TRACE, PATHS = 1, 2, 3, 4, 5, 6, 7
+NAMES, FILES, MOUNTS, FILE_REC, PROC_REC, TRACE, PATHS, FILE_DATA = 1, 2, 3, 4, 5, 6, 7, 8
 PATH_ID = 0x80000000
 
 CLEAN, SIGNAL, EXEC, TRACE_ON, TRACE_TRUNCATED = 1, 2, 4, 8, 16
@@ -38,7 +39,8 @@ _BUCKETS = (
     "1G_PLUS",
 )
 
-# The version 1 counters, in the order of the document's tables.
+# The per-file counters of minor versions 0 and 1, in the order of the document's tables: all of them in
+# FILE_REC records (LogSpec's default layout).
 FILE_COUNTERS: list[tuple[str, str]] = [
     *[(f"POSIX_{n}", "sum") for n in ("OPENS", "FILENOS", "DUPS", "READS", "WRITES")],
     *[(f"POSIX_{n}", "sum") for n in ("SEEKS", "STATS", "FSYNCS", "FDSYNCS", "MMAPS")],
@@ -68,6 +70,23 @@ FILE_COUNTERS: list[tuple[str, str]] = [
     *[(f"STDIO_{n}", "sum") for n in ("OPENS", "READS", "WRITES", "SEEKS", "FLUSHES")],
     ("ERRORS", "sum"),
 ]
+
+# Minor version 2: the FILE_DATA counters (reads and writes) in records of their own; the rest stay in
+# FILE_REC. SPLIT is the LogSpec arguments of that layout (what the runtime writes now).
+_REC_NAMES = (
+    "POSIX_OPENS POSIX_FILENOS POSIX_DUPS POSIX_SEEKS POSIX_STATS POSIX_FSYNCS POSIX_FDSYNCS POSIX_MMAPS "
+    "POSIX_RENAME_SOURCES POSIX_RENAME_TARGETS POSIX_UNLINKS POSIX_TRUNCATES POSIX_F_OPEN_START_TIMESTAMP "
+    "POSIX_F_CLOSE_START_TIMESTAMP POSIX_F_OPEN_END_TIMESTAMP POSIX_F_CLOSE_END_TIMESTAMP POSIX_F_META_TIME "
+    "POSIX_O_DIRECT_OPENS POSIX_O_SYNC_OPENS POSIX_O_APPEND_OPENS STDIO_OPENS STDIO_SEEKS STDIO_FLUSHES "
+    "ERRORS"
+).split()
+DATA_COUNTERS: list[tuple[str, str]] = [(n, m) for n, m in FILE_COUNTERS if n not in _REC_NAMES]
+REC_COUNTERS: list[tuple[str, str]] = [c for c in FILE_COUNTERS if c not in DATA_COUNTERS]
+SPLIT: dict[str, Any] = {
+    "file_counters": REC_COUNTERS,
+    "file_data_counters": DATA_COUNTERS,
+    "minor_version": 2,
+}
 
 PROC_COUNTERS: list[tuple[str, str]] = [
     (n, "sum")
@@ -136,9 +155,11 @@ class LogSpec:
     trace_dropped: int = 0
     files: list[FileSpec] = field(default_factory=list)
     mounts: list[MountSpec] = field(default_factory=list)
-    # (thread, file_id, {counter: value}); one per (thread, file), as the runtime writes them.
+    # (thread, file_id, {counter: value}); one per (thread, file), as the runtime writes them. With
+    # file_data_counters, the values of those counters go to a FILE_DATA record (made when one is given).
     file_recs: list[tuple[int, int, dict[str, int]]] = field(default_factory=list)
-    # Many records at once for thread 0: (file ids, values[n, len(file_counters)]).
+    # Many records at once for thread 0: (file ids, values[n, len(file_counters) + len(file_data_counters)]);
+    # a FILE_DATA record for each row with a non-zero data counter.
     bulk_file_recs: tuple[np.ndarray, np.ndarray] | None = None
     # (thread, {counter: value}); one per thread.
     proc_recs: list[tuple[int, dict[str, int]]] = field(default_factory=list)
@@ -147,10 +168,21 @@ class LogSpec:
     paths: list[tuple[int, str]] = field(default_factory=list)
     minor_version: int = 1
     file_counters: list[tuple[str, str]] = field(default_factory=lambda: list(FILE_COUNTERS))
+    file_data_counters: list[tuple[str, str]] = field(default_factory=list)
     proc_counters: list[tuple[str, str]] = field(default_factory=lambda: list(PROC_COUNTERS))
     chunk_size: int = 1 << 20
-    # Chunk order: "names", "mounts", "files", "file_rec", "proc_rec", "trace" (the document fixes none).
-    order: tuple[str, ...] = ("names", "mounts", "files", "file_rec", "proc_rec", "trace", "paths")
+    # Chunk order: "names", "mounts", "files", "file_rec", "file_data", "proc_rec", "trace", "paths" (the
+    # document fixes none).
+    order: tuple[str, ...] = (
+        "names",
+        "mounts",
+        "files",
+        "file_rec",
+        "file_data",
+        "proc_rec",
+        "trace",
+        "paths",
+    )
     # Extra raw chunks (kind, thread, record_size, body) appended after the others.
     extra_chunks: list[tuple[int, int, int, bytes]] = field(default_factory=list)
 
@@ -175,7 +207,7 @@ def header_bytes(spec: LogSpec, chunk_count: int) -> bytes:
     struct.pack_into("<ii", h, 72, spec.exit_status, spec.exit_signal)
     struct.pack_into("<q", h, 80, spec.rank)
     struct.pack_into("<II", h, 88, len(spec.file_counters), len(spec.proc_counters))
-    struct.pack_into("<QI", h, 96, spec.trace_dropped, spec.minor_version)
+    struct.pack_into("<QII", h, 96, spec.trace_dropped, spec.minor_version, len(spec.file_data_counters))
     h[128:192] = _cstr(spec.job_id, 64)
     h[192:256] = _cstr(spec.hostname, 64)
     h[256:768] = _cstr(spec.exe, 512)
@@ -216,25 +248,51 @@ def _values(counters: Sequence[tuple[str, str]], given: dict[str, int]) -> bytes
     return struct.pack(f"<{len(vals)}Q", *vals)
 
 
-def _bulk_chunks(spec: LogSpec) -> list[bytes]:
+def _bulk_chunks(spec: LogSpec, kind: int) -> list[bytes]:
     assert spec.bulk_file_recs is not None
     ids, values = spec.bulk_file_recs
     n = len(spec.file_counters)
-    rsize = 8 + 8 * n
-    recs = np.zeros((len(ids), n + 1), dtype="<u8")
+    if kind == FILE_DATA:
+        values = values[:, n:]
+        keep = values.any(axis=1)
+        ids, values = ids[keep], values[keep]
+    else:
+        values = values[:, :n]
+    rsize = 8 + 8 * values.shape[1]
+    recs = np.zeros((len(ids), values.shape[1] + 1), dtype="<u8")
     recs[:, 0] = ids
     recs[:, 1:] = values
     per = (spec.chunk_size - CHUNK_HEADER) // rsize
     return [
-        chunk(FILE_REC, 0, rsize, recs[i : i + per].tobytes(), spec.chunk_size)
+        chunk(kind, PROCESS, rsize, recs[i : i + per].tobytes(), spec.chunk_size)
         for i in range(0, len(ids), per)
     ]
+
+
+def _counter_chunks(spec: LogSpec, kind: int) -> list[bytes]:
+    """FILE_REC or FILE_DATA chunks: the records of each thread, in chunks of their own (the runtime puts
+    the threads' records in process chunks: the reader must take either)."""
+    counters = spec.file_counters if kind == FILE_REC else spec.file_data_counters
+    names = {n for n, _ in counters}
+    rsize = 8 + 8 * len(counters)
+    out: list[bytes] = []
+    for thread in sorted({t for t, _, _ in spec.file_recs}):
+        recs = (
+            struct.pack("<II", fid, thread) + _values(counters, {k: v for k, v in vals.items() if k in names})
+            for t, fid, vals in spec.file_recs
+            if t == thread and (kind == FILE_REC or names & set(vals))
+        )
+        out += _pack(kind, thread, rsize, recs, spec.chunk_size)
+    if spec.bulk_file_recs is not None and (kind == FILE_REC or counters):
+        out += _bulk_chunks(spec, kind)
+    return out
 
 
 def build_chunks(spec: LogSpec) -> list[bytes]:
     cs = spec.chunk_size
     parts: dict[str, list[bytes]] = {}
     names = "".join(f"file {n} {m}\n" for n, m in spec.file_counters)
+    names += "".join(f"file_data {n} {m}\n" for n, m in spec.file_data_counters)
     names += "".join(f"proc {n} {m}\n" for n, m in spec.proc_counters)
     parts["names"] = [chunk(NAMES, PROCESS, 0, _pad8(names.encode()), cs)]
     parts["mounts"] = _pack(
@@ -260,18 +318,8 @@ def build_chunks(spec: LogSpec) -> list[bytes]:
         ),
         cs,
     )
-    rsize = 8 + 8 * len(spec.file_counters)
-    file_chunks: list[bytes] = []
-    for thread in sorted({t for t, _, _ in spec.file_recs}):
-        recs = (
-            struct.pack("<II", fid, 0) + _values(spec.file_counters, vals)
-            for t, fid, vals in spec.file_recs
-            if t == thread
-        )
-        file_chunks += _pack(FILE_REC, thread, rsize, recs, cs)
-    if spec.bulk_file_recs is not None:
-        file_chunks += _bulk_chunks(spec)
-    parts["file_rec"] = file_chunks
+    parts["file_rec"] = _counter_chunks(spec, FILE_REC)
+    parts["file_data"] = _counter_chunks(spec, FILE_DATA)
     prsize = 8 + 8 * len(spec.proc_counters)
     parts["proc_rec"] = _pack(
         PROC_REC,
@@ -361,9 +409,10 @@ def counts(spec: LogSpec) -> dict[str, int]:
 
 
 def many_files_spec(n: int, seed: int = 1) -> LogSpec:
-    """A process that wrote then read n files of a few KiB to a few MiB each (the 100k-file case)."""
+    """A process that wrote then read n files of a few KiB to a few MiB each (the 100k-file case), in the
+    layout the runtime writes (SPLIT)."""
     rng = np.random.default_rng(seed)
-    names = [name for name, _ in FILE_COUNTERS]
+    names = [name for name, _ in [*REC_COUNTERS, *DATA_COUNTERS]]
     col = {name: i for i, name in enumerate(names)}
     values = np.zeros((n, len(names)), dtype=np.uint64)
     size = rng.integers(1, 4 << 20, n, dtype=np.uint64)
@@ -400,6 +449,7 @@ def many_files_spec(n: int, seed: int = 1) -> LogSpec:
     put("POSIX_F_META_TIME", 50_000)
     ids = np.arange(1, n + 1, dtype=np.uint64)
     return LogSpec(
+        **SPLIT,
         files=[FileSpec(i, f"/scratch/run/out/part-{i:06d}.dat", 1) for i in range(1, n + 1)],
         mounts=[MountSpec(1, "/scratch", "lustre")],
         bulk_file_recs=(ids, values),

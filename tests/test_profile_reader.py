@@ -23,6 +23,7 @@ from .profile_logs import (
     PATH_ID,
     PROC_COUNTERS,
     SIGNAL,
+    SPLIT,
     TRACE_ON,
     TRACE_TRUNCATED,
     FileSpec,
@@ -208,6 +209,83 @@ def test_counter_order_comes_from_the_logs_schema(tmp_path: Path) -> None:
         assert {k: got[k] for k in reference.files[path]} == reference.files[path]
     assert log.files["/lus/a"]["POSIX_FUTURE_THING"] == 11
     assert log.proc["PREFETCHES"] == 8 and log.proc["OPENS"] == reference.proc["OPENS"] == 4
+
+
+def test_file_data_records_read_as_one_row_with_the_file_records(tmp_path: Path, compressed: bool) -> None:
+    """Minor version 2: a file's read/write counters in FILE_DATA records (a file only opened has none). The
+    file table is the same as from a log holding every counter in FILE_REC."""
+    reference = read_log(write_log(tmp_path, two_thread_spec(pid=1), compressed))
+    log = read_log(write_log(tmp_path, two_thread_spec(pid=2, **SPLIT), compressed))
+    assert log.header.minor_version == 2 and log.header.n_file_data_counters == len(
+        SPLIT["file_data_counters"]
+    )
+    assert log.messages == reference.messages == []
+    assert sorted(log.schema.file_names) == sorted(reference.schema.file_names)
+    for path, want in reference.files.items():
+        assert log.files[path] == want, path
+    assert log.files["/lus/a"]["POSIX_READS"] == 27 and log.files["/lus/a"]["POSIX_OPENS"] == 3
+    assert (
+        log.files["/lus/a"]["POSIX_ACCESS1_ACCESS"] == 4096
+        and log.files["/lus/a"]["POSIX_ACCESS1_COUNT"] == 12
+    )
+    assert log.threads == reference.threads == 2
+
+
+def test_file_data_without_a_file_record_and_files_without_data(tmp_path: Path) -> None:
+    """A FILE_DATA record of an id that has no FILE_REC (or no FILES record) still counts; a file with a
+    FILE_REC and no FILE_DATA was never read or written."""
+    spec = LogSpec(
+        **SPLIT,
+        files=[FileSpec(1, "/m/only-stat"), FileSpec(2, "/m/data-only")],
+        file_recs=[(0, 1, {"POSIX_STATS": 3, "POSIX_UNLINKS": 1})],
+    )
+    data_rsize = 8 + 8 * len(SPLIT["file_data_counters"])
+    names = [n for n, _ in SPLIT["file_data_counters"]]
+    values = [0] * len(names)
+    values[names.index("POSIX_WRITES")] = 4
+    values[names.index("POSIX_BYTES_WRITTEN")] = 400
+    rec = struct.pack("<II", 2, 0) + struct.pack(f"<{len(values)}Q", *values)
+    unnamed = struct.pack("<II", 9, 0) + struct.pack(f"<{len(values)}Q", *values)
+    spec.extra_chunks = [(8, 0xFFFFFFFF, data_rsize, rec + unnamed)]
+    log = read_log(write_log(tmp_path, spec))
+    assert log.files["/m/only-stat"]["POSIX_STATS"] == 3 and log.files["/m/only-stat"]["POSIX_WRITES"] == 0
+    assert (
+        log.files["/m/data-only"]["POSIX_BYTES_WRITTEN"] == 400
+        and log.files["/m/data-only"]["POSIX_OPENS"] == 0
+    )
+    assert log.table.column("POSIX_BYTES_WRITTEN").sum() == 800
+    assert any("1 file id(s) have counters but no recorded name" in m for m in log.messages)
+
+
+def test_file_data_records_of_two_threads_merge(tmp_path: Path) -> None:
+    spec = two_thread_spec(**SPLIT)
+    spec.order = ("names", "file_data", "trace", "file_rec", "proc_rec", "files", "mounts")
+    log = read_log(write_log(tmp_path, spec))
+    a = log.files["/lus/a"]
+    assert a["POSIX_MAX_BYTE_READ"] == 90_000 and a["POSIX_F_READ_START_TIMESTAMP"] == 700
+    assert [(a[f"POSIX_ACCESS{i}_ACCESS"], a[f"POSIX_ACCESS{i}_COUNT"]) for i in range(1, 5)] == [
+        (4096, 12), (65536, 7), (100, 6), (8192, 3)
+    ]  # fmt: skip
+
+
+def test_file_data_sizes_that_cannot_be_are_refused(tmp_path: Path) -> None:
+    spec = two_thread_spec(**SPLIT)
+    n = counts(spec)
+    data_chunk = chunk_offset(spec, n["names"] + n["mounts"] + n["files"] + n["file_rec"])
+    rsize = 8 + 8 * len(SPLIT["file_data_counters"])
+
+    def raw() -> Path:
+        return write_log(tmp_path, spec, compressed=False)
+
+    _refused(poke(raw(), data_chunk + 12, struct.pack("<I", 24)), f"FILE_DATA.*size 24, expected {rsize}")
+    _refused(poke(raw(), data_chunk + 16, struct.pack("<Q", rsize + 8)), "not a whole number")
+    _refused(poke(raw(), 108, struct.pack("<I", 3)), "expected 32 for 3 file data counters")
+    no_data = write_log(tmp_path, LogSpec(**SPLIT, pid=1, files=[FileSpec(1, "/a")]), compressed=False)
+    _refused(poke(no_data, 108, struct.pack("<I", 3)), "lists 59 file_data counters, the header says 3")
+    both = two_thread_spec(
+        **{**SPLIT, "file_data_counters": [*SPLIT["file_data_counters"], ("ERRORS", "sum")]}
+    )
+    _refused(write_log(tmp_path, both), "names ERRORS in both the file and file_data sections")
 
 
 def test_process_counters_sum_over_threads(tmp_path: Path) -> None:
@@ -502,6 +580,7 @@ def job_dir(tmp_path: Path) -> Path:
         file_recs=[
             (0, 1, {"POSIX_WRITES": 10, "POSIX_BYTES_WRITTEN": 10 * MiB, "POSIX_F_WRITE_TIME": 2 * 10**9,
                     "POSIX_MAX_BYTE_WRITTEN": 10 * MiB, "POSIX_F_OPEN_START_TIMESTAMP": 50,
+                    "POSIX_F_WRITE_START_TIMESTAMP": 60,
                     "POSIX_ACCESS1_ACCESS": MiB, "POSIX_ACCESS1_COUNT": 10}),
             (0, 2, {"POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 100}),
         ],
@@ -512,6 +591,7 @@ def job_dir(tmp_path: Path) -> Path:
         files=[FileSpec(3, "/lus/shared", 1)], mounts=[MountSpec(1, "/lus", "lustre")],
         file_recs=[(0, 3, {"POSIX_READS": 10, "POSIX_BYTES_READ": 10 * MiB, "POSIX_F_READ_TIME": 10**9,
                            "POSIX_MAX_BYTE_READ": 9 * MiB, "POSIX_F_OPEN_START_TIMESTAMP": 20,
+                           "POSIX_F_READ_START_TIMESTAMP": 30,
                            "POSIX_ACCESS1_ACCESS": MiB, "POSIX_ACCESS1_COUNT": 6,
                            "POSIX_ACCESS2_ACCESS": 4096, "POSIX_ACCESS2_COUNT": 4})],
         proc_recs=[(0, {"READS": 10, "META_TIME": 2 * 10**8})],

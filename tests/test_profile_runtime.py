@@ -12,11 +12,14 @@ import json
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,14 +33,14 @@ UNSTABLE = ("_TIME", "TIMESTAMP", "MEM_NOT_ALIGNED")
 CASES = (
     "open read_write pread_pwrite vector sync stat access namespace dir mmap mmap_many copy dup stdio stdout "
     "stdio_more fd64 align fork vfork_exec spawn clone exec exec_self exit_status underscore_exit "
-    "underscore_Exit return_status killed_by_signal abort segv signals pipeline"
+    "underscore_Exit return_status killed_by_signal abort segv signals pipeline errno_slow_path"
 ).split()
 
 
 def profiled_env(build: ProfileBuild, logs: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOLENS_")}
-    for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                "SLURM_PROCID"):  # fmt: skip
+    for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "LSB_JOBINDEX", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                "PMIX_RANK", "SLURM_PROCID"):  # fmt: skip
         env.pop(var, None)
     env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), **extra)
     return env
@@ -725,6 +728,44 @@ def test_scheduler_job_id_wins_and_a_generated_one_is_inherited(
     assert job.startswith("iolens-") and job.endswith(f"-{parent.header.pid}")
 
 
+@pytest.mark.parametrize(
+    ("env", "job"),
+    [
+        ({"PBS_JOBID": "4242.pbs01"}, "4242.pbs01"),
+        ({"PBS_JOBID": "4243[7].pbs01"}, "4243[7].pbs01"),  # a PBS subjob's id holds its index
+        ({"LSB_JOBID": "5151"}, "5151"),
+        ({"LSB_JOBID": "5151", "LSB_JOBINDEX": "0"}, "5151"),  # 0: not an array
+        ({"LSB_JOBID": "5151", "LSB_JOBINDEX": "3"}, "5151[3]"),  # LSF's notation for an array element
+        ({"SLURM_JOB_ID": "61", "SLURM_ARRAY_JOB_ID": "60", "SLURM_ARRAY_TASK_ID": "1"}, "61"),
+    ],
+)
+def test_batch_system_job_ids(
+    env: dict[str, str], job: str, profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """PBS and LSF job ids name the logs as Slurm's do; the tasks of an LSF job array (one LSB_JOBID) get
+    their index, so that each is a job of its own (a Slurm array task has its own SLURM_JOB_ID)."""
+    r = run(
+        [str(profile_build.program("profile_calls")), str(tmpfs_dir), "open"],
+        profiled_env(profile_build, logs, **env),
+    )
+    assert r.returncode == 0
+    log = only_log(logs)
+    assert log.header.job_id == job and log.name.startswith(job + ".")
+
+
+def test_lsf_array_tasks_are_separate_jobs(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path, iolens_bin: list[str]
+) -> None:
+    calls = str(profile_build.program("profile_calls"))
+    for index in ("1", "2"):
+        work = tmpfs_dir / index
+        work.mkdir()
+        env = profiled_env(profile_build, logs, LSB_JOBID="5151", LSB_JOBINDEX=index)
+        assert run([calls, str(work), "open"], env).returncode == 0
+    jobs = profile_report(iolens_bin, logs)["jobs"]
+    assert sorted(j["job_id"] for j in jobs) == ["5151[1]", "5151[2]"]
+
+
 def test_excluded_paths_and_untracked_descriptors_make_no_records(
     profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
 ) -> None:
@@ -736,6 +777,84 @@ def test_excluded_paths_and_untracked_descriptors_make_no_records(
     assert p["UNTRACKED_OPS"] == 16  # every call of the case: open, 3 writes, 4 reads, 4 lseeks, close, 3 on
     # the closed descriptor
     assert p["READ_TIME"] == 0 and p["WRITE_TIME"] == 0  # untracked calls are not timed
+
+
+def raw_records(path: Path) -> dict[int, int]:
+    """Records per chunk kind in a log (docs/profile-log.md): what the runtime wrote, not what a reader made
+    of it. Fixed-size kinds count used // record_size; FILES counts its variable records."""
+    data = path.read_bytes()
+    image = zlib.decompress(data[16:]) if data[:8] == b"IOLPZ001" else data
+    size, count = struct.unpack_from("<IQ", image, 20)
+    out: dict[int, int] = {}
+    for k in range(count):
+        at = 4096 + k * size
+        _, kind, _, rsize, used = struct.unpack_from("<4sIIIQ", image, at)
+        if rsize:
+            n = used // rsize
+        else:
+            n, off = 0, at + 64
+            while kind == 2 and off < at + 64 + used:
+                off += 16 + (struct.unpack_from("<I", image, off + 8)[0] + 7) // 8 * 8
+                n += 1
+        out[kind] = out.get(kind, 0) + n
+    return out
+
+
+FILES_KIND, FILE_REC_KIND, FILE_DATA_KIND = 2, 4, 8
+
+
+def test_a_file_never_read_or_written_has_no_data_record(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """5000 files created, closed, stat'ed and removed (what a metadata benchmark does): each has its FILES
+    and FILE_REC records and no FILE_DATA; 5000 files written once each have one FILE_DATA record each."""
+    bench = str(profile_build.program("profile_bench"))
+    for kind, n in (("meta", 5000), ("exit", 5000)):
+        work = tmpfs_dir / kind
+        work.mkdir()
+        r = run([bench, kind, str(work), str(n)], profiled_env(profile_build, logs))
+        assert r.returncode == 0, r.stderr.decode()
+        (path,) = [p for p in logs.iterdir() if p.name.endswith(".iolpz")]
+        log = read_log(path)
+        ours = {p: c for p, c in log.files.items() if p.startswith(str(work) + "/")}
+        assert len(ours) == n
+        recs = raw_records(path)
+        if kind == "meta":
+            assert all(
+                (c["POSIX_OPENS"], c["POSIX_STATS"], c["POSIX_UNLINKS"], c["POSIX_WRITES"]) == (1, 1, 1, 0)
+                for c in ours.values()
+            )
+            assert recs.get(FILE_DATA_KIND, 0) == 0
+        else:
+            assert all((c["POSIX_WRITES"], c["POSIX_BYTES_WRITTEN"]) == (1, 4) for c in ours.values())
+            assert recs[FILE_DATA_KIND] == n
+        # one FILES and one FILE_REC record per file (and a few of the program's own, ld.so's)
+        assert n <= recs[FILES_KIND] < n + 10 and n <= recs[FILE_REC_KIND] < n + 10
+        path.unlink()
+
+
+def test_paths_are_found_again_after_the_table_grows(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """20k paths (the runtime's path table starts at 4096 slots and doubles at half full), each created,
+    then stat'ed when the table is several times bigger than when the path went in: one FILES record each."""
+    code = (
+        "import os, sys\n"
+        "d = sys.argv[1]\n"
+        "names = [os.path.join(d, f'f{i}') for i in range(20000)]\n"
+        "for n in names:\n"
+        "    os.close(os.open(n, os.O_CREAT | os.O_WRONLY, 0o644))\n"
+        "for n in names:\n"
+        "    os.stat(n)\n"
+    )
+    r = run([sys.executable, "-c", code, str(tmpfs_dir)], profiled_env(profile_build, logs))
+    assert r.returncode == 0, r.stderr.decode()
+    (path,) = list(logs.iterdir())
+    ours = {p: c for p, c in read_log(path).files.items() if p.startswith(str(tmpfs_dir) + "/f")}
+    assert len(ours) == 20000
+    assert all((c["POSIX_OPENS"], c["POSIX_STATS"]) == (1, 1) for c in ours.values())
+    named = raw_records(path)[FILES_KIND]
+    assert 20000 <= named < 20000 + 500  # the interpreter's own files besides ours, each once
 
 
 def test_trace_records_every_call(profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path) -> None:
@@ -1303,3 +1422,96 @@ def test_iolens_profile_with_the_real_runtime(
     assert files[str(work / "a.tar")]["bytes_read"] >= size - 10240
     assert files[str(work / "x" / "big")]["bytes_written"] == 1_000_000
     assert files[str(work / "x" / "text")]["bytes_written"] == 6000
+
+
+def test_random_access_advice_needs_accesses_that_follow_others(
+    profile_build: ProfileBuild, tmpfs_dir: Path, iolens_bin: list[str]
+) -> None:
+    """A program that writes 1200 files once each does no random access (no write follows another in its
+    file); one that reads a file's 2000 blocks from the last to the first does, and the advice says so."""
+
+    def advice_of(name: str, code: str) -> dict[str, Any]:
+        out = tmpfs_dir / f"logs-{name}"
+        out.mkdir()
+        r = run([sys.executable, "-c", code, str(tmpfs_dir / name)], profiled_env(profile_build, out))
+        assert r.returncode == 0, r.stderr.decode()
+        (job,) = profile_report(iolens_bin, out)["jobs"]
+        return {a["rule"]: a for a in job["advice"]} | {"_patterns": job["access_patterns"]}
+
+    once = (
+        "import os, sys\n"
+        "os.mkdir(sys.argv[1])\n"
+        "for i in range(1200):\n"
+        "    fd = os.open(os.path.join(sys.argv[1], str(i)), os.O_CREAT | os.O_WRONLY, 0o644)\n"
+        "    os.write(fd, b'x' * 100)\n"
+        "    os.close(fd)\n"
+    )
+    got = advice_of("once", once)
+    assert got["_patterns"]["writes"] >= 1200 and got["_patterns"]["first_writes"] >= 1200
+    assert "random_access" not in got
+
+    backwards = (
+        "import os, sys\n"
+        "os.mkdir(sys.argv[1])\n"
+        "fd = os.open(os.path.join(sys.argv[1], 'data'), os.O_CREAT | os.O_RDWR, 0o644)\n"
+        "os.write(fd, b'y' * 4096 * 2000)\n"
+        "for b in reversed(range(2000)):\n"
+        "    assert len(os.pread(fd, 4096, b * 4096)) == 4096\n"
+    )
+    got = advice_of("backwards", backwards)
+    a = got.get("random_access")
+    assert a is not None and a["evidence"]["reads"] >= 2000 and a["evidence"]["seq_read_share"] < 0.01
+    assert "reads after the first of each file (100%) did not start at or after" in a["finding"]
+
+
+def test_read_after_write_advice_needs_another_process_reading_later(
+    profile_build: ProfileBuild, tmpfs_dir: Path, iolens_bin: list[str]
+) -> None:
+    """A shell that writes a file and execs cat on it is one process (no advice); a file read by cat and then
+    overwritten by cp was not read after the write (no advice); a file the shell writes and a forked cat
+    then reads is read after another process's write (advice)."""
+
+    def rules(name: str, script: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        out = tmpfs_dir / f"logs-{name}"
+        out.mkdir()
+        r = run(["sh", "-c", script], profiled_env(profile_build, out), cwd=tmpfs_dir)
+        assert r.returncode == 0, r.stderr.decode()
+        (job,) = profile_report(iolens_bin, out)["jobs"]
+        return {a["rule"]: a for a in job["advice"]}, job
+
+    got, job = rules("exec", "echo hello > ef; exec cat ef")
+    assert "shared_read_after_write" not in got
+    assert job["summary"]["processes"] == 1 and len(job["processes"]) == 2  # two logs, one process
+    (tmpfs_dir / "a").write_text("old\n")
+    (tmpfs_dir / "b").write_text("new\n")
+    got, _ = rules("overwrite", "cat a > /dev/null; cp b a")
+    assert "shared_read_after_write" not in got
+    got, _ = rules("fork", "echo hello > f; cat f > /dev/null; true")
+    a = got.get("shared_read_after_write")
+    assert a is not None and a["evidence"]["examples"][0]["path"] == str(tmpfs_dir / "f")
+    assert a["evidence"]["examples"][0]["writers"] == 1 and a["evidence"]["examples"][0]["readers"] == 1
+
+
+def test_iolens_profile_with_the_real_mpirun(
+    profile_build: ProfileBuild, tmpfs_dir: Path, mpi_env: dict[str, str], iolens_bin: list[str]
+) -> None:
+    """`iolens profile --launcher mpirun --np 2` with the built runtime and the real mpirun: each rank logs
+    (with its rank), the job report sums them, and mpirun itself is not profiled (no log of it)."""
+    prog = profile_build.program("profile_mpi")
+    out = tmpfs_dir / "logs"
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("IOLENS_") and k != "LD_PRELOAD"}
+    env["IOLENS_PROFILE_LIB"] = str(profile_build.lib)
+    r = subprocess.run(
+        [*iolens_bin, "profile", "--launcher", "mpirun", "--np", "2", "--out", str(out), "--no-report", "--",
+         str(prog), str(tmpfs_dir)],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    (job,) = profile_report(iolens_bin, out)["jobs"]
+    assert job["summary"]["ranks"] == 2
+    assert sorted(p["rank"] for p in job["processes"] if p["rank"] is not None) == [0, 1]
+    mine = {f["path"]: f for f in job["top_files_by_bytes"] if f["path"].startswith(str(tmpfs_dir / "rank."))}
+    assert sorted(mine) == [str(tmpfs_dir / "rank.0"), str(tmpfs_dir / "rank.1")]
+    assert all(f["bytes_written"] == f["bytes_read"] == 1 << 20 for f in mine.values())
+    exes = {read_log(p).header.exe for p in out.iterdir()}
+    assert exes and not any(Path(e).name.startswith(("mpirun", "orterun", "prterun")) for e in exes)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define V(c) v[IOL_F_##c]
+#define D(c) dv[IOL_D_##c]
 #define P(c) p[IOL_P_##c]
 
 static inline void after_call(uint64_t t1)
@@ -136,72 +137,78 @@ void iol_acct_xfer(struct iol_thread *t, struct iol_desc *d, const struct iol_xf
         P(WRITE_TIME) += dur;
     else
         P(READ_TIME) += dur;
-    uint64_t *v = tf->v;
     int64_t pos = x->pos;
     if (pos < 0) {
         pos = __atomic_load_n(&d->offset, __ATOMIC_RELAXED);
         if (ret > 0)
             __atomic_store_n(&d->offset, pos + ret, __ATOMIC_RELAXED);
     }
+    struct iol_tdata *td = iol_tfile_data(t, tf, d->file);
+    if (IOL_UNLIKELY(td == NULL)) { /* out of memory: the process's counts only */
+        if (!x->half)
+            iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, iol_result(ret, err));
+        return;
+    }
+    uint64_t *dv = td->v;
     if (ret < 0) {
-        V(ERRORS)++;
+        tf->v[IOL_F_ERRORS]++;
         if (w)
-            V(POSIX_F_WRITE_TIME) += dur;
+            D(POSIX_F_WRITE_TIME) += dur;
         else
-            V(POSIX_F_READ_TIME) += dur;
+            D(POSIX_F_READ_TIME) += dur;
         if (!x->half)
             iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, -(int64_t)err);
         return;
     }
     uint64_t n = (uint64_t)ret, end = (uint64_t)pos + n;
-    int64_t *kind_end = w ? &tf->write_end : &tf->read_end;
+    int64_t *kind_end = w ? &td->write_end : &td->read_end;
     if (w) {
-        V(POSIX_WRITES)++;
-        V(STDIO_WRITES) += x->stdio;
-        V(POSIX_BYTES_WRITTEN) += n;
-        if (n > 0 && end > V(POSIX_MAX_BYTE_WRITTEN))
-            V(POSIX_MAX_BYTE_WRITTEN) = end;
+        D(POSIX_WRITES)++;
+        D(STDIO_WRITES) += x->stdio;
+        D(POSIX_BYTES_WRITTEN) += n;
+        if (n > 0 && end > D(POSIX_MAX_BYTE_WRITTEN))
+            D(POSIX_MAX_BYTE_WRITTEN) = end;
         if (*kind_end >= 0) {
-            V(POSIX_CONSEC_WRITES) += pos == *kind_end;
-            V(POSIX_SEQ_WRITES) += pos >= *kind_end;
+            D(POSIX_CONSEC_WRITES) += pos == *kind_end;
+            D(POSIX_SEQ_WRITES) += pos >= *kind_end;
         }
-        V(POSIX_RW_SWITCHES) += tf->last == 1;
-        v[IOL_F_POSIX_SIZE_WRITE_0_100 + size_bucket(n)]++;
-        if (V(POSIX_F_WRITE_START_TIMESTAMP) == 0)
-            V(POSIX_F_WRITE_START_TIMESTAMP) = iol_stamp(t0);
-        V(POSIX_F_WRITE_END_TIMESTAMP) = iol_stamp(t1);
-        V(POSIX_F_WRITE_TIME) += dur;
-        if (dur > V(POSIX_F_MAX_WRITE_TIME))
-            V(POSIX_F_MAX_WRITE_TIME) = dur;
+        D(POSIX_RW_SWITCHES) += td->last == 1;
+        dv[IOL_D_POSIX_SIZE_WRITE_0_100 + size_bucket(n)]++;
+        if (D(POSIX_F_WRITE_START_TIMESTAMP) == 0)
+            D(POSIX_F_WRITE_START_TIMESTAMP) = iol_stamp(t0);
+        D(POSIX_F_WRITE_END_TIMESTAMP) = iol_stamp(t1);
+        D(POSIX_F_WRITE_TIME) += dur;
+        if (dur > D(POSIX_F_MAX_WRITE_TIME))
+            D(POSIX_F_MAX_WRITE_TIME) = dur;
     } else {
-        V(POSIX_READS)++;
-        V(STDIO_READS) += x->stdio;
-        V(POSIX_BYTES_READ) += n;
-        if (n > 0 && end > V(POSIX_MAX_BYTE_READ))
-            V(POSIX_MAX_BYTE_READ) = end;
+        D(POSIX_READS)++;
+        D(STDIO_READS) += x->stdio;
+        D(POSIX_BYTES_READ) += n;
+        if (n > 0 && end > D(POSIX_MAX_BYTE_READ))
+            D(POSIX_MAX_BYTE_READ) = end;
         if (*kind_end >= 0) {
-            V(POSIX_CONSEC_READS) += pos == *kind_end;
-            V(POSIX_SEQ_READS) += pos >= *kind_end;
+            D(POSIX_CONSEC_READS) += pos == *kind_end;
+            D(POSIX_SEQ_READS) += pos >= *kind_end;
         }
-        V(POSIX_RW_SWITCHES) += tf->last == 2;
-        v[IOL_F_POSIX_SIZE_READ_0_100 + size_bucket(n)]++;
-        if (V(POSIX_F_READ_START_TIMESTAMP) == 0)
-            V(POSIX_F_READ_START_TIMESTAMP) = iol_stamp(t0);
-        V(POSIX_F_READ_END_TIMESTAMP) = iol_stamp(t1);
-        V(POSIX_F_READ_TIME) += dur;
-        if (dur > V(POSIX_F_MAX_READ_TIME))
-            V(POSIX_F_MAX_READ_TIME) = dur;
+        D(POSIX_RW_SWITCHES) += td->last == 2;
+        dv[IOL_D_POSIX_SIZE_READ_0_100 + size_bucket(n)]++;
+        if (D(POSIX_F_READ_START_TIMESTAMP) == 0)
+            D(POSIX_F_READ_START_TIMESTAMP) = iol_stamp(t0);
+        D(POSIX_F_READ_END_TIMESTAMP) = iol_stamp(t1);
+        D(POSIX_F_READ_TIME) += dur;
+        if (dur > D(POSIX_F_MAX_READ_TIME))
+            D(POSIX_F_MAX_READ_TIME) = dur;
     }
     *kind_end = (int64_t)end;
-    tf->last = w ? 2 : 1;
-    V(POSIX_MEM_NOT_ALIGNED) += ((uintptr_t)x->buf & 7) != 0;
+    td->last = w ? 2 : 1;
+    D(POSIX_MEM_NOT_ALIGNED) += ((uintptr_t)x->buf & 7) != 0;
     uint32_t blk = d->file->blksize;
     if (blk != 0)
-        V(POSIX_FILE_NOT_ALIGNED) += ((blk & (blk - 1)) == 0 ? ((uint64_t)pos & (blk - 1)) : (uint64_t)pos % blk) != 0;
-    top_add(t, &V(POSIX_ACCESS1_ACCESS), &V(POSIX_ACCESS1_COUNT), &tf->over[0], n);
-    if (tf->any_end >= 0) /* strides are signed: a backward step is stored as its two's complement */
-        top_add(t, &V(POSIX_STRIDE1_STRIDE), &V(POSIX_STRIDE1_COUNT), &tf->over[1], (uint64_t)(pos - tf->any_end));
-    tf->any_end = (int64_t)end;
+        D(POSIX_FILE_NOT_ALIGNED) += ((blk & (blk - 1)) == 0 ? ((uint64_t)pos & (blk - 1)) : (uint64_t)pos % blk) != 0;
+    top_add(t, &D(POSIX_ACCESS1_ACCESS), &D(POSIX_ACCESS1_COUNT), &td->over[0], n);
+    if (td->any_end >= 0) /* strides are signed: a backward step is stored as its two's complement */
+        top_add(t, &D(POSIX_STRIDE1_STRIDE), &D(POSIX_STRIDE1_COUNT), &td->over[1], (uint64_t)(pos - td->any_end));
+    td->any_end = (int64_t)end;
     if (!x->half)
         iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, ret);
 }
@@ -243,9 +250,9 @@ void iol_acct_meta(struct iol_thread *t, const struct iol_meta *m, int failed, i
         iol_trace(t, m->op, id, t0, t1, m->offset, m->size, result);
 }
 
-void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *abs, long len, int oflags,
-                   int stdio, uint64_t t0)
+void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const struct iol_pcall *c, int oflags, int stdio)
 {
+    uint64_t t0 = c->t0;
     uint64_t t1 = 0, dur = 0;
     if (t0 != 0) {
         t1 = iol_ticks();
@@ -253,7 +260,7 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *ab
         after_call(t1);
     }
     uint64_t *p = iol_proc(t);
-    if (abs == NULL) {
+    if (c->len < 0) {
         P(UNTRACKED_OPS)++;
         if (fd < 0) {
             P(ERRORS)++;
@@ -269,7 +276,7 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *ab
     struct iol_tfile *tf;
     if (fd < 0) {
         P(ERRORS)++;
-        f = iol_file_find(abs, (size_t)len); /* a failure on a path never seen makes no record */
+        f = iol_pcall_file(t, c, 0, IOL_KIND_UNKNOWN); /* a failure on a path never seen makes no record */
         uint32_t id = 0;
         if (f != NULL && __atomic_load_n(&f->kind, __ATOMIC_RELAXED) != IOL_KIND_OTHER &&
             (tf = iol_tfile(t, f)) != NULL) {
@@ -282,8 +289,8 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *ab
     }
     P(OPENS)++;
     if (oflags & O_PATH) { /* a handle for *at() calls and fstat, not an open of the data */
-        f = iol_file_get(t, abs, (size_t)len, IOL_KIND_UNKNOWN);
-        struct iol_desc *d = f != NULL ? iol_desc_new(t, f, IOL_D_CHECKED, 0) : NULL;
+        f = c->len >= 0 ? iol_file_get(t, c->abs, (size_t)c->len, c->hash, IOL_KIND_UNKNOWN, 0) : NULL;
+        struct iol_desc *d = f != NULL ? iol_desc_new(t, f, IOL_DESC_CHECKED, 0) : NULL;
         iol_fd_install(fd, d != NULL ? d : IOL_UNTRACKED);
         P(UNTRACKED_OPS)++;
         iol_trace(t, op, 0, t0, t1, 0, 0, fd);
@@ -294,11 +301,11 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *ab
         kind = IOL_KIND_OTHER;
     else if ((oflags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
         kind = IOL_KIND_REGULAR;
-    f = iol_file_get(t, abs, (size_t)len, kind);
+    f = iol_pcall_file(t, c, 1, kind);
     uint32_t fk = f != NULL ? __atomic_load_n(&f->kind, __ATOMIC_RELAXED) : IOL_KIND_OTHER;
-    uint32_t state = fk == IOL_KIND_REGULAR ? IOL_D_READY : fk == IOL_KIND_OTHER ? IOL_D_CHECKED : 0;
+    uint32_t state = fk == IOL_KIND_REGULAR ? IOL_DESC_READY : fk == IOL_KIND_OTHER ? IOL_DESC_CHECKED : 0;
     if (oflags & O_APPEND) /* the offset of an append is the file's size: learnt on the first write */
-        state = (state & ~IOL_D_CHECKED) | IOL_D_APPEND;
+        state = (state & ~IOL_DESC_CHECKED) | IOL_DESC_APPEND;
     struct iol_desc *d = f != NULL ? iol_desc_new(t, f, state, 0) : NULL;
     iol_fd_install(fd, d != NULL ? d : IOL_UNTRACKED);
     if (d == NULL || fk == IOL_KIND_OTHER || (tf = iol_tfile(t, f)) == NULL) {

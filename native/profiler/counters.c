@@ -5,6 +5,9 @@ const char iol_names_text[] =
 #define X(name, merge) "file " #name " " #merge "\n"
     IOL_FILE_COUNTERS(X)
 #undef X
+#define X(name, merge) "file_data " #name " " #merge "\n"
+    IOL_FILE_DATA_COUNTERS(X)
+#undef X
 #define X(name, merge) "proc " #name " " #merge "\n"
     IOL_PROC_COUNTERS(X)
 #undef X

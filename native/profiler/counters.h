@@ -1,6 +1,6 @@
 /* counters.h — the counters of a log, each declared once: X(NAME, merge). One list drives the enum that
  * indexes a record's values, the NAMES chunk the reader takes names and merge kinds from, and the record
- * sizes. The order is the order of values[] in FILE_REC / PROC_REC records (docs/profile-log.md). */
+ * sizes. The order is the order of values[] in FILE_REC / FILE_DATA / PROC_REC records (docs/profile-log.md). */
 #ifndef IOL_PROF_COUNTERS_H
 #define IOL_PROF_COUNTERS_H
 
@@ -16,25 +16,31 @@
     X(POSIX_##SET##4_##WHAT, topv) X(POSIX_##SET##1_COUNT, topc) X(POSIX_##SET##2_COUNT, topc) \
     X(POSIX_##SET##3_COUNT, topc) X(POSIX_##SET##4_COUNT, topc)
 
+/* A (thread, file) pair has two records: FILE_REC, what any call on the file counts (opens, stats, syncs,
+ * namespace operations, open/close times, errors), made on the pair's first call; and FILE_DATA, what its
+ * reads and writes count, made on the pair's first read or write. A file that is only created, stat'ed and
+ * removed (a metadata-heavy job's millions of them) then costs 200 bytes of log, not 672. */
 #define IOL_FILE_COUNTERS(X) \
-    X(POSIX_OPENS, sum) X(POSIX_FILENOS, sum) X(POSIX_DUPS, sum) X(POSIX_READS, sum) X(POSIX_WRITES, sum) \
-    X(POSIX_SEEKS, sum) X(POSIX_STATS, sum) X(POSIX_FSYNCS, sum) X(POSIX_FDSYNCS, sum) X(POSIX_MMAPS, sum) \
+    X(POSIX_OPENS, sum) X(POSIX_FILENOS, sum) X(POSIX_DUPS, sum) X(POSIX_SEEKS, sum) X(POSIX_STATS, sum) \
+    X(POSIX_FSYNCS, sum) X(POSIX_FDSYNCS, sum) X(POSIX_MMAPS, sum) \
     X(POSIX_RENAME_SOURCES, sum) X(POSIX_RENAME_TARGETS, sum) X(POSIX_UNLINKS, sum) X(POSIX_TRUNCATES, sum) \
-    X(POSIX_BYTES_READ, sum) X(POSIX_BYTES_WRITTEN, sum) \
+    X(POSIX_F_OPEN_START_TIMESTAMP, min) X(POSIX_F_CLOSE_START_TIMESTAMP, min) \
+    X(POSIX_F_OPEN_END_TIMESTAMP, max) X(POSIX_F_CLOSE_END_TIMESTAMP, max) X(POSIX_F_META_TIME, sum) \
+    X(POSIX_O_DIRECT_OPENS, sum) X(POSIX_O_SYNC_OPENS, sum) X(POSIX_O_APPEND_OPENS, sum) \
+    X(STDIO_OPENS, sum) X(STDIO_SEEKS, sum) X(STDIO_FLUSHES, sum) X(ERRORS, sum)
+
+#define IOL_FILE_DATA_COUNTERS(X) \
+    X(POSIX_READS, sum) X(POSIX_WRITES, sum) X(POSIX_BYTES_READ, sum) X(POSIX_BYTES_WRITTEN, sum) \
     X(POSIX_MAX_BYTE_READ, max) X(POSIX_MAX_BYTE_WRITTEN, max) \
     X(POSIX_CONSEC_READS, sum) X(POSIX_CONSEC_WRITES, sum) X(POSIX_SEQ_READS, sum) X(POSIX_SEQ_WRITES, sum) \
     X(POSIX_RW_SWITCHES, sum) X(POSIX_MEM_NOT_ALIGNED, sum) X(POSIX_FILE_NOT_ALIGNED, sum) \
     IOL_SIZE_BUCKETS(X, READ) IOL_SIZE_BUCKETS(X, WRITE) \
     IOL_TOP4(X, ACCESS, ACCESS) IOL_TOP4(X, STRIDE, STRIDE) \
-    X(POSIX_F_OPEN_START_TIMESTAMP, min) X(POSIX_F_READ_START_TIMESTAMP, min) \
-    X(POSIX_F_WRITE_START_TIMESTAMP, min) X(POSIX_F_CLOSE_START_TIMESTAMP, min) \
-    X(POSIX_F_OPEN_END_TIMESTAMP, max) X(POSIX_F_READ_END_TIMESTAMP, max) \
-    X(POSIX_F_WRITE_END_TIMESTAMP, max) X(POSIX_F_CLOSE_END_TIMESTAMP, max) \
-    X(POSIX_F_READ_TIME, sum) X(POSIX_F_WRITE_TIME, sum) X(POSIX_F_META_TIME, sum) \
+    X(POSIX_F_READ_START_TIMESTAMP, min) X(POSIX_F_WRITE_START_TIMESTAMP, min) \
+    X(POSIX_F_READ_END_TIMESTAMP, max) X(POSIX_F_WRITE_END_TIMESTAMP, max) \
+    X(POSIX_F_READ_TIME, sum) X(POSIX_F_WRITE_TIME, sum) \
     X(POSIX_F_MAX_READ_TIME, max) X(POSIX_F_MAX_WRITE_TIME, max) \
-    X(POSIX_O_DIRECT_OPENS, sum) X(POSIX_O_SYNC_OPENS, sum) X(POSIX_O_APPEND_OPENS, sum) \
-    X(STDIO_OPENS, sum) X(STDIO_READS, sum) X(STDIO_WRITES, sum) X(STDIO_SEEKS, sum) X(STDIO_FLUSHES, sum) \
-    X(ERRORS, sum)
+    X(STDIO_READS, sum) X(STDIO_WRITES, sum)
 
 #define IOL_PROC_COUNTERS(X) \
     X(OPENS, sum) X(READS, sum) X(WRITES, sum) X(BYTES_READ, sum) X(BYTES_WRITTEN, sum) X(STATS, sum) \
@@ -62,6 +68,13 @@ enum iol_file_counter {
     IOL_FILE_COUNTERS(X)
 #undef X
     IOL_NFILE
+};
+
+enum iol_file_data_counter {
+#define X(name, merge) IOL_D_##name,
+    IOL_FILE_DATA_COUNTERS(X)
+#undef X
+    IOL_NDATA
 };
 
 enum iol_proc_counter {

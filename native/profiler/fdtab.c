@@ -80,15 +80,15 @@ static void learn_type(struct iol_desc *d, unsigned mode, int64_t size)
 {
     int regular = S_ISREG(mode);
     iol_file_set_kind(d->file, regular ? IOL_KIND_REGULAR : IOL_KIND_OTHER);
-    uint32_t state = IOL_D_CHECKED | (regular ? IOL_D_REGULAR : 0);
-    if (regular && (d->state & IOL_D_APPEND))
+    uint32_t state = IOL_DESC_CHECKED | (regular ? IOL_DESC_REGULAR : 0);
+    if (regular && (d->state & IOL_DESC_APPEND))
         __atomic_store_n(&d->offset, size, __ATOMIC_RELAXED); /* appends go to the end */
     __atomic_fetch_or(&d->state, state, __ATOMIC_RELEASE);
 }
 
 void iol_desc_seen_stat(struct iol_desc *d, unsigned mode, int64_t size)
 {
-    if ((uintptr_t)d > (uintptr_t)IOL_UNTRACKED && !(d->state & IOL_D_CHECKED))
+    if ((uintptr_t)d > (uintptr_t)IOL_UNTRACKED && !(d->state & IOL_DESC_CHECKED))
         learn_type(d, mode, size);
 }
 
@@ -111,12 +111,12 @@ static struct iol_desc *probe(struct iol_thread *t, int fd)
                 n -= (ssize_t)dl;
             if (!iol_path_excluded(path, (size_t)n)) {
                 int regular = S_ISREG(st.st_mode);
-                struct iol_file *f = iol_file_get(t, path, (size_t)n, regular ? IOL_KIND_REGULAR : IOL_KIND_OTHER);
+                struct iol_file *f = iol_file_get(t, path, (size_t)n, 0, regular ? IOL_KIND_REGULAR : IOL_KIND_OTHER, 1);
                 if (f != NULL) {
                     int fl = iol_sys_fcntl(fd, F_GETFL, 0);
                     off_t pos = iol_sys_lseek(fd, 0, SEEK_CUR);
-                    uint32_t state = IOL_D_CHECKED | (regular ? IOL_D_REGULAR : 0) |
-                                     (fl >= 0 && (fl & O_APPEND) ? IOL_D_APPEND : 0);
+                    uint32_t state = IOL_DESC_CHECKED | (regular ? IOL_DESC_REGULAR : 0) |
+                                     (fl >= 0 && (fl & O_APPEND) ? IOL_DESC_APPEND : 0);
                     struct iol_desc *nd = iol_desc_new(t, f, state, pos >= 0 ? pos : 0);
                     if (nd != NULL)
                         d = nd;
@@ -135,7 +135,7 @@ struct iol_desc *iol_fd_slow(struct iol_thread *t, int fd, struct iol_desc *d)
     int saved = errno;
     if (d == NULL)
         d = probe(t, fd);
-    if ((uintptr_t)d > (uintptr_t)IOL_UNTRACKED && !(d->state & IOL_D_CHECKED)) {
+    if ((uintptr_t)d > (uintptr_t)IOL_UNTRACKED && !(d->state & IOL_DESC_CHECKED)) {
         struct stat st;
         if (iol_sys_fstat(fd, &st) == 0)
             learn_type(d, st.st_mode, st.st_size);
@@ -143,7 +143,7 @@ struct iol_desc *iol_fd_slow(struct iol_thread *t, int fd, struct iol_desc *d)
     errno = saved;
     if ((uintptr_t)d <= (uintptr_t)IOL_UNTRACKED)
         return NULL;
-    return (d->state & IOL_D_READY) == IOL_D_READY ? d : NULL;
+    return (d->state & IOL_DESC_READY) == IOL_DESC_READY ? d : NULL;
 }
 
 struct iol_desc *iol_fd_known(struct iol_thread *t, int fd)

@@ -1,24 +1,119 @@
 /* files.c — the process's files: one entry per absolute path, with the id its FILES record gives it.
  *
- * Lookups take no lock (a hash table whose chains only grow, each new entry published with a release
- * store); adding a path takes iol_g.lock, which also orders the FILES records in the log. An entry outlives
- * a fork: the child's new log gets the entry's FILES record when the child first counts something on it. */
+ * The table from path to entry is open addressing with linear probing, each slot an entry's address with the
+ * top 16 bits of the path's hash above it (x86-64 user addresses fit in 48 bits). A probe reads an entry only
+ * when those bits match, so the lookup of a new path (every file a metadata-heavy job creates) touches one
+ * line of the table and no entry: a chained table read a random old entry for a third of them, and each such
+ * read of scattered memory is a TLB miss, hundreds of ns on a virtual machine. A big table is asked for
+ * transparent huge pages for the same reason.
+ *
+ * Lookups take no lock: slots are only ever filled (release store, after the entry is complete), and a full
+ * table is replaced by one twice its size, published the same way; the old one is never freed, so a lookup
+ * still probing it is safe (it may miss an entry added since, and then takes the lock and looks again).
+ * Adding a path takes iol_g.lock, which also orders the FILES records in the log. An entry outlives a fork:
+ * the child's new log gets the entry's FILES record when the child first counts something on it. */
 #include "rt.h"
+#include "sys.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
-/* The entry for abs in the chain that starts at head. */
-static struct iol_file *walk(struct iol_file *f, uint64_t h, const char *abs, size_t len)
+struct iol_ftable {
+    uint64_t mask; /* slots - 1 */
+    uint64_t *slot;
+};
+
+#define TAG_MASK (~(uint64_t)0 << 48)
+#define FIRST_SLOTS (1u << 12)
+#define HUGE (2u << 20)
+
+static uint64_t *slots_new(uint64_t slots)
 {
-    for (; f != NULL; f = __atomic_load_n(&f->next, __ATOMIC_ACQUIRE))
-        if (f->hash == h && f->len == len && memcmp(f->path, abs, len) == 0)
-            return f;
-    return NULL;
+    size_t n = slots * sizeof(uint64_t);
+    if (n < HUGE)
+        return iol_alloc(n);
+    /* 2 MiB-aligned, so that the kernel can back it with huge pages where it does so on request */
+    uint8_t *p = iol_sys_mmap(NULL, n + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    uint8_t *a = (uint8_t *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+    if (a > p)
+        iol_sys_munmap(p, (size_t)(a - p));
+    iol_sys_munmap(a + n, (size_t)(p + HUGE - a));
+#ifdef MADV_HUGEPAGE
+    iol_sys_madvise(a, n, MADV_HUGEPAGE); /* a hint: without it the table still works */
+#endif
+    return (uint64_t *)a;
 }
 
-static struct iol_file **bucket(uint64_t h)
+static struct iol_ftable *table_new(uint64_t slots)
 {
-    return &iol_g.buckets[h & (IOL_BUCKETS - 1)];
+    struct iol_ftable *t = iol_alloc(sizeof *t);
+    if (t == NULL || (t->slot = slots_new(slots)) == NULL)
+        return NULL;
+    t->mask = slots - 1;
+    return t;
+}
+
+int iol_files_init(void)
+{
+    iol_g.ftable = table_new(FIRST_SLOTS);
+    return iol_g.ftable != NULL ? 0 : -1;
+}
+
+uint64_t iol_file_prefetch(const char *abs, size_t len)
+{
+    uint64_t h = iol_hash(abs, len);
+    const struct iol_ftable *t = __atomic_load_n(&iol_g.ftable, __ATOMIC_ACQUIRE);
+    __builtin_prefetch(&t->slot[h & t->mask]);
+    return h;
+}
+
+static inline struct iol_file *slot_file(uint64_t s)
+{
+    return (struct iol_file *)(uintptr_t)(s & ~TAG_MASK);
+}
+
+/* The entry for abs in table t, or NULL and (empty != NULL) the slot where it would go. */
+static struct iol_file *probe(const struct iol_ftable *t, uint64_t h, const char *abs, size_t len, size_t *empty)
+{
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        uint64_t s = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
+        if (s == 0) {
+            if (empty != NULL)
+                *empty = i;
+            return NULL;
+        }
+        if (((s ^ h) & TAG_MASK) == 0) {
+            struct iol_file *f = slot_file(s);
+            if (f->hash == h && f->len == len && memcmp(f->path, abs, len) == 0)
+                return f;
+        }
+    }
+}
+
+static struct iol_file *lookup(uint64_t h, const char *abs, size_t len)
+{
+    return probe(__atomic_load_n(&iol_g.ftable, __ATOMIC_ACQUIRE), h, abs, len, NULL);
+}
+
+/* Under iol_g.lock: a table twice the size of t with t's entries, published; NULL when out of memory. */
+static struct iol_ftable *grow(struct iol_ftable *t)
+{
+    struct iol_ftable *g = table_new(2 * (t->mask + 1));
+    if (g == NULL)
+        return NULL;
+    for (uint64_t i = 0; i <= t->mask; i++) {
+        uint64_t s = t->slot[i];
+        if (s == 0)
+            continue;
+        size_t k = slot_file(s)->hash & g->mask;
+        while (g->slot[k] != 0)
+            k = (k + 1) & g->mask;
+        g->slot[k] = s;
+    }
+    __atomic_store_n(&iol_g.ftable, g, __ATOMIC_RELEASE);
+    return g;
 }
 
 static struct iol_file *recent(const struct iol_thread *t, uint64_t h, const char *abs, size_t len)
@@ -46,15 +141,17 @@ static inline struct iol_file *last(const struct iol_thread *t, const char *abs,
     return NULL;
 }
 
-struct iol_file *iol_file_find(const char *abs, size_t len)
+struct iol_file *iol_file_find(const char *abs, size_t len, uint64_t h)
 {
     struct iol_thread *t = &iol_tls;
-    struct iol_file *f = last(t, abs, len);
-    if (f != NULL)
-        return f;
-    uint64_t h = iol_hash(abs, len);
+    struct iol_file *f;
+    if (h == 0) {
+        if ((f = last(t, abs, len)) != NULL)
+            return f;
+        h = iol_hash(abs, len);
+    }
     f = recent(t, h, abs, len);
-    if (f == NULL && (f = walk(__atomic_load_n(bucket(h), __ATOMIC_ACQUIRE), h, abs, len)) != NULL)
+    if (f == NULL && (f = lookup(h, abs, len)) != NULL)
         remember(t, f);
     return f;
 }
@@ -103,22 +200,33 @@ void iol_file_set_kind(struct iol_file *f, enum iol_kind kind)
 
 /* The table's entry for abs, added (with its FILES record) when there is none. */
 static struct iol_file *lookup_or_add(struct iol_thread *t, uint64_t h, const char *abs, size_t len,
-                                      enum iol_kind kind)
+                                      enum iol_kind kind, int rec)
 {
-    struct iol_file **head = bucket(h);
-    struct iol_file *first = __atomic_load_n(head, __ATOMIC_ACQUIRE);
-    struct iol_file *f = walk(first, h, abs, len);
+    struct iol_file *f = lookup(h, abs, len);
     if (f != NULL)
         return f;
+    iol_proc(t); /* the thread's index, for its FILE_REC (iol_proc_slow takes the lock) */
     iol_lock(&iol_g.lock);
-    /* Entries go in at the head: only those added since the walk above need a look. */
-    struct iol_file *now = *head;
-    for (struct iol_file *g = now; g != first && f == NULL; g = g->next)
-        if (g->hash == h && g->len == len && memcmp(g->path, abs, len) == 0)
-            f = g;
-    if (f == NULL && iol_g.next_file_id < 0xFFFFFFF0u && (f = iol_alloc(sizeof *f + len + 1)) != NULL) {
+    struct iol_ftable *tb = iol_g.ftable;
+    size_t at;
+    f = probe(tb, h, abs, len, &at); /* again: another thread may have added it, or grown the table */
+    uint64_t n = (uint64_t)iol_g.next_file_id + 1;
+    if (f == NULL && n * 2 > tb->mask + 1) { /* half full: a bigger table (or, without memory, a fuller one) */
+        struct iol_ftable *g = grow(tb);
+        if (g != NULL) {
+            tb = g;
+            probe(tb, h, abs, len, &at);
+        }
+    }
+    /* From the thread's own space: no second lock (entries are never freed, as that space is not). */
+    if (f == NULL && n < 0xFFFFFFF0u && n < tb->mask && (f = iol_thread_alloc(t, sizeof *f + len + 1)) != NULL) {
+        if (((uintptr_t)f & TAG_MASK) != 0) { /* an address above 2^48: never from mmap without a hint */
+            iol_unlock(&iol_g.lock);
+            return NULL;
+        }
         f->hash = h;
-        f->id = ++iol_g.next_file_id;
+        f->id = (uint32_t)n;
+        iol_g.next_file_id = (uint32_t)n;
         f->kind = (uint32_t)kind;
         f->len = (uint32_t)len;
         memcpy(f->path, abs, len);
@@ -126,8 +234,9 @@ static struct iol_file *lookup_or_add(struct iol_thread *t, uint64_t h, const ch
         f->mount = iol_mount_of(t, f->path, len);
         f->blksize = f->mount != NULL ? f->mount->blksize : 4096;
         iol_file_log(f);
-        f->next = now;
-        __atomic_store_n(head, f, __ATOMIC_RELEASE);
+        __atomic_store_n(&tb->slot[at], (uint64_t)(uintptr_t)f | (h & TAG_MASK), __ATOMIC_RELEASE);
+        if (rec && kind != IOL_KIND_OTHER)
+            iol_tfile_locked(t, f);
     }
     iol_unlock(&iol_g.lock);
     return f;
@@ -138,16 +247,17 @@ struct iol_file *iol_file_last(const char *abs, size_t len)
     return last(&iol_tls, abs, len);
 }
 
-struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, enum iol_kind kind)
+struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, uint64_t h, enum iol_kind kind,
+                              int rec)
 {
-    struct iol_file *f = last(t, abs, len);
-    uint64_t h = 0;
+    struct iol_file *f = h == 0 ? last(t, abs, len) : NULL;
     if (f == NULL) {
-        h = iol_hash(abs, len);
+        if (h == 0)
+            h = iol_hash(abs, len);
         f = recent(t, h, abs, len);
     }
     if (f == NULL) {
-        f = lookup_or_add(t, h, abs, len, kind);
+        f = lookup_or_add(t, h, abs, len, kind, rec);
         if (f == NULL)
             return NULL;
         remember(t, f);

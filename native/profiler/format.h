@@ -8,8 +8,10 @@
 #define IOLP_MAGIC "IOLENSP1"
 #define IOLPZ_MAGIC "IOLPZ001"
 #define IOLP_VERSION 1u
-/* Additions a version-1 reader may ignore: 1 = PATHS chunks (names of traced paths that are not files). */
-#define IOLP_MINOR_VERSION 1u
+/* Additions a version-1 reader may ignore: 1 = PATHS chunks (names of traced paths that are not files);
+ * 2 = FILE_DATA chunks (a file's read/write counters in a record of their own, made on its first read or
+ * write) and n_file_data_counters. */
+#define IOLP_MINOR_VERSION 2u
 #define IOLP_HEADER_SIZE 4096u
 /* 64 KiB: a short-lived process (every command of a shell script) leaves a log of a few hundred KiB, while a
  * log of 10k files still needs only ~120 chunks. The reader takes the size from the header. */
@@ -20,7 +22,7 @@
 
 enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_ON = 8, IOLP_TRACE_CUT = 16 };
 enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6,
-                 IOLP_PATHS = 7 };
+                 IOLP_PATHS = 7, IOLP_FILE_DATA = 8 };
 enum iolp_file_flag { IOLP_FILE_EXCLUDED = 1, IOLP_FILE_NOT_REGULAR = 2 };
 
 struct iolp_header {
@@ -42,7 +44,8 @@ struct iolp_header {
     uint32_t n_proc_counters;
     uint64_t trace_dropped;
     uint32_t minor_version;
-    uint8_t unused0[20];
+    uint32_t n_file_data_counters;
+    uint8_t unused0[16];
     char job_id[64];
     char hostname[64];
     char exe[512];
@@ -66,7 +69,7 @@ struct iolp_var {
     uint32_t a, b, c, d;
 };
 
-/* Head of a fixed-size counter record. FILE_REC: file_id, thread. PROC_REC: thread, 0. */
+/* Head of a fixed-size counter record. FILE_REC, FILE_DATA: file_id, thread. PROC_REC: thread, 0. */
 struct iolp_rec {
     uint32_t id;
     uint32_t thread;
@@ -96,6 +99,7 @@ _Static_assert(offsetof(struct iolp_header, rank) == 80, "rank at 80");
 _Static_assert(offsetof(struct iolp_header, n_file_counters) == 88, "n_file_counters at 88");
 _Static_assert(offsetof(struct iolp_header, trace_dropped) == 96, "trace_dropped at 96");
 _Static_assert(offsetof(struct iolp_header, minor_version) == 104, "minor_version at 104");
+_Static_assert(offsetof(struct iolp_header, n_file_data_counters) == 108, "n_file_data_counters at 108");
 _Static_assert(offsetof(struct iolp_header, job_id) == 128, "job_id at 128");
 _Static_assert(offsetof(struct iolp_header, hostname) == 192, "hostname at 192");
 _Static_assert(offsetof(struct iolp_header, exe) == 256, "exe at 256");

@@ -128,8 +128,10 @@ struct iol_mount *iol_mount_of(struct iol_thread *t, const char *abs, size_t len
     size_t dlen = len;
     while (dlen > 0 && abs[dlen - 1] != '/')
         dlen--;
-    if (t->dir_mount != NULL && t->dir_len == dlen && memcmp(t->dir_path, abs, dlen) == 0)
+    if (t->dir_mount != NULL && t->dir_len == dlen && memcmp(t->dir_path, abs, dlen) == 0) {
+        t->dir_path = abs; /* the newest entry's: in the cache next time, where the first one's is long gone */
         return (struct iol_mount *)t->dir_mount;
+    }
     for (int i = 0; i < iol_g.n_mounts; i++) {
         struct iol_mount *m = &iol_g.mounts[i];
         if (contains(m, abs, len)) {

@@ -67,7 +67,10 @@ void *iol_vfork_prepare(void)
     if (t->guard == 0 && __atomic_load_n(&iol_g.on, __ATOMIC_RELAXED)) {
         int saved = errno;
         t->guard = IOL_GUARD_IN;
-        iol_proc(t)[IOL_P_FORKS]++;
+        /* The parent resumes in the program, not here: the call's trace record is written before it, with
+         * result 0 (as an exec's is). */
+        uint64_t t0 = iol_t0(0);
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0 }, 0, 0, t0);
         t->guard = IOL_GUARD_VFORK;
         errno = saved;
     }
@@ -104,19 +107,24 @@ IOL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     if (t->guard != 0 || !__atomic_load_n(&iol_g.on, __ATOMIC_RELAXED) ||
         ((flags & CLONE_VM) && !(flags & CLONE_VFORK)) || (flags & (CLONE_SETTLS | CLONE_THREAD)))
         return real(fn, stack, flags, arg, ptid, tls, ctid);
-    int saved = errno;
+    int *ep = &errno;
+    int saved = *ep;
     t->guard = IOL_GUARD_IN;
-    iol_proc(t)[IOL_P_FORKS]++;
+    uint64_t t0 = iol_t0(1);
     int r;
     if (flags & CLONE_VM) { /* CLONE_VFORK: we resume once the child has exec'ed or exited */
         t->guard = IOL_GUARD_VFORK;
-        errno = saved;
+        *ep = saved;
         r = real(fn, stack, flags, arg, ptid, tls, ctid);
     } else {
         struct clone_start s = { fn, arg };
-        errno = saved;
+        *ep = saved;
         r = real(clone_child, stack, flags, &s, ptid, tls, ctid);
     }
+    int e = *ep;
+    t->guard = IOL_GUARD_IN;
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0 }, r < 0, iol_result(r, e), t0);
+    *ep = e;
     t->guard = 0;
     return r;
 }

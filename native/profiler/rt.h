@@ -53,7 +53,6 @@ struct iol_mount {
 enum iol_kind { IOL_KIND_UNKNOWN = 0, IOL_KIND_REGULAR = 1, IOL_KIND_OTHER = 2 };
 
 struct iol_file {
-    struct iol_file *next; /* hash chain, published with a release store: lookups take no lock */
     uint64_t hash;
     uint32_t id;
     uint32_t kind;         /* enum iol_kind (atomic) */
@@ -65,10 +64,10 @@ struct iol_file {
     char path[];
 };
 
-#define IOL_D_CHECKED 1u /* the descriptor's type is known */
-#define IOL_D_REGULAR 2u
-#define IOL_D_APPEND 4u
-#define IOL_D_READY (IOL_D_CHECKED | IOL_D_REGULAR)
+#define IOL_DESC_CHECKED 1u /* the descriptor's type is known */
+#define IOL_DESC_REGULAR 2u
+#define IOL_DESC_APPEND 4u
+#define IOL_DESC_READY (IOL_DESC_CHECKED | IOL_DESC_REGULAR)
 
 /* An open file description as the runtime sees it: dup'ed descriptors share one, as they share an offset. */
 struct iol_desc {
@@ -83,10 +82,18 @@ struct iol_desc {
 
 /* ---- per thread ---- */
 struct iol_pcall;   /* wrap.h */
+struct iol_ftable;  /* files.c */
 struct iol_topover; /* values beyond the four slots of a most-common set (account.c) */
 
-/* What one thread knows of one file: its FILE_REC values, and where its previous accesses ended. */
+/* What one thread knows of one file: its FILE_REC values, and its reads and writes (NULL until the first:
+ * most files of a metadata-heavy program are never read or written, and cost 16 bytes here). */
+struct iol_tdata;
 struct iol_tfile {
+    uint64_t *v;
+    struct iol_tdata *d;
+};
+/* A (thread, file)'s reads and writes: its FILE_DATA values, and where its previous accesses ended. */
+struct iol_tdata {
     uint64_t *v;
     int64_t read_end, write_end, any_end; /* -1: none yet */
     int last;                             /* 0 none, 1 read, 2 write */
@@ -129,7 +136,6 @@ struct iol_cwd {
 };
 
 #define IOL_FD_CAP_MAX (1u << 22)
-#define IOL_BUCKETS (1u << 18)
 #define IOL_MAX_EXCLUDE 32
 #define IOL_QUICK_MAX 8
 
@@ -145,7 +151,7 @@ struct iol_rt {
     int log_fd;
     struct iolp_header *hdr;
     uint64_t nchunks;
-    struct iol_stream s_files, s_mounts, s_filerec, s_procrec;
+    struct iol_stream s_files, s_mounts, s_filerec, s_filedata, s_procrec;
     char dir[PATH_MAX];      /* IOLENS_PROFILE_DIR, absolute */
     size_t dir_len;
     char log_name[256];      /* this process's log (file name) */
@@ -164,7 +170,7 @@ struct iol_rt {
     int fd_max;              /* highest descriptor ever tracked (close_range scans up to it) */
 
     /* files */
-    struct iol_file **buckets;
+    struct iol_ftable *ftable; /* path -> entry (files.c), replaced by a bigger one as it fills */
     uint32_t next_file_id;
     struct iol_cwd *cwd;     /* replaced, never freed, on chdir */
 
@@ -244,6 +250,9 @@ static inline uint64_t *iol_proc(struct iol_thread *t)
     return IOL_LIKELY(t->proc != NULL) ? t->proc : iol_proc_slow(t);
 }
 struct iol_tfile *iol_tfile_slow(struct iol_thread *t, struct iol_file *f);
+/* The same, made under iol_g.lock by a caller holding it (after iol_proc(t)): the thread's record of a file
+ * it has just added. */
+struct iol_tfile *iol_tfile_locked(struct iol_thread *t, struct iol_file *f);
 static inline struct iol_tfile *iol_tfile(struct iol_thread *t, struct iol_file *f)
 {
     uint32_t id = f->id;
@@ -253,6 +262,12 @@ static inline struct iol_tfile *iol_tfile(struct iol_thread *t, struct iol_file 
             return page[id & 4095];
     }
     return iol_tfile_slow(t, f);
+}
+/* The reads and writes of a (thread, file), made on its first read or write; NULL when out of memory. */
+struct iol_tdata *iol_tfile_data_slow(struct iol_thread *t, struct iol_tfile *tf, struct iol_file *f);
+static inline struct iol_tdata *iol_tfile_data(struct iol_thread *t, struct iol_tfile *tf, struct iol_file *f)
+{
+    return IOL_LIKELY(tf->d != NULL) ? tf->d : iol_tfile_data_slow(t, tf, f);
 }
 void iol_thread_reset(struct iol_thread *t);        /* a fork child: the thread's records are the parent's */
 
@@ -289,10 +304,17 @@ struct iol_mount *iol_mount_of(struct iol_thread *t, const char *abs, size_t len
 void iol_mount_log(struct iol_mount *m);             /* under iol_g.lock */
 
 /* ---- files.c ---- */
-struct iol_file *iol_file_find(const char *abs, size_t len);
+int iol_files_init(void);
+/* h: the path's iol_hash when the caller has it (and knows abs is not the path the thread named last), else 0. */
+struct iol_file *iol_file_find(const char *abs, size_t len, uint64_t h);
+/* The path's hash, and its slot of the table fetched into the cache while the caller makes its system call. */
+uint64_t iol_file_prefetch(const char *abs, size_t len);
 /* The file this thread named last when it is abs (a compare, no hash); else NULL. */
 struct iol_file *iol_file_last(const char *abs, size_t len);
-struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, enum iol_kind kind);
+/* rec: the caller counts on the file at once; a new entry (not a directory) then gets this thread's FILE_REC
+ * under the lock that adds it. */
+struct iol_file *iol_file_get(struct iol_thread *t, const char *abs, size_t len, uint64_t h, enum iol_kind kind,
+                              int rec);
 void iol_file_set_kind(struct iol_file *f, enum iol_kind kind);
 int iol_file_log(struct iol_file *f);                /* under iol_g.lock: its FILES record in this log */
 
@@ -309,7 +331,7 @@ struct iol_desc *iol_fd_slow(struct iol_thread *t, int fd, struct iol_desc *d);
 static inline struct iol_desc *iol_fd_io(struct iol_thread *t, int fd)
 {
     struct iol_desc *d = iol_fd_get(fd);
-    if (IOL_LIKELY((uintptr_t)d > (uintptr_t)IOL_UNTRACKED) && IOL_LIKELY((d->state & IOL_D_READY) == IOL_D_READY))
+    if (IOL_LIKELY((uintptr_t)d > (uintptr_t)IOL_UNTRACKED) && IOL_LIKELY((d->state & IOL_DESC_READY) == IOL_DESC_READY))
         return d;
     if (d == IOL_UNTRACKED)
         return NULL;

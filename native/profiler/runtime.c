@@ -115,13 +115,19 @@ static void sanitize(char *dst, const char *src, size_t cap)
 static void set_job_id(void)
 {
     static const char *const sched[] = { "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "IOLENS_JOB_ID" };
-    const char *id = NULL;
+    const char *id = NULL, *from = NULL;
     for (size_t i = 0; i < sizeof sched / sizeof sched[0] && id == NULL; i++) {
         const char *v = getenv(sched[i]);
         if (v != NULL && v[0] != '\0')
-            id = v;
+            id = v, from = sched[i];
     }
-    if (id != NULL) {
+    /* The tasks of an LSF job array share LSB_JOBID and differ by LSB_JOBINDEX (0 outside an array): the job
+     * id is then LSF's own "ID[INDEX]", so that tasks do not merge. (A Slurm array task has a SLURM_JOB_ID of
+     * its own; a PBS subjob's PBS_JOBID holds its index.) */
+    const char *index = getenv("LSB_JOBINDEX");
+    if (id != NULL && strcmp(from, "LSB_JOBID") == 0 && index != NULL && index[0] != '\0' && strcmp(index, "0") != 0) {
+        snprintf(iol_g.job_id, sizeof iol_g.job_id, "%s[%s]", id, index);
+    } else if (id != NULL) {
         iol_strlcpy(iol_g.job_id, id, sizeof iol_g.job_id);
     } else {
         /* The first profiled process of a job names it, and its children inherit the name. */
@@ -275,8 +281,7 @@ __attribute__((constructor)) static void iol_start(int argc, char **argv, char *
         copy_setting(i);
     find_lib_name();
     iol_fdtab_init();
-    iol_g.buckets = iol_alloc(IOL_BUCKETS * sizeof *iol_g.buckets);
-    if (iol_g.buckets == NULL)
+    if (iol_files_init() != 0)
         goto out;
     const char *parent = getenv("IOLENS_PARENT_LOG");
     iol_strlcpy(iol_g.prev_log, parent != NULL ? parent : "", sizeof iol_g.prev_log);

@@ -51,6 +51,10 @@ static inline int iol_sys_munmap(void *addr, size_t len)
 {
     return (int)syscall(SYS_munmap, addr, len);
 }
+static inline int iol_sys_madvise(void *addr, size_t len, int advice)
+{
+    return (int)syscall(SYS_madvise, addr, len, advice);
+}
 static inline ssize_t iol_sys_readlinkat(int dirfd, const char *path, char *buf, size_t n)
 {
     return (ssize_t)syscall(SYS_readlinkat, dirfd, path, buf, n);

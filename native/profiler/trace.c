@@ -144,7 +144,7 @@ static uint32_t path_record(const char *abs, size_t len)
 static uint32_t path_id(struct iol_thread *t)
 {
     const struct iol_pcall *c = t->tpath;
-    struct iol_file *f = iol_file_find(c->abs, (size_t)c->len);
+    struct iol_file *f = iol_file_find(c->abs, (size_t)c->len, c->hash);
     uint32_t id = 0;
     iol_lock(&iol_g.lock);
     if (f != NULL && iol_file_log(f) == 0)

@@ -79,9 +79,8 @@ struct iol_meta {
 };
 void iol_acct_meta(struct iol_thread *t, const struct iol_meta *m, int failed, int64_t result, uint64_t t0);
 
-/* An open that returned fd (or failed with err). abs: the absolute path (NULL: excluded or unknown). */
-void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const char *abs, long len, int oflags,
-                   int stdio, uint64_t t0);
+/* An open of the path of c that returned fd (or failed with err). */
+void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const struct iol_pcall *c, int oflags, int stdio);
 /* A close of what d was (taken from the fd table before the call). */
 void iol_acct_close(struct iol_thread *t, int op, struct iol_desc *d, int r, int err, uint64_t t0);
 /* The descriptor's file when it is tracked (a regular file, or one whose type is not learnt yet; not an
@@ -89,7 +88,7 @@ void iol_acct_close(struct iol_thread *t, int op, struct iol_desc *d, int r, int
 static inline struct iol_file *iol_desc_file(struct iol_desc *d)
 {
     if ((uintptr_t)d <= (uintptr_t)IOL_UNTRACKED ||
-        (__atomic_load_n(&d->state, __ATOMIC_RELAXED) & IOL_D_READY) == IOL_D_CHECKED ||
+        (__atomic_load_n(&d->state, __ATOMIC_RELAXED) & IOL_DESC_READY) == IOL_DESC_CHECKED ||
         __atomic_load_n(&d->file->kind, __ATOMIC_RELAXED) == IOL_KIND_OTHER)
         return NULL;
     return d->file;
@@ -119,6 +118,7 @@ struct iol_pcall {
     long len;
     const char *abs; /* the path itself when it is absolute and normal, else buf */
     struct iol_file *f; /* its file when the thread named it last (so it is known, and not excluded) */
+    uint64_t hash;      /* else its iol_hash (0: not computed) */
     uint64_t t0;
     char buf[PATH_MAX];
 };
@@ -127,6 +127,7 @@ static inline void iol_pcall_pre(struct iol_pcall *c, int dirfd, const char *pat
 {
     c->ep = NULL; /* the program's errno: looked up only when needed (not for an excluded path) */
     c->f = NULL;
+    c->hash = 0;
     if (iol_path_quick_excluded(path)) {
         c->len = -1;
         c->t0 = iol_t0(0);
@@ -134,9 +135,12 @@ static inline void iol_pcall_pre(struct iol_pcall *c, int dirfd, const char *pat
     }
     c->len = iol_path_resolve(dirfd, path, c->buf, &c->abs);
     /* A file the runtime knows was not excluded (the list is fixed at start): the check is for new paths. */
-    if (c->len >= 0 && (c->f = iol_file_last(c->abs, (size_t)c->len)) == NULL &&
-        iol_path_excluded(c->abs, (size_t)c->len))
-        c->len = -1;
+    if (c->len >= 0 && (c->f = iol_file_last(c->abs, (size_t)c->len)) == NULL) {
+        if (iol_path_excluded(c->abs, (size_t)c->len))
+            c->len = -1;
+        else /* the table's line arrives while the kernel works: a new path's lookup misses the cache */
+            c->hash = iol_file_prefetch(c->abs, (size_t)c->len);
+    }
     c->t0 = iol_t0(c->len >= 0);
     if (IOL_UNLIKELY(iol_g.trace) && c->len >= 0) { /* the trace record names the path (trace.c) */
         iol_tls.tpath = c;
@@ -152,15 +156,20 @@ static inline int *iol_pcall_ep(struct iol_pcall *c)
     return c->ep;
 }
 
-/* The file a path call names: found (or, when create, added); NULL when untracked or unknown. */
+/* The file a path call names: found (or, when create, added: the caller counts on it); NULL when untracked or
+ * unknown. */
 static inline struct iol_file *iol_pcall_file(struct iol_thread *t, const struct iol_pcall *c, int create,
                                               enum iol_kind kind)
 {
     if (c->len < 0)
         return NULL;
-    if (c->f != NULL && !create)
+    if (c->f != NULL) { /* the path the thread named last: known, no lookup */
+        if (create && kind != IOL_KIND_UNKNOWN && __atomic_load_n(&c->f->kind, __ATOMIC_RELAXED) == IOL_KIND_UNKNOWN)
+            iol_file_set_kind(c->f, kind);
         return c->f;
-    return create ? iol_file_get(t, c->abs, (size_t)c->len, kind) : iol_file_find(c->abs, (size_t)c->len);
+    }
+    return create ? iol_file_get(t, c->abs, (size_t)c->len, c->hash, kind, 1)
+                  : iol_file_find(c->abs, (size_t)c->len, c->hash);
 }
 
 #endif

@@ -32,8 +32,8 @@ IOL_EXPORT DIR *opendir(const char *path)
     int e = *iol_pcall_ep(&c);
     if (d != NULL) {
         int fd = dirfd(d);
-        struct iol_file *f = c.len >= 0 ? iol_file_get(t, c.abs, (size_t)c.len, IOL_KIND_OTHER) : NULL;
-        struct iol_desc *dd = f != NULL ? iol_desc_new(t, f, IOL_D_CHECKED, 0) : NULL;
+        struct iol_file *f = c.len >= 0 ? iol_file_get(t, c.abs, (size_t)c.len, c.hash, IOL_KIND_OTHER, 0) : NULL;
+        struct iol_desc *dd = f != NULL ? iol_desc_new(t, f, IOL_DESC_CHECKED, 0) : NULL;
         if (fd >= 0)
             iol_fd_install(fd, dd != NULL ? dd : IOL_UNTRACKED);
     }

@@ -25,7 +25,7 @@ static void open_pre(struct iol_pcall *o, int dirfd, const char *path, int flags
 static int open_post(struct iol_thread *t, struct iol_pcall *o, int fd, int flags)
 {
     int e = errno;
-    iol_acct_open(t, IOL_OP_OPEN, fd, e, o->len >= 0 ? o->abs : NULL, o->len, flags, 0, o->t0);
+    iol_acct_open(t, IOL_OP_OPEN, fd, e, o, flags, 0);
     errno = e;
     iol_leave(t);
     return fd;

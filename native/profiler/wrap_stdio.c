@@ -70,8 +70,7 @@ static FILE *fopen_common(struct iol_thread *t, FILE *(*real)(const char *, cons
     iol_pcall_pre(&c, AT_FDCWD, path);
     FILE *f = real(path, mode);
     int e = *iol_pcall_ep(&c);
-    iol_acct_open(t, IOL_OP_FOPEN, f != NULL ? stream_fd(f) : -1, e, c.len >= 0 ? c.abs : NULL, c.len,
-                  mode_flags(mode), 1, c.t0);
+    iol_acct_open(t, IOL_OP_FOPEN, f != NULL ? stream_fd(f) : -1, e, &c, mode_flags(mode), 1);
     *iol_pcall_ep(&c) = e;
     iol_leave(t);
     return f;
@@ -125,14 +124,14 @@ static FILE *freopen_common(struct iol_thread *t, FILE *(*real)(const char *, co
         struct iol_file *of = old->file;
         c.abs = of->path;
         c.len = of->len;
+        c.f = of;
         c.t0 = iol_t0(1);
     }
     *iol_pcall_ep(&c) = e0;
     FILE *f = real(path, mode, stream);
     int e = *iol_pcall_ep(&c);
     iol_acct_close(t, IOL_OP_FCLOSE, old, 0, 0, iol_desc_file(old) != NULL ? c.t0 : 0);
-    iol_acct_open(t, IOL_OP_FOPEN, f != NULL ? stream_fd(f) : -1, e, c.len >= 0 ? c.abs : NULL, c.len,
-                  mode_flags(mode), 1, c.t0);
+    iol_acct_open(t, IOL_OP_FOPEN, f != NULL ? stream_fd(f) : -1, e, &c, mode_flags(mode), 1);
     *iol_pcall_ep(&c) = e;
     iol_leave(t);
     return f;

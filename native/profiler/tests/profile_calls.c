@@ -12,15 +12,20 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -57,51 +62,10 @@ int __isoc99_fscanf(FILE *, const char *, ...);
 int __isoc99_vfscanf(FILE *, const char *, va_list);
 int fcntl64(int, int, ...);
 
-#if defined(__x86_64__)
-__asm__(".symver old_xstat, __xstat@GLIBC_2.2.5");
-__asm__(".symver old_lxstat, __lxstat@GLIBC_2.2.5");
-__asm__(".symver old_fxstat, __fxstat@GLIBC_2.2.5");
-__asm__(".symver old_fxstatat, __fxstatat@GLIBC_2.4");
-int old_xstat(int, const char *, struct stat *);
-int old_lxstat(int, const char *, struct stat *);
-int old_fxstat(int, int, struct stat *);
-int old_fxstatat(int, int, const char *, struct stat *, int);
-__asm__(".symver old_xstat64, __xstat64@GLIBC_2.2.5");
-__asm__(".symver old_lxstat64, __lxstat64@GLIBC_2.2.5");
-__asm__(".symver old_fxstat64, __fxstat64@GLIBC_2.2.5");
-__asm__(".symver old_fxstatat64, __fxstatat64@GLIBC_2.4");
-int old_xstat64(int, const char *, struct stat64 *);
-int old_lxstat64(int, const char *, struct stat64 *);
-int old_fxstat64(int, int, struct stat64 *);
-int old_fxstatat64(int, int, const char *, struct stat64 *, int);
-#endif
+#include "old_stat.h"
+#include "report.h"
 
-static char out[1 << 16];
-static size_t out_len;
-static const char *dir;
 static const char *self;
-
-static void flush_report(void)
-{
-    size_t at = 0;
-    while (at < out_len) {
-        long n = syscall(SYS_write, 1, out + at, out_len - at);
-        if (n <= 0)
-            break;
-        at += (size_t)n;
-    }
-    out_len = 0;
-}
-
-static void say(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out + out_len, sizeof out - out_len, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        out_len += (size_t)n < sizeof out - out_len ? (size_t)n : sizeof out - out_len - 1;
-}
 
 static void report(const char *what, long r, int e)
 {
@@ -122,15 +86,6 @@ static void report(const char *what, long r, int e)
         report(what, p_ != NULL && p_ != MAP_FAILED ? 1 : 0, errno); \
     } while (0)
 
-static char pbuf[8][4096];
-static int pn;
-/* DIR/name (a few at once in one expression) */
-static const char *P(const char *name)
-{
-    char *b = pbuf[pn++ & 7];
-    snprintf(b, sizeof pbuf[0], "%s/%s", dir, name);
-    return b;
-}
 
 static int xopen(const char *name, int flags)
 {
@@ -961,6 +916,53 @@ static void c_pipeline(void)
     say("system = %d\n", st);
 }
 
+/* A failing read on an empty pipe as each new thread's first call (the runtime makes the thread's record then,
+ * growing its log now and then), with fallocate failing as on a file system without it (seccomp): the
+ * runtime's zero-filling fallback works, and every read must still fail with EAGAIN, not EOPNOTSUPP. */
+static int slow_pipe;
+
+static void *slow_reader(void *arg)
+{
+    char c;
+    errno = 0;
+    long r = read(slow_pipe, &c, 1);
+    *(int *)arg = r == -1 ? errno : -1;
+    return NULL;
+}
+
+static void c_errno_slow_path(void)
+{
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fallocate, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
+    R("prctl(NO_NEW_PRIVS)", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+    R("seccomp(fallocate: EOPNOTSUPP)", syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog));
+    int p[2];
+    R("pipe2(O_NONBLOCK)", pipe2(p, O_NONBLOCK));
+    slow_pipe = p[0];
+    /* 1000 threads: a process's thread records fill a chunk every 240 threads, and a new chunk grows the log */
+    int eagain = 0, other = 0, last_other = 0;
+    for (int i = 0; i < 1000; i++) {
+        pthread_t th;
+        int e = 0;
+        if (pthread_create(&th, NULL, slow_reader, &e) != 0)
+            break;
+        pthread_join(th, NULL);
+        if (e == EAGAIN)
+            eagain++;
+        else
+            other++, last_other = e;
+    }
+    say("reads failing with EAGAIN: %d, otherwise: %d (last errno %s)\n", eagain, other,
+        last_other > 0 ? strerrorname_np(last_other) : "-");
+    close(p[0]);
+    close(p[1]);
+}
+
 /* Not a test case: the image an exec case starts. */
 static void c_write_target(const char *name)
 {
@@ -1006,6 +1008,7 @@ static const struct tcase cases[] = {
     { "segv", c_segv },
     { "signals", c_signals },
     { "pipeline", c_pipeline },
+    { "errno_slow_path", c_errno_slow_path },
 };
 
 int main(int argc, char **argv)

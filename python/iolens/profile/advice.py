@@ -150,15 +150,27 @@ def many_small_files(job: Job, r: dict[str, Any]) -> Advice | None:
 
 
 def random_access(job: Job, r: dict[str, Any]) -> Advice | None:
+    """The first read (write) of each (thread, file) follows no other, so it can never be sequential: those
+    are left out, and a job that reads or writes many files once each shows no random access."""
     p = r["access_patterns"]
     evidence: dict[str, Any] = {}
     said: list[str] = []
     for kind in ("read", "write"):
-        n, seq = p[f"{kind}s"], p[f"seq_{kind}s"]
+        n = p[f"{kind}s"] - p[f"first_{kind}s"]
+        seq = p[f"seq_{kind}s"]
         if n >= MIN_ACCESSES and seq < SEQ_SHARE * n:
-            evidence.update({f"{kind}s": n, f"seq_{kind}s": seq, f"seq_{kind}_share": seq / n})
-            said.append(f"{n - seq} of {n} {kind}s ({_pct((n - seq) / n)}) did not start at or after the "
-                        f"end of the previous {kind}")  # fmt: skip
+            evidence.update(
+                {
+                    f"{kind}s": p[f"{kind}s"],
+                    f"first_{kind}s": p[f"first_{kind}s"],
+                    f"seq_{kind}s": seq,
+                    f"seq_{kind}_share": seq / n,
+                }
+            )
+            said.append(
+                f"{n - seq} of {n} {kind}s after the first of each file ({_pct((n - seq) / n)}) did not "
+                f"start at or after the end of the previous {kind}"
+            )
     if not evidence:
         return None
     return Advice(
@@ -221,12 +233,9 @@ def fsync_heavy(job: Job, r: dict[str, Any]) -> Advice | None:
 
 def shared_read_after_write(job: Job, r: dict[str, Any]) -> Advice | None:
     t = job.files
-    # Some process wrote the file and a different one read it: several processes, a writer, a reader, and
-    # not the single case where one process did both and nobody else read or wrote.
-    one_alone = (job.writers == 1) & (job.readers == 1) & (job.both == 1)
-    rows = np.flatnonzero(
-        data_rows(t) & (job.procs >= 2) & (job.writers >= 1) & (job.readers >= 1) & ~one_alone
-    )
+    # Some process first read the file after another one first wrote it (a process is a log and the logs
+    # that continue it after exec; a read that came before the other's write is no read of its data).
+    rows = np.flatnonzero(data_rows(t) & job.read_after_write)
     if rows.size < MIN_SHARED_FILES:
         return None
     moved = t.column("POSIX_BYTES_WRITTEN")[rows] + t.column("POSIX_BYTES_READ")[rows]
@@ -244,7 +253,7 @@ def shared_read_after_write(job: Job, r: dict[str, Any]) -> Advice | None:
     return Advice(
         "shared_read_after_write",
         "Read-after-write on shared files",
-        f"{rows.size} file(s) written by one process and read by another, e.g. {first['path']} "
+        f"{rows.size} file(s) written by one process and read by another after that, e.g. {first['path']} "
         f"({first['writers']} writer(s), {first['readers']} reader(s) among {first['processes']} processes).",
         "On a parallel file system a reader sees another process's data only after the writer's close or "
         "sync and a synchronisation between them (MPI_File_sync and a barrier), and byte-range locks can "

@@ -18,6 +18,7 @@ import numpy as np
 
 from iolens.profile.merge import Accumulator, MergePlan
 from iolens.profile.reader import (
+    EXEC_MESSAGE,
     FILE_EXCLUDED,
     FILE_NOT_REGULAR,
     LOG_SUFFIXES,
@@ -130,11 +131,13 @@ class Job:
     roots: list[int]
     # One row per path over every process; `mount` indexes files.mount_list.
     files: FileTable
-    # Per path: processes that have it, that read it, wrote it, did both.
+    # Per path: processes (a log and the logs that continue it after exec) that have it, that read it, wrote
+    # it, did both; and whether some process first read it after another one first wrote it.
     procs: np.ndarray
     readers: np.ndarray
     writers: np.ndarray
     both: np.ndarray
+    read_after_write: np.ndarray
     file_merges: list[str]
     proc: dict[str, int]
     mounts: list[MountTotals]
@@ -306,19 +309,77 @@ def _job_schema(logs: list[ProcessLog], messages: list[str]) -> tuple[list[str],
 
 def _aligned(log: ProcessLog, names: list[str]) -> np.ndarray:
     """The log's file values in the job's column order (zeros for counters its runtime did not have)."""
-    own = log.table.names
-    if own == names:
+    if log.table.names == names:
         return log.table.values
     out = np.zeros((len(log.table), len(names)), dtype=np.uint64)
     index = {n: i for i, n in enumerate(names)}
-    for i, n in enumerate(own):
-        out[:, index[n]] = log.table.values[:, i]
+    for n in log.table.names:
+        out[:, index[n]] = log.table.column(n)
+    return out
+
+
+def process_of(nodes: list[ProcessNode]) -> list[int]:
+    """Each log's process: the index of the first log of its exec chain (an exec goes on in a new log)."""
+    out = []
+    for n in nodes:
+        i = n.index
+        while nodes[i].relation == "exec" and nodes[i].parent is not None:
+            i = nodes[i].parent
+        out.append(i)
+    return out
+
+
+NEVER = np.iinfo(np.int64).max
+
+
+def _first_times(log: ProcessLog, rows: np.ndarray, what: str, late: bool) -> np.ndarray:
+    """Wall-clock ns of the first read or write (what) of the log's rows. A row that has the access but no
+    timestamp (a log without the counter) gets the log's end when late, else its start: the rule that asks
+    about the order then stays quiet rather than guess."""
+    stamp = log.table.column(f"POSIX_F_{what}_START_TIMESTAMP")[rows].astype(np.int64)
+    unknown = log.end_wall_ns if late else log.header.start_wall_ns
+    return np.where(stamp > 0, log.header.start_wall_ns + stamp - 1, unknown)
+
+
+def _per_process(entries: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """(path row, process, time) entries, one per (process, path) with the earliest time of each."""
+    if not entries:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    g = np.concatenate([e[0] for e in entries]).astype(np.int64)
+    p = np.concatenate([e[1] for e in entries]).astype(np.int64)
+    t = np.concatenate([e[2] for e in entries]).astype(np.int64)
+    order = np.lexsort((t, p, g))
+    g, p, t = g[order], p[order], t[order]
+    first = np.ones(g.size, dtype=bool)
+    first[1:] = (g[1:] != g[:-1]) | (p[1:] != p[:-1])
+    return g[first], p[first], t[first]
+
+
+def _read_after_write(n: int, writes: tuple[np.ndarray, ...], reads: tuple[np.ndarray, ...]) -> np.ndarray:
+    """Per path: some process's first read came after another process's first write."""
+    wg, wp, wt = writes
+    tw1 = np.full(n, NEVER, dtype=np.int64)  # the earliest write, by process p1
+    p1 = np.full(n, -1, dtype=np.int64)
+    tw2 = np.full(n, NEVER, dtype=np.int64)  # the earliest write by another process
+    order = np.lexsort((wt, wg))
+    wg, wp, wt = wg[order], wp[order], wt[order]
+    lead = np.ones(wg.size, dtype=bool)
+    lead[1:] = wg[1:] != wg[:-1]
+    tw1[wg[lead]], p1[wg[lead]] = wt[lead], wp[lead]
+    second = np.zeros(wg.size, dtype=bool)
+    second[1:] = lead[:-1] & ~lead[1:]
+    tw2[wg[second]] = wt[second]
+    rg, rp, rt = reads
+    after = np.where(rp != p1[rg], rt > tw1[rg], rt > tw2[rg])
+    out = np.zeros(n, dtype=bool)
+    out[rg[after]] = True
     return out
 
 
 def _merge_files(
-    logs: list[ProcessLog], messages: list[str]
-) -> tuple[FileTable, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    logs: list[ProcessLog], processes: list[int], messages: list[str]
+) -> tuple[FileTable, list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     names, merges = _job_schema(logs, messages)
     plan, _ = MergePlan.build(names, merges)
     gids_of: list[np.ndarray] = []
@@ -339,20 +400,20 @@ def _merge_files(
     flags = np.zeros(n, dtype=np.uint32)
     mount = np.full(n, -1, dtype=np.intp)
     mount_index: dict[tuple[str, str], int] = {}
-    procs = np.zeros(n, dtype=np.int64)
-    readers = np.zeros(n, dtype=np.int64)
-    writers = np.zeros(n, dtype=np.int64)
-    both = np.zeros(n, dtype=np.int64)
+    first_reads = np.zeros(n, dtype=np.uint32)
+    first_writes = np.zeros(n, dtype=np.uint32)
+    have: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    read: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    wrote: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     if len(logs) == 1 and names == logs[0].table.names:
         # One process: its table is already one row per path.
-        t = logs[0].table
-        values = t.values
+        blocks = logs[0].table.blocks
     else:
         acc = Accumulator(plan, n)
         for log, gids in zip(logs, gids_of, strict=True):
             acc.add(gids, _aligned(log, names))
-        values = acc.finish()
-    for log, gids in zip(logs, gids_of, strict=True):
+        blocks = [acc.finish()]
+    for k, (log, gids) in enumerate(zip(logs, gids_of, strict=True)):
         t = log.table
         flags[gids] |= t.flags
         # Mount indexes of this log's table, in the job's mount list.
@@ -361,12 +422,21 @@ def _merge_files(
             has = t.mount >= 0
             unset = has & (mount[gids] < 0)
             mount[gids[unset]] = local[t.mount[unset]]
-        procs[gids] += 1
-        r = t.column("POSIX_READS") > 0
-        w = t.column("POSIX_WRITES") > 0
-        readers[gids[r]] += 1
-        writers[gids[w]] += 1
-        both[gids[r & w]] += 1
+        first_reads[gids] += t.first_reads
+        first_writes[gids] += t.first_writes
+        proc = np.full(gids.size, processes[k], dtype=np.int64)
+        have.append((gids, proc, np.zeros(gids.size, dtype=np.int64)))
+        r = np.flatnonzero(t.column("POSIX_READS") > 0)
+        w = np.flatnonzero(t.column("POSIX_WRITES") > 0)
+        read.append((gids[r], proc[r], _first_times(log, r, "READ", late=False)))
+        wrote.append((gids[w], proc[w], _first_times(log, w, "WRITE", late=True)))
+    # Processes, not logs: the logs of an exec chain are one process.
+    procs = np.bincount(_per_process(have)[0], minlength=n)
+    reads, writes = _per_process(read), _per_process(wrote)
+    readers, writers = np.bincount(reads[0], minlength=n), np.bincount(writes[0], minlength=n)
+    either = _per_process([reads, writes])[0]  # the (path, process) pairs that read or wrote
+    both = readers + writers - np.bincount(either, minlength=n)
+    raw = _read_after_write(n, writes, reads)
     mount_list = [m for m, _ in sorted(mount_index.items(), key=lambda kv: kv[1])]
     table = FileTable(
         names=names,
@@ -374,10 +444,12 @@ def _merge_files(
         flags=flags,
         mount=mount,
         mount_list=mount_list,
-        values=values,
+        blocks=blocks,
         contributions=procs.astype(np.uint32),
+        first_reads=first_reads,
+        first_writes=first_writes,
     )
-    return table, merges, procs, readers, writers, both
+    return table, merges, procs, readers, writers, both, raw
 
 
 def _mount_totals(table: FileTable) -> list[MountTotals]:
@@ -434,10 +506,15 @@ def build_job(job_id: str, logs: list[ProcessLog], messages: list[str] | None = 
     messages = list(messages or [])
     logs = sorted(logs, key=lambda log: (log.header.start_wall_ns, log.header.pid, log.name))
     nodes, roots = _tree(logs, messages)
-    files, merges, procs, readers, writers, both = _merge_files(logs, messages)
+    files, merges, procs, readers, writers, both, raw = _merge_files(logs, process_of(nodes), messages)
     proc_acc = _merge_procs(logs)
+    execs = 0
     for log in logs:
-        messages.extend(f"{log.name}: {m}" for m in log.messages)
+        execs += EXEC_MESSAGE in log.messages
+        messages.extend(f"{log.name}: {m}" for m in log.messages if m != EXEC_MESSAGE)
+    if execs:
+        what = "1 log ends" if execs == 1 else f"{execs} logs end"
+        messages.append(f"{what} where the process called exec: it goes on in its successor's log")
     return Job(
         job_id=job_id,
         logs=logs,
@@ -448,6 +525,7 @@ def build_job(job_id: str, logs: list[ProcessLog], messages: list[str] | None = 
         readers=readers,
         writers=writers,
         both=both,
+        read_after_write=raw,
         file_merges=merges,
         proc=proc_acc,
         mounts=_mount_totals(files),

@@ -232,9 +232,13 @@ def sort_top(values: np.ndarray, plan: MergePlan) -> None:
     for ts in plan.top_sets:
         vcols, ccols = list(ts.values), list(ts.counts)
         c = values[:, ccols]
-        if not c.any():
+        # Only the rows with counts are written: a table of files mostly never read or written keeps its
+        # untouched (never resident) zero pages.
+        rows = np.flatnonzero(c.any(axis=1))
+        if rows.size == 0:
             continue
-        v = np.where(c == 0, np.uint64(0), values[:, vcols])
+        c = c[rows]
+        v = np.where(c == 0, np.uint64(0), values[np.ix_(rows, vcols)])
         order = np.lexsort((v, _U64_MAX - c), axis=-1)
-        values[:, vcols] = np.take_along_axis(v, order, axis=1)
-        values[:, ccols] = np.take_along_axis(c, order, axis=1)
+        values[np.ix_(rows, vcols)] = np.take_along_axis(v, order, axis=1)
+        values[np.ix_(rows, ccols)] = np.take_along_axis(c, order, axis=1)

@@ -1,4 +1,5 @@
-"""Reader of the profiler's per-process log, exactly as docs/profile-log.md specifies it (format version 1):
+"""Reader of the profiler's per-process log, exactly as docs/profile-log.md specifies it (format version 1,
+minor versions up to 2):
 the raw image (`.iolp`) and the compressed one (`.iolpz`).
 
 Everything is read from the log itself: the counter names and how they merge come from its NAMES chunk,
@@ -16,7 +17,7 @@ import os
 import struct
 import zlib
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
-from iolens.profile.merge import Accumulator, MergePlan, sort_top
+from iolens.profile.merge import Accumulator, MergePlan, merge_rows, sort_top
 
 if TYPE_CHECKING:
     from iolens.profile.job import Job
@@ -32,8 +33,9 @@ if TYPE_CHECKING:
 MAGIC = b"IOLENSP1"
 ZMAGIC = b"IOLPZ001"
 VERSION = 1
-# Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks.
-MINOR_VERSION = 1
+# Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks,
+# 2 = FILE_DATA chunks (a file's read/write counters in records of their own).
+MINOR_VERSION = 2
 HEADER_SIZE = 4096
 CHUNK_HEADER_SIZE = 64
 CHUNK_MAGIC = b"CHNK"
@@ -47,6 +49,9 @@ FLAG_EXEC = 4
 FLAG_TRACE = 8
 FLAG_TRACE_TRUNCATED = 16
 
+# What a log replaced by exec says (a job says it once, with a count: a shell script execs many times).
+EXEC_MESSAGE = "the process called exec: this log ends there and its successor's log goes on"
+
 # FILES record flags.
 FILE_EXCLUDED = 1
 FILE_NOT_REGULAR = 2
@@ -55,8 +60,10 @@ FILE_UNNAMED = 1 << 16
 
 # Chunk kinds.
 KIND_NAMES, KIND_FILES, KIND_MOUNTS, KIND_FILE_REC, KIND_PROC_REC, KIND_TRACE = 1, 2, 3, 4, 5, 6
-KIND_PATHS = 7
-KIND_LABELS = {1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE", 7: "PATHS"}
+KIND_PATHS, KIND_FILE_DATA = 7, 8
+KIND_LABELS = {
+    1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE", 7: "PATHS", 8: "FILE_DATA",
+}  # fmt: skip
 # A trace record's file_id with this bit names a PATHS record (a path that is no file of the log).
 PATH_ID_BIT = 0x80000000
 
@@ -123,6 +130,7 @@ class Header:
     n_proc_counters: int
     trace_dropped: int
     minor_version: int
+    n_file_data_counters: int
     job_id: str
     hostname: str
     exe: str
@@ -157,8 +165,20 @@ class Section:
 
 @dataclass(frozen=True)
 class Schema:
-    file: Section = field(default_factory=Section)
+    """The NAMES chunk. `file` is every per-file counter (what tables hold): the FILE_REC values
+    (`file_rec`, the schema's `file` section) then the FILE_DATA values (`file_data`, minor version 2)."""
+
+    file_rec: Section = field(default_factory=Section)
+    file_data: Section = field(default_factory=Section)
     proc: Section = field(default_factory=Section)
+
+    @cached_property
+    def file(self) -> Section:
+        if not self.file_data.names:
+            return self.file_rec
+        return Section(
+            self.file_rec.names + self.file_data.names, self.file_rec.merges + self.file_data.merges
+        )
 
     @property
     def file_names(self) -> list[str]:
@@ -198,7 +218,13 @@ class FileTable:
     """One row of merged counters per path (columnar): what reports compute on.
 
     `mount` indexes `mount_list` ((mount directory, file system type)), -1 when unknown. `contributions`
-    counts the records merged into each row (a process's threads; in a job, the processes).
+    counts the records merged into each row (a process's threads; in a job, the processes). `first_reads`
+    and `first_writes` count the (thread, file) records that read (wrote) the path: each one's first read
+    (write) follows no other, so it can be neither sequential nor consecutive.
+
+    The values of `names`, in order, are the columns of `blocks` side by side: a log's FILE_REC and FILE_DATA
+    values stay two matrices (putting them together would hold both and their union at once: a third more
+    memory for a 100k-file log); `values` is the one matrix, made when asked.
     """
 
     names: list[str]
@@ -206,8 +232,10 @@ class FileTable:
     flags: np.ndarray
     mount: np.ndarray
     mount_list: list[tuple[str, str]]
-    values: np.ndarray
+    blocks: list[np.ndarray]
     contributions: np.ndarray
+    first_reads: np.ndarray
+    first_writes: np.ndarray
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -217,21 +245,39 @@ class FileTable:
         return {p: i for i, p in enumerate(self.paths)}
 
     @cached_property
-    def _col(self) -> dict[str, int]:
-        return {n: i for i, n in enumerate(self.names)}
+    def _col(self) -> dict[str, tuple[int, int]]:
+        """name -> (block, column in it)."""
+        at = [(b, i) for b, block in enumerate(self.blocks) for i in range(block.shape[1])]
+        return dict(zip(self.names, at, strict=True))
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """Every counter of every row in one matrix (the blocks put together: a copy when there are two)."""
+        if len(self.blocks) == 1:
+            return self.blocks[0]
+        if not self.blocks:
+            return np.zeros((len(self.paths), 0), dtype=np.uint64)
+        return np.hstack(self.blocks)
 
     def has(self, name: str) -> bool:
         return name in self._col
 
     def column(self, name: str) -> np.ndarray:
         """The values of one counter for every row (zeros when the schema has no such counter)."""
-        i = self._col.get(name)
-        if i is None:
+        at = self._col.get(name)
+        if at is None:
             return np.zeros(len(self.paths), dtype=np.uint64)
-        return self.values[:, i]
+        return self.blocks[at[0]][:, at[1]]
+
+    def columns(self, names: Sequence[str], rows: np.ndarray) -> np.ndarray:
+        """The values of some counters (columns, in order) for some rows."""
+        if not names:
+            return np.zeros((rows.size, 0), dtype=np.uint64)
+        return np.column_stack([self.column(n)[rows] for n in names])
 
     def counters(self, row: int) -> dict[str, int]:
-        return dict(zip(self.names, self.values[row].tolist(), strict=True))
+        values = [v for block in self.blocks for v in block[row].tolist()]
+        return dict(zip(self.names, values, strict=True))
 
     def mount_of(self, row: int) -> tuple[str, str] | None:
         m = int(self.mount[row])
@@ -521,16 +567,18 @@ def _header(path: Path, head: bytes) -> Header:
         raise ProfileLogError(
             f"{path}: chunk size {chunk_size} is impossible (a multiple of 4096 up to 1 GiB) (corrupt log)"
         )
-    if n_file > MAX_COUNTERS or n_proc > MAX_COUNTERS:
+    minor, n_data = struct.unpack_from("<II", head, 104)
+    if n_file > MAX_COUNTERS or n_proc > MAX_COUNTERS or n_data > MAX_COUNTERS:
         raise ProfileLogError(
-            f"{path}: {n_file} file and {n_proc} process counters: impossible sizes (corrupt log)"
+            f"{path}: {n_file} file, {n_data} file data and {n_proc} process counters: impossible sizes "
+            "(corrupt log)"
         )
     return Header(
         version=version, header_size=header_size, flags=flags, chunk_size=chunk_size,
         chunk_count=chunk_count, pid=pid, ppid=ppid, start_wall_ns=start_wall_ns,
         start_mono_ns=start_mono_ns, end_ns=end_ns, exit_status=exit_status, exit_signal=exit_signal,
         rank=rank, n_file_counters=n_file, n_proc_counters=n_proc, trace_dropped=trace_dropped,
-        minor_version=struct.unpack_from("<I", head, 104)[0], job_id=_cstr(head[128:192]),
+        minor_version=minor, n_file_data_counters=n_data, job_id=_cstr(head[128:192]),
         hostname=_cstr(head[192:256]), exe=_cstr(head[256:768]),
         parent_log=_cstr(head[768:1024]), cmdline=_cmdline(head[1024:3072]),
     )  # fmt: skip
@@ -551,7 +599,11 @@ def _schema(path: Path, text: str) -> Schema:
 
 
 def _parse_schema(path: Path, text: str) -> Schema:
-    sections: dict[str, tuple[list[str], list[str]]] = {"file": ([], []), "proc": ([], [])}
+    sections: dict[str, tuple[list[str], list[str]]] = {
+        "file": ([], []),
+        "file_data": ([], []),
+        "proc": ([], []),
+    }
     seen: set[tuple[str, str]] = set()
     for no, line in enumerate(text.splitlines(), 1):
         words = line.split()
@@ -570,10 +622,16 @@ def _parse_schema(path: Path, text: str) -> Schema:
         seen.add((sec, name))
         sections[sec][0].append(name)
         sections[sec][1].append(merge)
-    return Schema(
-        file=Section(tuple(sections["file"][0]), tuple(sections["file"][1])),
-        proc=Section(tuple(sections["proc"][0]), tuple(sections["proc"][1])),
-    )
+
+    def section(name: str) -> Section:
+        return Section(tuple(sections[name][0]), tuple(sections[name][1]))
+
+    both = set(sections["file"][0]) & set(sections["file_data"][0])
+    if both:
+        raise ProfileLogError(
+            f"{path}: counter schema names {min(both)} in both the file and file_data sections (corrupt log)"
+        )
+    return Schema(file_rec=section("file"), file_data=section("file_data"), proc=section("proc"))
 
 
 def _padded(n: int) -> int:
@@ -636,6 +694,7 @@ class _Collected:
     def __init__(self, header: Header, max_chunks: int) -> None:
         per_chunk = header.chunk_size - CHUNK_HEADER_SIZE
         file_width = header.n_file_counters + 1
+        data_width = header.n_file_data_counters + 1
         self.names: list[bytes] = []
         # FILES records: ids, mount ids, flags, paths.
         self.file_ids = array("Q")
@@ -649,6 +708,12 @@ class _Collected:
             np.dtype("<u8"),
             file_width,
             min(max_chunks * (per_chunk // (8 * file_width)), RESERVE_BYTES // (8 * file_width)),
+        )
+        # FILE_DATA records (minor version 2): the same, for the read/write counters.
+        self.data_recs = _Records(
+            np.dtype("<u8"),
+            data_width,
+            min(max_chunks * (per_chunk // (8 * data_width)), RESERVE_BYTES // (8 * data_width)),
         )
         self.proc_recs: list[np.ndarray] = []
         self.trace = _Records(TRACE_DTYPE, None, min(max_chunks * (per_chunk // 48), RESERVE_BYTES // 48))
@@ -718,7 +783,7 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         got.unknown_kinds[kind] = got.unknown_kinds.get(kind, 0) + 1
         return
     body = memoryview(data)[CHUNK_HEADER_SIZE : CHUNK_HEADER_SIZE + used]
-    if thread != PROCESS_THREAD and kind in (KIND_FILE_REC, KIND_TRACE):
+    if thread != PROCESS_THREAD and kind in (KIND_FILE_REC, KIND_FILE_DATA, KIND_TRACE):
         got.threads.add(thread)
     if kind == KIND_NAMES:
         got.names.append(bytes(body))
@@ -732,10 +797,16 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         for pid, _, plen, _, at in _variable_records(path, k, label, body):
             got.trace_paths.setdefault(pid, _text(body[at : at + plen]))
     else:
-        n_values = {KIND_FILE_REC: header.n_file_counters, KIND_PROC_REC: header.n_proc_counters}.get(kind)
+        n_values = {
+            KIND_FILE_REC: header.n_file_counters,
+            KIND_FILE_DATA: header.n_file_data_counters,
+            KIND_PROC_REC: header.n_proc_counters,
+        }.get(kind)
         expected = 48 if kind == KIND_TRACE else 8 + 8 * (n_values or 0)
         if rsize != expected:
-            what = {KIND_FILE_REC: "file", KIND_PROC_REC: "process"}.get(kind, "")
+            what = {KIND_FILE_REC: "file", KIND_FILE_DATA: "file data", KIND_PROC_REC: "process"}.get(
+                kind, ""
+            )
             why = f"for {n_values} {what} counters" if n_values is not None else "for trace records"
             raise ProfileLogError(
                 f"{path}: chunk {k} ({label}): record size {rsize}, expected {expected} {why} (corrupt log)"
@@ -755,6 +826,8 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
         words = words.reshape(count, rsize // 8)
         if kind == KIND_FILE_REC:
             got.file_recs.extend(words)
+        elif kind == KIND_FILE_DATA:
+            got.data_recs.extend(words)
         else:
             got.proc_recs.append(words.copy())
             got.threads.update(int(w) & 0xFFFFFFFF for w in words[:, 0].tolist())
@@ -838,21 +911,51 @@ def _lookup(ids: np.ndarray, id_rows: np.ndarray, wanted: np.ndarray) -> np.ndar
     return id_rows[np.searchsorted(ids, wanted)]
 
 
+def _count_firsts(firsts: np.ndarray, section: Section, recs: np.ndarray, rows: np.ndarray) -> None:
+    """Add to firsts[:, 0] (reads) and firsts[:, 1] (writes) the records of each row that read (wrote)."""
+    for k, name in enumerate(("POSIX_READS", "POSIX_WRITES")):
+        col = section.index.get(name)
+        if col is not None and rows.size:
+            did = recs[:, 1 + col] > 0
+            firsts[:, k] += np.bincount(rows[did], minlength=firsts.shape[0]).astype(np.uint32)
+
+
+def _data_block(schema: Schema, n_rows: int, rows: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """The FILE_DATA values of each row: the data records `data` merged into their `rows` (a path without one
+    has zeros: it was never read or written)."""
+    plan = schema.file_data.plan
+    if rows.size == n_rows and np.array_equal(rows, np.arange(n_rows)):
+        # A record per row, in the rows' order (files written or read in the order they were opened): the
+        # records are the block, no copy.
+        sort_top(data, plan)
+        return data
+    if np.unique(rows).size == rows.size:
+        out = np.zeros((n_rows, data.shape[1]), dtype=np.uint64)
+        out[rows] = data
+        sort_top(out, plan)
+        return out
+    return merge_rows(plan, rows, data, n_rows)
+
+
 def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray, np.ndarray]:
     """One row per path, and the sorted file ids with their rows.
 
     File ids with counters but no FILES record get a row of their own, named after the id. When no path
-    has two records (one thread per file, the usual case), the records are the table as they are, no copy.
+    has two FILE_REC records (one thread per file, the usual case), the records are the table as they are,
+    no copy; FILE_DATA values (minor version 2) fill the columns after them.
     """
     paths, flags, mount_ids, ids, id_rows = _file_rows(got)
     n_records = got.file_recs.n
     recs = got.file_recs.array()
     rec_ids = recs[:, 0] & np.uint64(0xFFFFFFFF)
-    if n_records:
-        pos = np.minimum(np.searchsorted(ids, rec_ids), max(ids.size - 1, 0))
-        known = (ids[pos] == rec_ids) if ids.size else np.zeros(n_records, dtype=bool)
+    data = got.data_recs.array() if schema.file_data.names else np.zeros((0, 1), dtype=np.uint64)
+    data_ids = data[:, 0] & np.uint64(0xFFFFFFFF)
+    all_ids = np.concatenate([rec_ids, data_ids]) if data_ids.size else rec_ids
+    if all_ids.size:
+        pos = np.minimum(np.searchsorted(ids, all_ids), max(ids.size - 1, 0))
+        known = (ids[pos] == all_ids) if ids.size else np.zeros(all_ids.size, dtype=bool)
         if not known.all():
-            unknown = np.unique(rec_ids[~known])
+            unknown = np.unique(all_ids[~known])
             start = len(paths)
             paths += [f"(file id {f}: name not recorded)" if f else "(no file)" for f in unknown.tolist()]
             flags = np.concatenate([flags, np.full(unknown.size, FILE_UNNAMED, dtype=np.uint32)])
@@ -863,8 +966,10 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
             ids, id_rows = ids[order], id_rows[order]
     rec_rows = _lookup(ids, id_rows, rec_ids) if n_records else np.zeros(0, dtype=np.intp)
 
-    plan = schema.file.plan
+    plan = schema.file_rec.plan
     n_rows = len(paths)
+    firsts = np.zeros((n_rows, 2), dtype=np.uint32)
+    _count_firsts(firsts, schema.file_rec, recs, rec_rows)
     if np.unique(rec_rows).size == n_records:
         # Table order: the rows that have a record, in record order, then the others (zero counters).
         has = np.zeros(n_rows, dtype=bool)
@@ -880,7 +985,7 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         new_row[order] = np.arange(n_rows, dtype=np.intp)
         if not np.array_equal(order, np.arange(n_rows)):
             paths = [paths[i] for i in order.tolist()]
-            flags, mount_ids = flags[order], mount_ids[order]
+            flags, mount_ids, firsts = flags[order], mount_ids[order], firsts[order]
             id_rows = new_row[id_rows]
     else:
         acc = Accumulator(plan, n_rows)
@@ -888,6 +993,15 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         values, contributions = acc.finish(), acc.contributions
     del recs
     got.file_recs = _Records(np.dtype("<u8"), 1, 0)
+    blocks = [values]
+    del values
+    if schema.file_data.names:
+        data_rows = _lookup(ids, id_rows, data_ids)
+        _count_firsts(firsts, schema.file_data, data, data_rows)
+        got.data_recs = _Records(np.dtype("<u8"), 1, 0)
+        blocks.append(_data_block(schema, n_rows, data_rows, data[:, 1:]))
+    del data
+    got.data_recs = _Records(np.dtype("<u8"), 1, 0)
 
     mount_list = list(got.mounts.values())
     mount_index = {mid: i for i, mid in enumerate(got.mounts)}
@@ -906,8 +1020,10 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
         flags=flags,
         mount=mounts,
         mount_list=mount_list,
-        values=values,
+        blocks=blocks,
         contributions=contributions,
+        first_reads=firsts[:, 0],
+        first_writes=firsts[:, 1],
     )
     return table, ids, id_rows
 
@@ -915,10 +1031,10 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
 def _largest_time(table: FileTable, trace: np.ndarray) -> int:
     """The latest time the log records (ns since the process start): the end of a log that did not end."""
     best = 0
-    for i, name in enumerate(table.names):
+    for name in table.names:
         if "TIMESTAMP" in name and len(table):
             # Timestamps are stored + 1 so that 0 means "never".
-            best = max(best, int(table.values[:, i].max()) - 1)
+            best = max(best, int(table.column(name).max()) - 1)
     if trace.size:
         best = max(best, int((trace["start_ns"] + trace["dur_ns"]).max()))
     return max(best, 0)
@@ -959,18 +1075,21 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
     messages = list(notes)
     if got.names:
         schema = _schema(p, b"".join(got.names).rstrip(b"\0").decode("utf-8", "replace"))
-        for sec, n in (("file", header.n_file_counters), ("proc", header.n_proc_counters)):
-            listed = len(getattr(schema, sec).names)
-            if listed != n:
+        for sec, what, n in (
+            (schema.file_rec, "file", header.n_file_counters),
+            (schema.file_data, "file_data", header.n_file_data_counters),
+            (schema.proc, "proc", header.n_proc_counters),
+        ):
+            if len(sec.names) != n:
                 raise ProfileLogError(
-                    f"{p}: the counter schema lists {listed} {sec} counters, "
+                    f"{p}: the counter schema lists {len(sec.names)} {what} counters, "
                     f"the header says {n} (corrupt log)"
                 )
-    elif got.file_recs.n or got.proc_recs:
+    elif got.file_recs.n or got.data_recs.n or got.proc_recs:
         raise ProfileLogError(f"{p}: counter records but no counter schema (NAMES chunk) (corrupt log)")
     else:
         schema = Schema()
-    for sec in (schema.file, schema.proc):
+    for sec in (schema.file_rec, schema.file_data, schema.proc):
         messages.extend(sec.plan_messages)
 
     table, ids, id_rows = _build_table(schema, got)
@@ -990,7 +1109,7 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
         if flags & FLAG_SIGNAL:
             messages.append(f"the process was ended by signal {header.exit_signal}")
         elif flags & FLAG_EXEC:
-            messages.append("the process called exec: this log ends there and its successor's log goes on")
+            messages.append(EXEC_MESSAGE)
         else:
             messages.append(
                 "the log did not end cleanly (the process was killed, crashed or is still running): "

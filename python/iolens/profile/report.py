@@ -87,8 +87,10 @@ def _common(job: Job, data: np.ndarray, stem: str) -> list[list[int]]:
     ts = next((t for t in job.files_plan.top_sets if t.name == stem), None)
     if ts is None or not data.any():
         return []
-    vals = job.files.values[np.ix_(data, list(ts.values))].ravel()
-    cnts = job.files.values[np.ix_(data, list(ts.counts))].ravel()
+    names = job.files.names
+    rows = np.flatnonzero(data)
+    vals = job.files.columns([names[i] for i in ts.values], rows).ravel()
+    cnts = job.files.columns([names[i] for i in ts.counts], rows).ravel()
     v, c = combine_top(np.zeros(vals.size, dtype=np.intp), vals, cnts, 1, len(ts.values))
     return [[int(a), int(b)] for a, b in zip(v[0].tolist(), c[0].tolist(), strict=True) if b]
 
@@ -97,11 +99,15 @@ def access_patterns(job: Job, data: np.ndarray) -> dict[str, Any]:
     def total(name: str) -> int:
         return _col_sum(job, name, data)
 
+    t = job.files
     return {
         "reads": total("POSIX_READS"),
+        # the first read of each (thread, file): it follows no read, so it is never sequential
+        "first_reads": int(t.first_reads[data].sum(dtype=np.uint64)) if data.any() else 0,
         "seq_reads": total("POSIX_SEQ_READS"),
         "consec_reads": total("POSIX_CONSEC_READS"),
         "writes": total("POSIX_WRITES"),
+        "first_writes": int(t.first_writes[data].sum(dtype=np.uint64)) if data.any() else 0,
         "seq_writes": total("POSIX_SEQ_WRITES"),
         "consec_writes": total("POSIX_CONSEC_WRITES"),
         "rw_switches": total("POSIX_RW_SWITCHES"),
@@ -417,10 +423,10 @@ def _sizes(sizes: dict[str, Any], patterns: dict[str, Any]) -> list[RenderableTy
     p = patterns
     parts = []
     for kind in ("read", "write"):
-        n = p[f"{kind}s"]
-        if n:
+        n = p[f"{kind}s"] - p[f"first_{kind}s"]  # those that follow another (of the file, by the thread)
+        if n > 0:
             parts.append(
-                f"{kind}s: {100 * p[f'seq_{kind}' + 's'] / n:.0f}% sequential, "
+                f"{kind}s after the first: {100 * p[f'seq_{kind}' + 's'] / n:.0f}% sequential, "
                 f"{100 * p[f'consec_{kind}' + 's'] / n:.0f}% consecutive"
             )
     if p["reads"] + p["writes"]:

@@ -1,0 +1,157 @@
+"""Every function the profiler runtime wraps, called once each (native/profiler/tests/profile_census.c), with
+the trace on: the records between an entry point's two markers are exactly those its call must make (the
+op, the file, the bytes moved). The census must cover every function the runtime exports, so a wrapper
+added later without a census entry fails here; the output is the same with and without the runtime.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from iolens.profile.reader import read_log
+
+from .conftest import ProfileBuild
+from .test_profile_runtime import plain_env, profiled_env, run
+
+# Exported, and run one by one by test_profile_runtime's cases (they end or replace the process).
+ELSEWHERE = {
+    "_Exit", "_exit", "exit", "execl", "execle", "execlp", "execv", "execve", "execveat", "execvp", "execvpe",
+    "fexecve", "__libc_start_main",
+}  # fmt: skip
+
+# What each entry's call records: op:file=result ("-": no file; "." the scratch directory), where "=N" is the
+# result the call must give (the bytes moved; absent: any success, a descriptor or pid). The data file "cs"
+# holds "hello world\nsecond line\n12 34\nlast;rest\n"; reads take 5 bytes, vectors 4, lines up to "\n".
+OPEN, FOPEN, FORK = "open:cs", "fopen:cs", "fork:-"
+WINDOWS: dict[str, list[str]] = {
+    **{name: [OPEN] for name in ("open", "open64", "openat", "openat64", "creat", "creat64", "__open_2",
+                                 "__open64_2", "__openat_2", "__openat64_2")},
+    **{name: ["close:cs=0"] for name in ("close", "close_range", "closefrom")},
+    **{name: ["dup:cs"] for name in ("dup", "dup2", "dup3", "fcntl", "fcntl64")},
+    **{name: ["read:cs=5"] for name in ("read", "__read_chk")},
+    "write": ["write:cs=5"],
+    **{name: ["pread:cs=5"] for name in ("pread", "pread64", "__pread_chk", "__pread64_chk")},
+    **{name: ["pwrite:cs=5"] for name in ("pwrite", "pwrite64")},
+    "readv": ["readv:cs=4"], "writev": ["writev:cs=4"],
+    **{name: ["preadv:cs=4"] for name in ("preadv", "preadv64", "preadv2", "preadv64v2")},
+    **{name: ["pwritev:cs=4"] for name in ("pwritev", "pwritev64", "pwritev2", "pwritev64v2")},
+    **{name: ["lseek:cs=3"] for name in ("lseek", "lseek64")},
+    "fsync": ["fsync:cs=0"], "fdatasync": ["fdatasync:cs=0"], "sync_file_range": ["sync_file_range:cs=0"],
+    **{name: ["ftruncate:cs=0"] for name in ("ftruncate", "ftruncate64")},
+    **{name: ["fallocate:cs=0"] for name in ("fallocate", "fallocate64", "posix_fallocate",
+                                             "posix_fallocate64")},
+    "copy_file_range": ["copy_file_range:cs2=5"],
+    **{name: ["sendfile:cs2=5"] for name in ("sendfile", "sendfile64")},
+    **{name: ["stat:cs=0"] for name in ("stat", "stat64", "__xstat", "__xstat64")},
+    **{name: ["lstat:cs=0"] for name in ("lstat", "lstat64", "__lxstat", "__lxstat64")},
+    **{name: ["fstat:cs=0"] for name in ("fstat", "fstat64", "__fxstat", "__fxstat64")},
+    **{name: ["fstatat:cs=0"] for name in ("fstatat", "fstatat64", "__fxstatat", "__fxstatat64")},
+    "statx": ["statx:cs=0"],
+    **{name: ["access:cs=0"] for name in ("access", "faccessat", "euidaccess", "eaccess")},
+    **{name: ["unlink:cs=0"] for name in ("unlink", "unlinkat")},
+    **{name: ["mkdir:d1=0"] for name in ("mkdir", "mkdirat")},
+    "rmdir": ["rmdir:d1=0"],
+    **{name: ["rename:cs=0"] for name in ("rename", "renameat", "renameat2")},  # the source's name
+    **{name: ["truncate:cs=0"] for name in ("truncate", "truncate64")},
+    **{name: ["chmod:cs=0"] for name in ("chmod", "fchmod", "fchmodat")},
+    **{name: ["link:cs4=0"] for name in ("link", "linkat")},  # the new name
+    **{name: ["link:sl=0"] for name in ("symlink", "symlinkat")},
+    # The working directory is followed, not recorded: no op of its own.
+    "chdir": [], "fchdir": [],
+    **{name: ["opendir:."] for name in ("opendir", "fdopendir")},
+    **{name: ["readdir:.=1"] for name in ("readdir", "readdir64")},
+    "closedir": ["closedir:.=0"], "getdents64": ["getdents:."],
+    **{name: ["mmap:cs=0"] for name in ("mmap", "mmap64")},
+    # An unmap or sync names a range of memory, not a file.
+    "munmap": ["munmap:-=0"], "msync": ["msync:-=0"],
+    **{name: [FOPEN] for name in ("fopen", "fopen64", "fdopen")},
+    **{name: ["fclose:cs=0", FOPEN] for name in ("freopen", "freopen64")},
+    "fclose": ["fclose:cs=0"],
+    "fileno": [],  # counted in POSIX_FILENOS, not traced
+    **{name: ["fseek:cs=0"] for name in ("fseek", "fseeko", "fseeko64")},
+    **{name: ["ftell:cs=0"] for name in ("ftell", "ftello", "ftello64")},
+    **{name: ["fflush:cs=0"] for name in ("fflush", "fflush_unlocked")},
+    **{name: ["fread:cs=5"] for name in ("fread", "fread_unlocked", "__fread_chk", "__fread_unlocked_chk")},
+    **{name: ["fgets:cs=12"] for name in ("fgets", "fgets_unlocked", "__fgets_chk", "__fgets_unlocked_chk",
+                                          "getline")},
+    **{name: ["fgets:cs=6"] for name in ("getdelim", "__getdelim")},  # "hello "
+    **{name: ["fread:cs=1"] for name in ("fgetc", "fgetc_unlocked", "getc", "getc_unlocked", "_IO_getc",
+                                         "getchar", "getchar_unlocked")},
+    **{name: ["fscanf:cs=5"] for name in ("fscanf", "__isoc99_fscanf", "vfscanf", "__isoc99_vfscanf")},
+    **{name: ["fwrite:cs=5"] for name in ("fwrite", "fwrite_unlocked")},
+    **{name: ["fputs:cs=5"] for name in ("fputs", "fputs_unlocked")},
+    "puts": ["fputs:cs=6"],  # and its newline
+    **{name: ["fwrite:cs=1"] for name in ("fputc", "fputc_unlocked", "putc", "putc_unlocked", "_IO_putc",
+                                          "putchar", "putchar_unlocked")},
+    **{name: ["fprintf:cs=5"] for name in ("fprintf", "__fprintf_chk", "vfprintf", "__vfprintf_chk", "printf",
+                                           "__printf_chk", "vprintf", "__vprintf_chk")},
+    **{name: [FORK] for name in ("fork", "_Fork", "clone")},
+    "vfork": ["fork:-=0"],  # written before the call: the parent resumes in the program
+    **{name: ["spawn:-"] for name in ("posix_spawn", "posix_spawnp")},
+    # The runtime keeps its own handlers; the program's calls behave as without it and are not recorded.
+    **{name: [] for name in ("signal", "sysv_signal", "__sysv_signal", "bsd_signal", "sigset", "sigaction")},
+}  # fmt: skip
+
+
+def exported(lib: Path) -> set[str]:
+    nm = shutil.which("nm")
+    assert nm is not None, "nm (binutils) is needed to list what the runtime exports"
+    out = subprocess.run([nm, "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
+    return {line.split()[-1] for line in out.stdout.splitlines() if line.split()[-2:-1] == ["T"]}
+
+
+def test_census_calls_every_wrapped_function(profile_build: ProfileBuild) -> None:
+    census = str(profile_build.program("profile_census"))
+    listed = subprocess.run([census, "--list"], capture_output=True, text=True, check=True).stdout.split()
+    assert listed == sorted(WINDOWS)
+    missing = exported(profile_build.lib) - set(listed) - ELSEWHERE
+    assert missing == set(), f"wrapped functions the census does not call: {sorted(missing)}"
+
+
+def windows(logs: Path, work: Path) -> dict[str, list[str]]:
+    """The records of the census's process between each entry's markers, as op:file=result."""
+    (main,) = [log for log in (read_log(p) for p in logs.iterdir()) if any(
+        (e.path or "").startswith("/iolens-census/") for e in log.trace
+    )]  # fmt: skip
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    for e in main.trace:
+        path = e.path or ""
+        if path.startswith("/iolens-census/"):
+            name = path[len("/iolens-census/") :]
+            current = None if name == "-" else name
+            if current is not None:
+                out[current] = []
+            continue
+        if current is None:
+            continue
+        where = (
+            "-" if e.path is None else ("." if e.path == str(work) else str(Path(e.path).relative_to(work)))
+        )
+        out[current].append(f"{e.op}:{where}={e.result}")
+    return out
+
+
+def test_each_entry_point_records_its_own_call(profile_build: ProfileBuild, tmpfs_dir: Path) -> None:
+    census = str(profile_build.program("profile_census"))
+    a, b, logs = tmpfs_dir / "plain", tmpfs_dir / "profiled", tmpfs_dir / "logs"
+    for d in (a, b, logs):
+        d.mkdir()
+    plain = run([census, str(a)], plain_env())
+    prof = run([census, str(b)], profiled_env(profile_build, logs, IOLENS_TRACE="1"))
+    assert prof.returncode == plain.returncode == 0, prof.stderr.decode()
+    assert prof.stdout.decode().replace(str(b), "D") == plain.stdout.decode().replace(str(a), "D")
+    got = windows(logs, b)
+    assert sorted(got) == sorted(WINDOWS)
+    wrong = {}
+    for name, want in WINDOWS.items():
+        rec = got[name]
+        ok = len(rec) == len(want) and all(
+            r.startswith(w + "=") and int(r.split("=")[1]) >= 0 if "=" not in w else r == w
+            for r, w in zip(rec, want, strict=True)
+        )
+        if not ok:
+            wrong[name] = (rec, want)
+    assert wrong == {}, "\n".join(f"{n}: recorded {r}, expected {w}" for n, (r, w) in sorted(wrong.items()))
