@@ -1,5 +1,6 @@
 /* test_mdtest_names.c — mdtest's layout: tree numbering and nesting, item names, and the geometry rules
  * for -n, -I, -z, -b, -L. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -32,6 +33,16 @@ int main(void)
     CHECK(n > 0 && !strcmp(buf, "/d/t/mdtest_tree.1.0/file.mdtest.1.42"), "item: %s", buf);
     mdtest_item_name(buf, sizeof buf, (int)strlen("/x"), MDTEST_DIR, 0, 0);
     CHECK(!strcmp(buf + 2, "/dir.mdtest.0.0"), "dir item: %s", buf);
+    /* Every length of number, each digit: the same text as printf's. */
+    static const uint64_t nums[] = {0, 7, 9, 10, 42, 99, 100, 101, 909, 999, 1000, 65535, 99999, 100000,
+                                    1234567, 9876543210ULL, 18446744073709551615ULL};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "/x/file.mdtest.%d.%llu", (int)(i * 37), (unsigned long long)nums[i]);
+        strcpy(buf, "/x");
+        n = mdtest_item_name(buf, sizeof buf, 2, MDTEST_FILE, (int)(i * 37), nums[i]);
+        CHECK(n == (int)strlen(want) && !strcmp(buf, want), "number %llu: %s", (unsigned long long)nums[i], buf);
+    }
     CHECK(mdtest_tree_dir(buf, 20, "/a/very/long/test/dir", -1, 5, 3) < 0, "overflow must be refused");
     mdtest_testdir(buf, sizeof buf, "/d", 2, 3);
     CHECK(!strcmp(buf, "/d/test-dir.2-3"), "testdir: %s", buf);

@@ -48,30 +48,41 @@ int mdtest_testdir(char *buf, size_t len, const char *dir, int iteration, uint64
     return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
-/* Writes v in decimal at p; returns the number of characters. */
+/* "00" "01" ... "99": two digits per division when writing a number. */
+static const char digit_pairs[201] =
+    "0001020304050607080910111213141516171819202122232425262728293031323334353637383940414243444546474849"
+    "5051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/* Writes v in decimal at p; returns the number of characters. Every mdtest item builds its name, so this
+ * is on the per-item path: the digits are counted first, then written from the end two at a time. */
 static int put_u64(char *p, uint64_t v)
 {
-    char tmp[24];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (int i = 0; i < n; i++) p[i] = tmp[n - 1 - i];
+    int n = 1;
+    for (uint64_t t = v; t >= 10; t /= 10)
+        n++;
+    char *end = p + n;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--end = digit_pairs[d + 1];
+        *--end = digit_pairs[d];
+    }
+    if (v >= 10) {
+        *--end = digit_pairs[v * 2 + 1];
+        *--end = digit_pairs[v * 2];
+    } else {
+        *--end = (char)('0' + v);
+    }
     return n;
 }
 
-static int put_str(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return (int)n;
-}
+/* A string literal's characters at p (its length is known when compiling: no strlen, a fixed-size copy). */
+#define PUT_LITERAL(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (int)(sizeof(lit) - 1))
 
 /* "/mdtest_tree[.OWNER].K" */
 static int put_tree_component(char *p, int owner, uint64_t k)
 {
-    int n = put_str(p, "/mdtest_tree.");
+    int n = PUT_LITERAL(p, "/mdtest_tree.");
     if (owner >= 0) {
         n += put_u64(p + n, (uint64_t)owner);
         p[n++] = '.';
@@ -103,7 +114,7 @@ int mdtest_item_name(char *buf, size_t len, int at, enum mdtest_kind kind, int o
 {
     if ((size_t)at + 64 > len) return -1;
     int n = at;
-    n += put_str(buf + n, kind == MDTEST_FILE ? "/file.mdtest." : "/dir.mdtest.");
+    n += kind == MDTEST_FILE ? PUT_LITERAL(buf + n, "/file.mdtest.") : PUT_LITERAL(buf + n, "/dir.mdtest.");
     n += put_u64(buf + n, (uint64_t)owner);
     buf[n++] = '.';
     n += put_u64(buf + n, num);
