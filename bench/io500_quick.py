@@ -165,13 +165,15 @@ def main() -> int:
             os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
 
     rep = bl.Report("io500_quick", f"iolens io500 with config-quick.ini on /dev/shm (np={NP})")
+    # Taken before the runs, so the header's date and "load when the benchmark started" are the start's.
+    machine = bl.machine_lines(None, [shm])
     runs: dict[str, list[dict[str, Any]]] = {lc: [] for lc in launchers}
     for _, launcher in bl.alternating(launchers, rounds):
         runs[launcher].append(one_run(config_text, shm, launcher, args.quick, rep))
 
     first = runs["local"][0]["doc"]
     rep.header = (
-        bl.machine_lines(None, [shm])
+        machine
         + [f"engine:  {first['version']} ({', '.join(f'{k}={v}' for k, v in first['build'].items())})"]
         + [
             f"setup:   iolens io500 {'--quick ' if args.quick else ''}config-quick.ini --np {NP}, "
