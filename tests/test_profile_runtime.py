@@ -779,6 +779,33 @@ def test_excluded_paths_and_untracked_descriptors_make_no_records(
     assert p["READ_TIME"] == 0 and p["WRITE_TIME"] == 0  # untracked calls are not timed
 
 
+def test_a_path_under_an_excluded_prefix_is_excluded_only_where_it_really_leads(
+    profile_build: ProfileBuild, tmpfs_dir: Path, disk_dir: Path, logs: Path
+) -> None:
+    """The quick check that skips the default excluded prefixes (/proc, /sys, /dev) without making the path
+    absolute must not exclude a path that leaves the prefix with "..", or that reaches the kept /dev/shm
+    through "//" or "/.": those are recorded under the path they lead to. Components of every length around
+    the check's 8-byte steps ("firmware" fills one step exactly)."""
+    target = disk_dir / "f"
+    target.write_bytes(b"x")
+    shm = tmpfs_dir / "g"
+    shm.write_bytes(b"y")
+    up = "/".join([".."] * (len(Path("/sys/firmware").parts) - 1))
+    leave = [f"/dev/..{target}", f"/dev/shm/../..{target}", f"/sys/firmware/{up}{target}",
+             f"/sys/devices/{up}{target}", f"/proc/self/../..{target}"]  # fmt: skip
+    rel = shm.relative_to("/dev/shm")
+    kept = [f"/dev//shm/{rel}", f"/dev/./shm/{rel}", f"/dev/shm/./{rel}"]
+    excluded = ["/dev/null", "/proc/self/status", "/sys/kernel", "/dev/zero", "/proc/self/maps"]
+    program = "import os, sys\nfor p in sys.argv[1:]:\n    os.stat(p)\n"
+    r = run([sys.executable, "-c", program, *leave, *kept, *excluded], profiled_env(profile_build, logs))
+    assert r.returncode == 0, r.stderr.decode()
+    (log,) = [x for x in logs_in(logs) if "-c" in x.header.cmdline]
+    assert log.files[str(target)]["POSIX_STATS"] == len(leave)
+    assert log.files[str(shm)]["POSIX_STATS"] == len(kept)
+    system = [p for p in log.files if p.startswith(("/dev/", "/proc/", "/sys/"))]
+    assert [p for p in system if not p.startswith("/dev/shm/")] == []
+
+
 def raw_records(path: Path) -> dict[int, int]:
     """Records per chunk kind in a log (docs/profile-log.md): what the runtime wrote, not what a reader made
     of it. Fixed-size kinds count used // record_size; FILES counts its variable records."""

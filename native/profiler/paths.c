@@ -244,7 +244,25 @@ int iol_path_quick_tail(const char *path, size_t plen)
     if (plen == 4 && iol_g.keep_dev_shm && path[1] == 'd' && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
         (path[8] == '/' || path[8] == '\0'))
         return 0;
-    for (const char *q = path + plen; *q != '\0'; q++)
+    if (end == '\0')
+        return 1;
+    const char *q = path + plen + 1; /* just after the '/' that ends the prefix */
+    if (*q == '/' || *q == '.')
+        return 0;
+    /* Eight bytes at a time while they hold no '/' (a stat of /dev/null or /proc/self/maps is checked in
+     * one or two steps, not one per character), reading only within q's page. */
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL, slashes = 0x2F2F2F2F2F2F2F2FULL;
+    while (((uintptr_t)q & 4095) <= 4096 - 8) {
+        uint64_t x;
+        __builtin_memcpy(&x, q, 8);
+        uint64_t y = x ^ slashes;
+        if (((y - ones) & ~y & highs) != 0)
+            break; /* a '/' in these bytes: looked at one by one below */
+        if (((x - ones) & ~x & highs) != 0)
+            return 1; /* the string ends here, no '/' before it */
+        q += 8;
+    }
+    for (; *q != '\0'; q++)
         if (q[0] == '/' && (q[1] == '/' || q[1] == '.'))
             return 0;
     return 1;
