@@ -791,8 +791,10 @@ def test_a_path_under_an_excluded_prefix_is_excluded_only_where_it_really_leads(
     shm = tmpfs_dir / "g"
     shm.write_bytes(b"y")
     up = "/".join([".."] * (len(Path("/sys/firmware").parts) - 1))
+    # "/proc/self/task/" is 16 bytes: its ".." starts just after the check's first 16-byte look
     leave = [f"/dev/..{target}", f"/dev/shm/../..{target}", f"/sys/firmware/{up}{target}",
-             f"/sys/devices/{up}{target}", f"/proc/self/../..{target}"]  # fmt: skip
+             f"/sys/devices/{up}{target}", f"/proc/self/../..{target}", f"/proc/self/task/../../..{target}",
+             f"/proc/self/fdinfo/../../..{target}"]  # fmt: skip
     rel = shm.relative_to("/dev/shm")
     kept = [f"/dev//shm/{rel}", f"/dev/./shm/{rel}", f"/dev/shm/./{rel}"]
     excluded = ["/dev/null", "/proc/self/status", "/sys/kernel", "/dev/zero", "/proc/self/maps"]
@@ -804,6 +806,27 @@ def test_a_path_under_an_excluded_prefix_is_excluded_only_where_it_really_leads(
     assert log.files[str(shm)]["POSIX_STATS"] == len(kept)
     system = [p for p in log.files if p.startswith(("/dev/", "/proc/", "/sys/"))]
     assert [p for p in system if not p.startswith("/dev/shm/")] == []
+
+
+def test_short_prefixes_sharing_a_second_byte_are_each_checked(
+    profile_build: ProfileBuild, tmpfs_dir: Path, disk_dir: Path, logs: Path
+) -> None:
+    """A list of its own (IOLENS_PROFILE_EXCLUDE) whose short prefixes share a second byte (/dx and /dev):
+    the quick check tries each; /dev/shm is excluded with the rest of /dev (only the default list keeps it),
+    and paths that leave a prefix are still recorded where they lead."""
+    target = disk_dir / "f"
+    target.write_bytes(b"x")
+    shm = tmpfs_dir / "g"
+    shm.write_bytes(b"y")
+    leave = [f"/dev/..{target}", f"/proc/self/task/../../..{target}", f"/dx/..{target}"]
+    excluded = ["/dev/null", str(shm), "/proc/self/status", "/dx/absent", "/dx"]
+    program = "import os, sys\nfor p in sys.argv[1:]:\n    try:\n        os.stat(p)\n    except OSError:\n        pass\n"
+    env = profiled_env(profile_build, logs, IOLENS_PROFILE_EXCLUDE="/dx,/dev,/proc")
+    r = run([sys.executable, "-c", program, *leave, *excluded], env)
+    assert r.returncode == 0, r.stderr.decode()
+    (log,) = [x for x in logs_in(logs) if "-c" in x.header.cmdline]
+    assert log.files[str(target)]["POSIX_STATS"] == 2  # /dx/.. does not exist: the stat fails
+    assert [p for p in log.files if p.startswith(("/dev/", "/proc/", "/dx"))] == []
 
 
 def raw_records(path: Path) -> dict[int, int]:

@@ -232,37 +232,64 @@ int iol_path_excluded(const char *abs, size_t len)
     return 0;
 }
 
-/* After iol_path_quick_excluded's match of a prefix of plen bytes: 1 when path is surely under it — the
- * prefix ends at a component boundary, and no "//" or "/." follows (so no ".." can lead out, and no "//"
- * can hide "/dev//shm"). 0: not known (the caller makes the path absolute and normal, then asks
- * iol_path_excluded). */
-int iol_path_quick_tail(const char *path, size_t plen)
+/* The bytes of path[0..15] that are NUL, '/' and '.', a bit each (bit j: path[j]); the caller has made
+ * sure the 16 bytes are within one page. */
+struct iol_bytes16 {
+    unsigned zeros, slashes, dots;
+};
+static inline struct iol_bytes16 bytes16(const char *path)
 {
-    char end = path[plen]; /* within the string: its first plen bytes are not NUL */
-    if (end != '/' && end != '\0')
+#ifdef __SSE2__
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)path);
+    return (struct iol_bytes16){ (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128())),
+                                 (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('/'))),
+                                 (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('.'))) };
+#else
+    struct iol_bytes16 b = { 0, 0, 0 };
+    for (unsigned j = 0; j < 16; j++) {
+        b.zeros |= (unsigned)(path[j] == '\0') << j;
+        b.slashes |= (unsigned)(path[j] == '/') << j;
+        b.dots |= (unsigned)(path[j] == '.') << j;
+    }
+    return b;
+#endif
+}
+
+/* iol_path_quick_excluded's work once path's second byte names a short prefix (k from quick_by_c1): 1 when
+ * path starts with that prefix and surely stays under it — the prefix ends at a component boundary, and no
+ * "//" or "/." follows (so no ".." can lead out, and no "//" can hide "/dev//shm"). 0: not known (the
+ * caller makes the path absolute and normal, then asks iol_path_excluded). The path's first 16 bytes are
+ * looked at all at once: a stat of /dev/null or /proc/self/maps is decided without a loop. */
+int iol_path_quick_match(const char *path, unsigned k)
+{
+    /* 16 bytes may be read at once only within one page (the string may end just before an unmapped one) */
+    if (((uintptr_t)path & 4095) > 4096 - 16)
         return 0;
-    if (plen == 4 && iol_g.keep_dev_shm && path[1] == 'd' && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
+    uint64_t w;
+    __builtin_memcpy(&w, path, 8);
+    unsigned i = k - 1;
+    if (k == IOL_QUICK_SEVERAL)
+        for (i = 0; i < (unsigned)iol_g.n_quick && ((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) != 0; i++)
+            ;
+    if (i >= (unsigned)iol_g.n_quick || ((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) != 0)
+        return 0;
+    unsigned len = iol_g.quick_len[i]; /* 2..8: the prefix's bytes are not NUL */
+    struct iol_bytes16 b = bytes16(path);
+    if (b.zeros & (1u << len))
+        return 1; /* the prefix itself */
+    if (!(b.slashes & (1u << len)))
+        return 0; /* not at a component boundary: "/devices" under "/dev" */
+    /* the default list's /dev keeps the tmpfs /dev/shm */
+    if (iol_g.quick_keep_shm[i] && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
         (path[8] == '/' || path[8] == '\0'))
         return 0;
-    if (end == '\0')
+    unsigned live = b.zeros != 0 ? (b.zeros & -b.zeros) - 1 : 0xFFFFu; /* the bytes before the end */
+    if (((b.slashes << 1) & (b.slashes | b.dots) & live) != 0)
+        return 0; /* "//" or "/." (also within the prefix, where it only sends the path the slow way) */
+    if (b.zeros != 0)
         return 1;
-    const char *q = path + plen + 1; /* just after the '/' that ends the prefix */
-    if (*q == '/' || *q == '.')
-        return 0;
-    /* Eight bytes at a time while they hold no '/' (a stat of /dev/null or /proc/self/maps is checked in
-     * one or two steps, not one per character), reading only within q's page. */
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL, slashes = 0x2F2F2F2F2F2F2F2FULL;
-    while (((uintptr_t)q & 4095) <= 4096 - 8) {
-        uint64_t x;
-        __builtin_memcpy(&x, q, 8);
-        uint64_t y = x ^ slashes;
-        if (((y - ones) & ~y & highs) != 0)
-            break; /* a '/' in these bytes: looked at one by one below */
-        if (((x - ones) & ~x & highs) != 0)
-            return 1; /* the string ends here, no '/' before it */
-        q += 8;
-    }
-    for (; *q != '\0'; q++)
+    /* a longer path: the rest byte by byte, from the last byte looked at (a '/' there pairs with the next) */
+    for (const char *q = path + 15; *q != '\0'; q++)
         if (q[0] == '/' && (q[1] == '/' || q[1] == '.'))
             return 0;
     return 1;
@@ -303,6 +330,9 @@ static void add_exclude(const char *p, size_t len)
         iol_g.quick_word[iol_g.n_quick] = w;
         iol_g.quick_mask[iol_g.n_quick] = m;
         iol_g.quick_len[iol_g.n_quick] = (uint8_t)len;
+        iol_g.quick_keep_shm[iol_g.n_quick] = iol_g.keep_dev_shm && len == 4 && memcmp(copy, "/dev", 4) == 0;
+        uint8_t *by = &iol_g.quick_by_c1[(unsigned char)copy[1]];
+        *by = *by == 0 ? (uint8_t)(iol_g.n_quick + 1) : IOL_QUICK_SEVERAL;
         iol_g.n_quick++;
     }
     iol_g.excl[iol_g.n_excl] = copy;

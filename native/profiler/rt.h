@@ -138,6 +138,7 @@ struct iol_cwd {
 #define IOL_FD_CAP_MAX (1u << 22)
 #define IOL_MAX_EXCLUDE 32
 #define IOL_QUICK_MAX 8
+#define IOL_QUICK_SEVERAL 0xFF /* quick_by_c1: more than one short prefix has this second byte */
 
 struct iol_rt {
     int on;                  /* recording (set once the log exists; cleared when it is finished) */
@@ -182,6 +183,9 @@ struct iol_rt {
     int n_quick;             /* the prefixes of at most 8 bytes, for iol_path_quick_excluded */
     uint64_t quick_word[IOL_QUICK_MAX], quick_mask[IOL_QUICK_MAX];
     uint8_t quick_len[IOL_QUICK_MAX];
+    uint8_t quick_keep_shm[IOL_QUICK_MAX]; /* the prefix is the default list's /dev, whose /dev/shm is kept */
+    uint8_t quick_by_c1[256]; /* by a path's second byte: 1 + the one short prefix with that second byte,
+                               * IOL_QUICK_SEVERAL, or 0 (no short prefix: most recorded paths stop here) */
     int keep_dev_shm;        /* the default list excludes /dev but not the tmpfs /dev/shm */
 
     /* mounts */
@@ -278,22 +282,17 @@ long iol_path_abs(int dirfd, const char *path, char *out);
 int iol_path_excluded(const char *abs, size_t len);
 /* The same, without a copy when path is already absolute and normal: *abs is then path itself, else buf. */
 long iol_path_resolve(int dirfd, const char *path, char *buf, const char **abs);
-int iol_path_quick_tail(const char *path, size_t plen);
-/* 1 when the path as the program gave it is surely excluded: it starts with a short excluded prefix (one
- * masked 8-byte compare each, in line) and iol_path_quick_tail agrees; 0: not known. This is nearly all a
- * call on /dev/null or /proc/self/... costs. */
+int iol_path_quick_match(const char *path, unsigned k);
+/* 1 when the path as the program gave it is surely excluded: it starts with a short excluded prefix (found
+ * by its second byte, then one masked 8-byte compare) and what follows cannot lead out of it; 0: not known.
+ * This is nearly all a call on /dev/null or /proc/self/... costs, and a path under no short prefix costs
+ * one table lookup. */
 static inline int iol_path_quick_excluded(const char *path)
 {
-    /* 8 bytes may be read at once only within one page (the string may end just before an unmapped one) */
-    if (path == NULL || path[0] != '/' || ((uintptr_t)path & 4095) > 4096 - 8)
+    if (path == NULL || path[0] != '/')
         return 0;
-    uint64_t w;
-    __builtin_memcpy(&w, path, 8);
-    int n = iol_g.n_quick;
-    for (int i = 0; i < n; i++)
-        if (((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) == 0)
-            return iol_path_quick_tail(path, iol_g.quick_len[i]);
-    return 0;
+    unsigned k = iol_g.quick_by_c1[(unsigned char)path[1]];
+    return k == 0 ? 0 : iol_path_quick_match(path, k);
 }
 void iol_cwd_refresh(void);
 void iol_exclude_init(const char *spec);
