@@ -820,7 +820,12 @@ def test_short_prefixes_sharing_a_second_byte_are_each_checked(
     shm.write_bytes(b"y")
     leave = [f"/dev/..{target}", f"/proc/self/task/../../..{target}", f"/dx/..{target}"]
     excluded = ["/dev/null", str(shm), "/proc/self/status", "/dx/absent", "/dx"]
-    program = "import os, sys\nfor p in sys.argv[1:]:\n    try:\n        os.stat(p)\n    except OSError:\n        pass\n"  # noqa: E501
+    program = (
+        "import contextlib, os, sys\n"
+        "for p in sys.argv[1:]:\n"
+        "    with contextlib.suppress(OSError):\n"
+        "        os.stat(p)\n"
+    )
     env = profiled_env(profile_build, logs, IOLENS_PROFILE_EXCLUDE="/dx,/dev,/proc")
     r = run([sys.executable, "-c", program, *leave, *excluded], env)
     assert r.returncode == 0, r.stderr.decode()
