@@ -268,10 +268,18 @@ int iol_path_quick_match(const char *path, unsigned k)
     uint64_t w;
     __builtin_memcpy(&w, path, 8);
     unsigned i = k - 1;
-    if (k == IOL_QUICK_SEVERAL)
+    if (IOL_LIKELY(k != IOL_QUICK_SEVERAL)) {
+        if (((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) != 0)
+            return 0;
+    } else {
         for (i = 0; i < (unsigned)iol_g.n_quick && ((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) != 0; i++)
             ;
-    if (i >= (unsigned)iol_g.n_quick || ((w ^ iol_g.quick_word[i]) & iol_g.quick_mask[i]) != 0)
+        if (i == (unsigned)iol_g.n_quick)
+            return 0;
+    }
+    /* the default list's /dev keeps the tmpfs /dev/shm (first: that is where most paths under /dev go) */
+    if (iol_g.quick_keep_shm[i] && path[4] == '/' && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
+        (path[8] == '/' || path[8] == '\0'))
         return 0;
     unsigned len = iol_g.quick_len[i]; /* 2..8: the prefix's bytes are not NUL */
     struct iol_bytes16 b = bytes16(path);
@@ -279,10 +287,6 @@ int iol_path_quick_match(const char *path, unsigned k)
         return 1; /* the prefix itself */
     if (!(b.slashes & (1u << len)))
         return 0; /* not at a component boundary: "/devices" under "/dev" */
-    /* the default list's /dev keeps the tmpfs /dev/shm */
-    if (iol_g.quick_keep_shm[i] && path[5] == 's' && path[6] == 'h' && path[7] == 'm' &&
-        (path[8] == '/' || path[8] == '\0'))
-        return 0;
     unsigned live = b.zeros != 0 ? (b.zeros & -b.zeros) - 1 : 0xFFFFu; /* the bytes before the end */
     if (((b.slashes << 1) & (b.slashes | b.dots) & live) != 0)
         return 0; /* "//" or "/." (also within the prefix, where it only sends the path the slow way) */
