@@ -93,3 +93,41 @@ def test_unknown_backend_exits_2_naming_the_option(engine: Path, tmpfs_dir: Path
     assert "-a" in res.stderr and "spdk" in res.stderr
     assert "posix" in res.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("backend", ["io_uring", "libaio"])
+def test_submit_batch_sets_the_transfers_per_submit_call(engine: Path, tmpfs_dir: Path, backend: str) -> None:
+    """--submit-batch (fio's iodepth_batch_submit): 1, the default, hands each transfer over with its own
+    system call; N at most N per call; 0 every free slot at once. The phase's `backend` object counts the
+    calls, summed over both ranks."""
+    if backend not in compiled_backends(engine):
+        pytest.skip(f"{backend} is not compiled into this engine")
+    base = ["-a", backend, "--queue-depth", "16", "-t", "4k", "-b", "1m", "-w", "-r", "-F", "--posix.odirect"]
+    calls = {}
+    for batch in (None, "1", "4", "0"):
+        args = base + (["--submit-batch", batch] if batch is not None else [])
+        res = run_engine(engine, [*args, "-o", str(tmpfs_dir / f"b{batch}")], np=2)
+        if res.returncode != 0 and "Invalid argument" in res.stderr:
+            pytest.skip(f"this file system refuses O_DIRECT: {res.stderr.strip()}")
+        assert res.returncode == 0, res.stderr
+        assert res.doc is not None and res.doc["config"]["submit-batch"] == int(batch or 1)
+        for ph in res.doc["phases"]:
+            assert ph["backend"]["requests"] == ph["ops"] == 2 * 256
+        calls[batch] = [ph["backend"]["submit_calls"] for ph in res.doc["phases"]]
+    assert calls[None] == calls["1"] == [512, 512]
+    assert all(512 // 4 <= c < 512 for c in calls["4"])
+    assert all(c < 512 for c in calls["0"])
+
+
+def test_a_synchronous_backend_has_no_backend_counts(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(engine, ["-a", "posix", "-t", "4k", "-b", "64k", "-w", "-o", str(tmpfs_dir / "f")])
+    assert res.returncode == 0, res.stderr
+    assert res.doc is not None and [ph["backend"] for ph in res.doc["phases"]] == [None]
+
+
+@pytest.mark.parametrize("value", ["-1", "4097", "x"])
+def test_a_bad_submit_batch_exits_2_naming_the_option(engine: Path, tmpfs_dir: Path, value: str) -> None:
+    res = run_engine(engine, ["-a", "io_uring", "--submit-batch", value, "-o", str(tmpfs_dir / "f")])
+    assert res.returncode == 2
+    assert "--submit-batch" in res.stderr
+    assert list(tmpfs_dir.iterdir()) == []

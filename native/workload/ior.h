@@ -38,6 +38,7 @@ struct ior_cfg {
     int64_t wear_out_iterations;    /* -O stoneWallingWearOutIterations=N */
     int direct;                     /* --posix.odirect / --direct */
     int64_t queue_depth;            /* --queue-depth: requests in flight per rank */
+    int64_t submit_batch;           /* --submit-batch: requests per submit call (0: all that are free) */
     char summary_format[IOL_STR_MAX]; /* -O summaryFormat=default|JSON */
     char summary_file[IOL_STR_MAX];   /* -O summaryFile=F */
     int keep_cache;                 /* --keep-cache: do not evict before reading */

@@ -36,6 +36,7 @@ const struct iol_option ior_options[] = {
     {0, "stone-walling-wear-out-iterations", "stoneWallingWearOutIterations", IOL_OPT_INT, F(wear_out_iterations), "0", "transfers per rank to do: for a read, the count a stonewalled write reached (0 = all, or the status file's count)", 0, 1e15},
     {0, "posix.odirect", "direct,posix.odirect,useO_DIRECT", IOL_OPT_FLAG, F(direct), "0", "open with O_DIRECT (bypass the page cache); also --direct", NOLIM},
     {0, "queue-depth", "queueDepth,iodepth", IOL_OPT_INT, F(queue_depth), "1", "transfers in flight per rank", 1, 4096},
+    {0, "submit-batch", "submitBatch,iodepth_batch_submit", IOL_OPT_INT, F(submit_batch), "1", "transfers handed to an asynchronous backend per submit call, as fio's iodepth_batch_submit (0 = every free slot at once)", 0, 4096},
     {0, "summary-format", "summaryFormat", IOL_OPT_STRING, F(summary_format), "default", "default, or JSON to print the result document", NOLIM},
     {0, "summary-file", "summaryFile", IOL_OPT_STRING, F(summary_file), "", "write the summary (or JSON document) to this file", NOLIM},
     {0, "keep-cache", "keepCache", IOL_OPT_FLAG, F(keep_cache), "0", "do not evict written files from the page cache before reading", NOLIM},
