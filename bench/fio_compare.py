@@ -724,10 +724,10 @@ def main() -> int:
         "disk may serve without reading.",
         "io_uring: iolens's defaults are fixedbufs=1 registerfiles=1 and fio's 0, so both are given "
         "explicitly (uring-qd32 and uring-128k-qd16: 0/0 on both, uring-qd32-fixed: 1/1 on both). "
-        f"--iodepth_batch_submit={p.batch_submit} is given to both too: fio's default is 1 (each I/O is "
-        "submitted as soon as it is ready), iolens's own default (0 in native/workload/fio.h: every free "
-        "slot in one submit call) is not used. iodepth_batch_complete_min/max are left at their defaults "
-        "(1 and iodepth) on both.",
+        f"--iodepth_batch_submit={p.batch_submit} is given to both too (1, each I/O submitted as soon as "
+        "it is ready, is fio's default and, since 2026-11-25, iolens's; iolens used to default to 0, every "
+        "free slot in one call). iodepth_batch_complete_min/max are left at their defaults (1 and iodepth) "
+        "on both.",
         "Page-cache cases: before every run of either tool the file is read with cat to /dev/null, and both "
         "run with --invalidate=0 (iolens's cache.mode is checked not to be 'cold'). On tmpfs the file is in "
         "memory anyway.",

@@ -414,3 +414,22 @@ def test_config_file_that_cannot_be_read_is_refused_when_named_and_passed_over_a
         assert r.returncode == 2 and f"{ini}: not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["ior", "--help"], ["mdtest", "-h"], ["find", "--help"], ["fio", "--help"], ["io500", "--help"],
+     ["profile", "--help"], ["profile", "report", "--help"], ["monitor", "--help"], ["db", "--help"]],
+    ids=lambda c: " ".join(c),
+)  # fmt: skip
+def test_help_is_shown_even_with_a_broken_config_file(tmp_path: Path, command: list[str]) -> None:
+    """Asking a command for its help reads no config file: a broken one is said when something would be
+    stored, not in the way of the usage text."""
+    ini = tmp_path / "iolens.ini"
+    ini.write_text("[store\nsystem = x\n")
+    env = iolens_env({"IOLENS_CONFIG": str(ini)}, home=tmp_path)
+    r = iolens(*command, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "usage" in r.stdout.lower() and "Traceback" not in r.stderr
+    run = iolens("ior", "-t", "4k", "-b", "4k", "-w", "-o", str(tmp_path / "f"), env=env)
+    assert run.returncode == 2 and str(ini) in run.stderr and not (tmp_path / "f").exists()

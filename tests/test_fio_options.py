@@ -267,9 +267,15 @@ def queued(engine: Path, d: Path, ioengine: str, *more: str) -> tuple[dict[str, 
 def test_iodepth_batch_submit_sends_at_most_that_many_per_call(
     engine: Path, disk_dir: Path, ioengine: str
 ) -> None:
+    be, opts = queued(engine, disk_dir, ioengine)
+    assert opts["iodepth_batch_submit"] == 1, "fio's default"
+    assert be["submit_calls"] == 256, "one request per submit call"
     be, opts = queued(engine, disk_dir, ioengine, "--iodepth_batch_submit=1")
     assert opts["iodepth_batch_submit"] == 1
     assert be["submit_calls"] == 256, "one request per submit call"
+    be, opts = queued(engine, disk_dir, ioengine, "--iodepth_batch_submit=0")
+    assert opts["iodepth_batch_submit"] == 0
+    assert be["submit_calls"] < 256, "every free slot in one call"
     be, opts = queued(engine, disk_dir, ioengine, "--iodepth_batch=4")
     assert opts["iodepth_batch_submit"] == 4
     # at most 4 per call; the first fill of 16 slots alone takes 4 calls instead of 16
@@ -281,13 +287,14 @@ def test_iodepth_batch_complete_max_and_min_bound_each_reap(
     engine: Path, disk_dir: Path, ioengine: str
 ) -> None:
     # Every submit after the first fill sends the slots the last reap freed (batch_submit 0 = all free slots).
-    be, opts = queued(engine, disk_dir, ioengine, "--iodepth_batch_complete_max=1")
+    every = "--iodepth_batch_submit=0"
+    be, opts = queued(engine, disk_dir, ioengine, every, "--iodepth_batch_complete_max=1")
     assert opts["iodepth_batch_complete_max"] == 1
     assert be["submit_calls"] == 1 + (256 - 16), "one completion per reap, so one request per refill"
-    be, _ = queued(engine, disk_dir, ioengine, "--iodepth_batch_complete_max=4")
+    be, _ = queued(engine, disk_dir, ioengine, every, "--iodepth_batch_complete_max=4")
     assert be["submit_calls"] >= 1 + (256 - 16) // 4
     be, opts = queued(
-        engine, disk_dir, ioengine, "--iodepth_batch_complete_min=8", "--iodepth_batch_complete_max=16"
+        engine, disk_dir, ioengine, every, "--iodepth_batch_complete_min=8", "--iodepth_batch_complete_max=16"
     )
     assert (opts["iodepth_batch_complete_min"], opts["iodepth_batch_complete_max"]) == (8, 16)
     assert be["submit_calls"] <= 1 + (256 - 16) // 8, (

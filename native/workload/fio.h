@@ -30,7 +30,7 @@ struct fio_job_opts {
     uint64_t offset;
     char ioengine[FIO_NAME_MAX];
     int64_t iodepth;
-    int64_t iodepth_batch_submit;       /* 0 = every free slot at once */
+    int64_t iodepth_batch_submit;       /* default 1, as fio; 0 = every free slot at once */
     int64_t iodepth_batch_complete_min;
     int64_t iodepth_batch_complete_max; /* 0 = iodepth */
     int64_t numjobs;

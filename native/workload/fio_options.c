@@ -25,7 +25,7 @@ const struct iol_option fio_job_options[] = {
     {0, "offset", NULL, IOL_OPT_SIZE, F(offset), "0", "start of the I/O region in each file", NOLIM},
     {0, "ioengine", NULL, IOL_OPT_STRING, F(ioengine), "psync", "io_uring, libaio (aio, linuxaio), psync, pvsync2 or null, as fio spells them", NOLIM},
     {0, "iodepth", NULL, IOL_OPT_INT, F(iodepth), "1", "I/Os in flight per instance", 1, 65536},
-    {0, "iodepth_batch_submit", "iodepth_batch", IOL_OPT_INT, F(iodepth_batch_submit), "0", "submit in batches of this many (0 = every free slot at once)", 0, 65536},
+    {0, "iodepth_batch_submit", "iodepth_batch", IOL_OPT_INT, F(iodepth_batch_submit), "1", "submit in batches of this many (1, fio's default: each request as soon as it is made; 0 = every free slot at once)", 0, 65536},
     {0, "iodepth_batch_complete_min", "iodepth_batch_complete", IOL_OPT_INT, F(iodepth_batch_complete_min), "1", "completions to wait for at least (0 = do not wait while more can be issued)", 0, 65536},
     {0, "iodepth_batch_complete_max", NULL, IOL_OPT_INT, F(iodepth_batch_complete_max), "0", "completions to reap at most (0 = iodepth)", 0, 65536},
     {0, "numjobs", NULL, IOL_OPT_INT, F(numjobs), "1", "instances of the job on each rank (threads)", 1, 4096},

@@ -278,15 +278,7 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     iol_json_begin_array(j);
     for (int i = 0; i < jr->nsumm; i++) json_instance(j, &jr->summ[i]);
     iol_json_end_array(j);
-    iol_json_key(j, "backend");
-    iol_json_begin_object(j);
-    iol_json_kv_uint(j, "requests", jr->bstats.requests);
-    iol_json_kv_uint(j, "fixed_bufs", jr->bstats.fixed_bufs);
-    iol_json_kv_uint(j, "fixed_files", jr->bstats.fixed_files);
-    iol_json_kv_uint(j, "resubmits", jr->bstats.resubmits);
-    iol_json_kv_uint(j, "submit_calls", jr->bstats.submit_calls);
-    iol_json_kv_uint(j, "waits", jr->bstats.waits);
-    iol_json_end_object(j);
+    iol_doc_backend_stats(j, &jr->bstats);
     iol_json_end_object(j);
 }
 

@@ -242,19 +242,7 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     iol_json_kv_bool(j, "on_close", cfg->fsync && !ph->cache.is_read);
     iol_json_kv_bool(j, "per_write", cfg->fsync_per_write && !ph->cache.is_read);
     iol_json_end_object(j);
-    iol_json_key(j, "backend");
-    if (!ph->backend_stats) {
-        iol_json_null(j);
-    } else {
-        iol_json_begin_object(j);
-        iol_json_kv_uint(j, "requests", ph->bstats.requests);
-        iol_json_kv_uint(j, "fixed_bufs", ph->bstats.fixed_bufs);
-        iol_json_kv_uint(j, "fixed_files", ph->bstats.fixed_files);
-        iol_json_kv_uint(j, "resubmits", ph->bstats.resubmits);
-        iol_json_kv_uint(j, "submit_calls", ph->bstats.submit_calls);
-        iol_json_kv_uint(j, "waits", ph->bstats.waits);
-        iol_json_end_object(j);
-    }
+    iol_doc_backend_stats(j, ph->backend_stats ? &ph->bstats : NULL);
     iol_json_key(j, "verify");
     if (!ph->verify.active) {
         iol_json_null(j);

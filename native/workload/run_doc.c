@@ -147,6 +147,23 @@ void iol_doc_latency_as(struct iol_json *j, const char *key, const struct iol_hi
     iol_json_end_object(j);
 }
 
+void iol_doc_backend_stats(struct iol_json *j, const struct iol_backend_stats *s)
+{
+    iol_json_key(j, "backend");
+    if (s == NULL) {
+        iol_json_null(j);
+        return;
+    }
+    iol_json_begin_object(j);
+    iol_json_kv_uint(j, "requests", s->requests);
+    iol_json_kv_uint(j, "fixed_bufs", s->fixed_bufs);
+    iol_json_kv_uint(j, "fixed_files", s->fixed_files);
+    iol_json_kv_uint(j, "resubmits", s->resubmits);
+    iol_json_kv_uint(j, "submit_calls", s->submit_calls);
+    iol_json_kv_uint(j, "waits", s->waits);
+    iol_json_end_object(j);
+}
+
 void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets)
 {
     iol_doc_latency_as(j, "latency_ns", h, with_buckets ? IOL_DOC_LAT_BUCKETS : 0);

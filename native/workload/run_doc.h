@@ -4,6 +4,7 @@
 #ifndef IOL_RUN_DOC_H
 #define IOL_RUN_DOC_H
 #include <stdio.h>
+#include "../backend/backend.h"
 #include "../comm/comm.h"
 #include "../common/hist.h"
 #include "../common/json.h"
@@ -33,6 +34,8 @@ void iol_doc_status(struct iol_json *j, const struct iol_err *err, int err_rank,
 
 /* Writes "latency_ns": {count, min, mean, p50, p90, p99, p99_9, max[, buckets: [[low, high, count], ...]]}. */
 void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets);
+/* The "backend" object: what an asynchronous backend counted (docs/schema.md), or null when s is NULL. */
+void iol_doc_backend_stats(struct iol_json *j, const struct iol_backend_stats *s);
 /* The same object under any key; parts add "buckets" and/or "stddev" (after "mean"). */
 enum { IOL_DOC_LAT_BUCKETS = 1, IOL_DOC_LAT_STDDEV = 2 };
 void iol_doc_latency_as(struct iol_json *j, const char *key, const struct iol_hist *h, int parts);

@@ -784,6 +784,14 @@ def _print_version() -> int:
     return 0
 
 
+def _asks_help(args: Sequence[str], first_only: bool = False) -> bool:
+    """True when the command's own options ask for its help (before any `--`; with first_only, only the
+    first argument counts: what follows may be another program's command line, as in `iolens profile`).
+    Help is printed without reading the config file, so a broken one does not hide it."""
+    own = list(args[:1]) if first_only else list(args[: args.index("--")] if "--" in args else args)
+    return "-h" in own or "--help" in own
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
@@ -803,7 +811,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in WORKLOADS or command == "io500":
         try:
             store, rest = take_options(rest)
-            autostore_target(store)  # a bad config file is said before anything runs
+            if not _asks_help(rest):
+                autostore_target(store)  # a bad config file is said before anything runs
         except SettingsError as exc:
             return _error(str(exc))
         return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
@@ -817,7 +826,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     after.db or store.db, after.system or store.system, store.no_store or after.no_store
                 )
                 rest = ["report", *tail]
-            autostore_target(store)
+            if not (_asks_help(rest, first_only=True) or (rest[:1] == ["report"] and _asks_help(rest[1:]))):
+                autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
         return _profile(rest, store)
@@ -827,10 +837,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             store, rest = take_options(rest)
-            if rest[:1] != ["parse"]:
+            if rest[:1] != ["parse"] and not _asks_help(rest):
                 autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
+        if _asks_help(rest):
+            return monitor_command.main(rest)
         if rest[:1] == ["parse"]:
             if store != StoreOptions():
                 return _error(
