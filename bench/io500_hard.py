@@ -14,8 +14,9 @@
 Figures are IO500's: GiB/s (bytes / time, wear-out included) and kIOPS (items / time). Each workload is
 measured in two memory states: "clean" (nothing else on the tmpfs) and "after easy" (first a 4 GiB
 ior-easy-like write and a 1,700,000-file mdtest-easy-like create are made and kept, as the suite has them
-when its hard phases run: `iolens io500` with config-quick.ini makes about that many here in its 5 s). Tools alternate run by run (5 runs each by default; the order flipped every other
-round); every run's files are removed before the next.
+when its hard phases run: `iolens io500` with config-quick.ini makes about that many here in its 5 s).
+Tools alternate run by run (5 runs each by default; the order flipped every other round); every run's files
+are removed before the next.
 
 The question it answers: the IO500 reference (../shared/data/io500/result.txt) has ior-hard-write 0.554 GiB/s
 and mdtest-hard-write 102.2 kIOPS, and `iolens io500` on this machine gets 10-20% less in the suite; is that
