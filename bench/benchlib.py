@@ -365,6 +365,8 @@ class Report:
             self.commands.append(line)
 
     def text(self) -> str:
+        """The report, with paths inside this checkout written relative to its root (a recorded result
+        names the code, not the machine it ran on)."""
         out = [
             self.title,
             "=" * len(self.title),
@@ -375,7 +377,7 @@ class Report:
             "-" * 40,
         ]
         out += [f"  {c}" for c in self.commands]
-        return "\n".join(out) + "\n"
+        return "\n".join(out).replace(f"{REPO_DIR}/", "") + "\n"
 
     def emit(self, out: str | None, quick: bool) -> None:
         """Prints the report and writes it: to --out if given, else to bench/results/<name>.txt for a full
