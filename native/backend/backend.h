@@ -84,6 +84,18 @@ struct iol_backend_stats {
     uint64_t waits;          /* times reap had to wait for completions */
 };
 
+/* acc += now - then, field by field: what a backend counted between two readings of its stats. */
+static inline void iol_backend_stats_add_since(struct iol_backend_stats *acc, const struct iol_backend_stats *now,
+                                               const struct iol_backend_stats *then)
+{
+    acc->requests += now->requests - then->requests;
+    acc->fixed_bufs += now->fixed_bufs - then->fixed_bufs;
+    acc->fixed_files += now->fixed_files - then->fixed_files;
+    acc->resubmits += now->resubmits - then->resubmits;
+    acc->submit_calls += now->submit_calls - then->submit_calls;
+    acc->waits += now->waits - then->waits;
+}
+
 struct iol_backend {
     const char *name;
     const char *description;

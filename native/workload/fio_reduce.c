@@ -149,12 +149,7 @@ static void merge_local(struct fio_run *r, int j)
         }
         jr->verify_errors += in->verify_errors;
         if (!p->shared_files && !in->evicted) jr->evicted = 0;
-        jr->bstats.requests += in->bstats.requests;
-        jr->bstats.fixed_bufs += in->bstats.fixed_bufs;
-        jr->bstats.fixed_files += in->bstats.fixed_files;
-        jr->bstats.resubmits += in->bstats.resubmits;
-        jr->bstats.submit_calls += in->bstats.submit_calls;
-        jr->bstats.waits += in->bstats.waits;
+        iol_backend_stats_add_since(&jr->bstats, &in->bstats, &(const struct iol_backend_stats){0});
         if (in->nsecs > jr->nsecs) jr->nsecs = in->nsecs;
     }
 }

@@ -272,12 +272,7 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     lp->t[3] = iol_comm_time(c, iol_now_ns());
     if (r->be->stats) {
         r->be->stats(r->bctx, &after);
-        lp->bstats.requests += after.requests - before.requests;
-        lp->bstats.fixed_bufs += after.fixed_bufs - before.fixed_bufs;
-        lp->bstats.fixed_files += after.fixed_files - before.fixed_files;
-        lp->bstats.resubmits += after.resubmits - before.resubmits;
-        lp->bstats.submit_calls += after.submit_calls - before.submit_calls;
-        lp->bstats.waits += after.waits - before.waits;
+        iol_backend_stats_add_since(&lp->bstats, &after, &before);
     }
     if (cfg->intra_barriers && c->barrier(c)) return comm_failed(r);
 
@@ -356,7 +351,6 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
         ph->verify.first_bad_rank = (int)badrank;
     }
     ph->cache.evicted = evicted != 0;
-    ph->backend_stats = r->be->stats != NULL;
     ph->bstats = (struct iol_backend_stats){sums[4], sums[5], sums[6], sums[7], sums[8], sums[9]};
     ph->rank_bytes = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_ops = calloc((size_t)r->nranks, sizeof(uint64_t));

@@ -43,8 +43,7 @@ struct ior_phase {
     struct ior_stonewall stonewall;
     struct ior_cache cache;
     struct ior_verify verify;
-    int backend_stats;               /* the backend counts its work (io_uring, libaio): bstats is filled */
-    struct iol_backend_stats bstats; /* summed over ranks, the transfer step only */
+    struct iol_backend_stats bstats; /* summed over ranks, the transfer step only (backends with stats) */
     uint64_t *rank_bytes, *rank_ops; /* per rank (rank 0 only) */
     double *rank_xfer_s;
 };

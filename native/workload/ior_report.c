@@ -242,7 +242,7 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     iol_json_kv_bool(j, "on_close", cfg->fsync && !ph->cache.is_read);
     iol_json_kv_bool(j, "per_write", cfg->fsync_per_write && !ph->cache.is_read);
     iol_json_end_object(j);
-    iol_doc_backend_stats(j, ph->backend_stats ? &ph->bstats : NULL);
+    iol_doc_backend_stats(j, r->be->stats ? &ph->bstats : NULL);
     iol_json_key(j, "verify");
     if (!ph->verify.active) {
         iol_json_null(j);
