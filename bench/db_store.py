@@ -111,11 +111,6 @@ def timed(fn: Any, repeat: int) -> tuple[list[float], Any]:
     return times, result
 
 
-def child(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MiB (ru_maxrss of the command, from wait4), exit status."""
-    return bl.peak(cmd, env)
-
-
 def env() -> dict[str, str]:
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(bl.REPO_DIR / "python"), e.get("PYTHONPATH")]))
@@ -223,7 +218,7 @@ def main() -> int:
                 "--db",
                 str(d / f"import-{r}.db"),
             ]
-            wall, _, _ = child(cmd, env())
+            wall, _, _ = bl.peak(cmd, env())
             rates.append(n_samples / wall)
             rep.command(cmd)
             bl.progress(f"sqlite: iolens db import {n_samples} samples in {wall:.2f} s")
@@ -297,7 +292,7 @@ def main() -> int:
                 "--db",
                 str(db_path),
             ]
-            walls = [child(cmd, env())[0] for _ in range(min(repeat, 5))]
+            walls = [bl.peak(cmd, env())[0] for _ in range(min(repeat, 5))]
             rep.command(cmd)
             query_rows.append(
                 [
@@ -327,7 +322,7 @@ def main() -> int:
         write_log(logs, many_files_spec(n_files))
         pdb = d / "profile.db"
         cmd = [sys.executable, "-m", "iolens", "db", "import", str(logs), "--db", str(pdb)]
-        import_wall, import_mb, _ = child(cmd, env())
+        import_wall, import_mb, _ = bl.peak(cmd, env())
         rep.command(cmd)
         report_rows = [["iolens db import (the log, once)", import_wall, "-", import_mb, "-"]]
         walls, mbs = [], []
@@ -344,7 +339,7 @@ def main() -> int:
                 "--db",
                 str(pdb),
             ]
-            wall, mb, _ = child(cmd, env())
+            wall, mb, _ = bl.peak(cmd, env())
             walls.append(wall)
             mbs.append(mb)
             rep.command(cmd)

@@ -36,7 +36,6 @@ from pathlib import Path
 import benchlib as bl
 
 NP = 2
-GIB = 1 << 30
 REFERENCE = {"ior-hard-write": 0.554106, "mdtest-hard-write": 102.175323}  # result.txt of the app
 WORKLOADS = ("ior-hard-write", "mdtest-hard-write")
 
@@ -61,22 +60,21 @@ def run_iolens(engine: Path, workload: str, d: Path, seconds: int, rep: bl.Repor
     doc = bl.engine_doc(out)
     out.unlink()
     if workload == "ior-hard-write":
-        return float(bl.phase(doc, "write")["bw_bytes_per_s"]) / GIB
+        return float(bl.phase(doc, "write")["bw_bytes_per_s"]) / bl.GIB
     return float(bl.phase(doc, "file-create")["io500_rate_per_s"]) / 1000
 
 
 def run_plain(exe: Path, workload: str, d: Path, seconds: int, rep: bl.Report) -> float:
+    d.mkdir()
     if workload == "ior-hard-write":
-        d.mkdir()
         cmd = [str(exe), "ior-hard", str(d / "file"), str(NP), str(seconds)]
     else:
-        d.mkdir()
         cmd = [str(exe), "mdtest-hard", str(d), str(NP), str(seconds)]
     rep.command(cmd)
     r = bl.check(bl.run(cmd), f"hard_plain {workload}")
     j = json.loads(r.stdout)
     if workload == "ior-hard-write":
-        return j["bytes"] / j["seconds"] / GIB
+        return j["bytes"] / j["seconds"] / bl.GIB
     return j["items"] / j["seconds"] / 1000
 
 

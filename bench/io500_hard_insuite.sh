@@ -4,7 +4,7 @@
 # ior-hard-write and before mdtest-hard-write, alternates the engine's command of that phase and
 # bench/hard_plain.c (3 rounds, each run's output removed), then lets the suite run the phase itself.
 # Run from the repository root after `make install`; prints one line per run and the suite's two figures.
-set -u
+set -eu
 E=${IOLENS_BENCH:-build/native/iolens-bench}
 PD=$(mktemp -d)
 P=$PD/hard_plain
@@ -33,8 +33,13 @@ n = 1000000
 INI
 .venv/bin/iolens io500 $X/io500.ini --np 2 > $X/suite.log 2>&1 &
 SUITE=$!
+# whatever happens (an engine failing, Ctrl-C), the suite stops and its data goes
+trap 'kill $SUITE 2>/dev/null; wait $SUITE 2>/dev/null; rm -rf "$X" "$PD"' EXIT
 for phase in ior-hard-write mdtest-hard-write; do
-  while ! grep -q "pausing before $phase" $X/suite.log; do sleep 0.5; done
+  while ! grep -q "pausing before $phase" $X/suite.log; do
+    kill -0 $SUITE 2>/dev/null || { cat $X/suite.log; exit 1; }
+    sleep 0.5
+  done
   sleep 1
   for r in 1 2 3; do
     for tool in iolens plain; do
@@ -63,4 +68,3 @@ for phase in ior-hard-write mdtest-hard-write; do
 done
 wait $SUITE
 grep -E "hard-write" $X/suite.log | head -6
-rm -rf $X $PD

@@ -274,6 +274,10 @@ def _counter_chunks(spec: LogSpec, kind: int) -> list[bytes]:
     the threads' records in process chunks: the reader must take either)."""
     counters = spec.file_counters if kind == FILE_REC else spec.file_data_counters
     names = {n for n, _ in counters}
+    known = {n for n, _ in spec.file_counters} | {n for n, _ in spec.file_data_counters}
+    for _, _, vals in spec.file_recs:  # a misspelt counter must fail the test, not become a zero
+        unknown = set(vals) - known
+        assert not unknown, f"counters in neither record: {sorted(unknown)}"
     rsize = 8 + 8 * len(counters)
     out: list[bytes] = []
     for thread in sorted({t for t, _, _ in spec.file_recs}):

@@ -408,12 +408,19 @@ def test_config_file_that_cannot_be_read_is_refused_when_named_and_passed_over_a
         r = subprocess.run(cmd, env=named, capture_output=True, text=True, timeout=120, check=False)
         assert r.returncode == 2 and r.stdout == "", r.stderr
         assert f"IOLENS_CONFIG={ini}: permission denied" in r.stderr
-        # Bytes that are not UTF-8: refused with the file's name, not a traceback.
-        ini.write_bytes(b"[store]\nsystem = caf\xe9\n")
-        r = iolens("find", str(tree), "--no-live", env=named)
-        assert r.returncode == 2 and f"{ini}: not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_config_file_that_is_not_utf8_is_refused_naming_it(engine: Path, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8: refused with the file's name, not a traceback (needs no other user)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    ini = tmp_path / "iolens.ini"
+    ini.write_bytes(b"[store]\nsystem = caf\xe9\n")
+    env = iolens_env({"IOLENS_BENCH": str(engine), "IOLENS_CONFIG": str(ini)}, home=tmp_path)
+    r = iolens("find", str(tree), "--no-live", env=env)
+    assert r.returncode == 2 and f"{ini}: not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
 
 
 @pytest.mark.parametrize(

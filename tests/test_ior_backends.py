@@ -96,7 +96,7 @@ def test_unknown_backend_exits_2_naming_the_option(engine: Path, tmpfs_dir: Path
 
 
 @pytest.mark.parametrize("backend", ["io_uring", "libaio"])
-def test_submit_batch_sets_the_transfers_per_submit_call(engine: Path, tmpfs_dir: Path, backend: str) -> None:
+def test_submit_batch_sets_the_transfers_per_submit_call(engine: Path, disk_dir: Path, backend: str) -> None:
     """--submit-batch (fio's iodepth_batch_submit): 1, the default, hands each transfer over with its own
     system call; N at most N per call; 0 every free slot at once. The phase's `backend` object counts the
     calls, summed over both ranks."""
@@ -106,7 +106,7 @@ def test_submit_batch_sets_the_transfers_per_submit_call(engine: Path, tmpfs_dir
     calls = {}
     for batch in (None, "1", "4", "0"):
         args = base + (["--submit-batch", batch] if batch is not None else [])
-        res = run_engine(engine, [*args, "-o", str(tmpfs_dir / f"b{batch}")], np=2)
+        res = run_engine(engine, [*args, "-o", str(disk_dir / f"b{batch}")], np=2)
         if res.returncode != 0 and "Invalid argument" in res.stderr:
             pytest.skip(f"this file system refuses O_DIRECT: {res.stderr.strip()}")
         assert res.returncode == 0, res.stderr

@@ -90,6 +90,7 @@ def test_io500_under_mpirun_has_each_phase_of_its_node_sampled(
     assert node["complete"] is True
     times = [s["time"] for s in node["samples"]]
     assert times == sorted(times)
+    assert set(ran) <= {w["name"] for w in node["windows"]}, "every phase that ran has its window"
     for w in node["windows"]:
         if w["name"] in ran:
             first, last = w["samples"]

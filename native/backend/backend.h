@@ -84,6 +84,17 @@ struct iol_backend_stats {
     uint64_t waits;          /* times reap had to wait for completions */
 };
 
+/* acc += add, field by field. */
+static inline void iol_backend_stats_add(struct iol_backend_stats *acc, const struct iol_backend_stats *add)
+{
+    acc->requests += add->requests;
+    acc->fixed_bufs += add->fixed_bufs;
+    acc->fixed_files += add->fixed_files;
+    acc->resubmits += add->resubmits;
+    acc->submit_calls += add->submit_calls;
+    acc->waits += add->waits;
+}
+
 /* acc += now - then, field by field: what a backend counted between two readings of its stats. */
 static inline void iol_backend_stats_add_since(struct iol_backend_stats *acc, const struct iol_backend_stats *now,
                                                const struct iol_backend_stats *then)

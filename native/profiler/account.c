@@ -289,7 +289,7 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const struct i
     }
     P(OPENS)++;
     if (oflags & O_PATH) { /* a handle for *at() calls and fstat, not an open of the data */
-        f = c->len >= 0 ? iol_file_get(t, c->abs, (size_t)c->len, c->hash, IOL_KIND_UNKNOWN, 0) : NULL;
+        f = iol_file_get(t, c->abs, (size_t)c->len, c->hash, IOL_KIND_UNKNOWN, 0); /* c->len >= 0 here */
         struct iol_desc *d = f != NULL ? iol_desc_new(t, f, IOL_DESC_CHECKED, 0) : NULL;
         iol_fd_install(fd, d != NULL ? d : IOL_UNTRACKED);
         P(UNTRACKED_OPS)++;

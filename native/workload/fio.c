@@ -246,7 +246,6 @@ static int run_group(struct fio_run *r, int gid)
         const struct fio_plan *p = &r->plans[j];
         if (p->group != gid) continue;
         struct fio_times *tj = &g.times[j];
-        tj->start_ns = now;
         tj->count_from_ns = now + p->ramp_ns;
         tj->deadline_ns = p->runtime_ns ? tj->count_from_ns + p->runtime_ns : UINT64_MAX;
         if (tj->count_from_ns < first_count) first_count = tj->count_from_ns;

@@ -91,10 +91,9 @@ struct fio_inst {
     struct iol_err err;
 };
 
-/* The group's shared clock points, on this rank's clock. */
+/* One job's clock points, on this rank's clock (each job of a group has its own ramp and runtime). */
 struct fio_times {
-    uint64_t start_ns;                  /* all instances released */
-    uint64_t count_from_ns;             /* start + ramp: nothing before counts */
+    uint64_t count_from_ns;             /* the group's start + the job's ramp: nothing before counts */
     uint64_t deadline_ns;               /* count_from + runtime; UINT64_MAX = none */
 };
 

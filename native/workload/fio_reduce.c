@@ -149,7 +149,7 @@ static void merge_local(struct fio_run *r, int j)
         }
         jr->verify_errors += in->verify_errors;
         if (!p->shared_files && !in->evicted) jr->evicted = 0;
-        iol_backend_stats_add_since(&jr->bstats, &in->bstats, &(const struct iol_backend_stats){0});
+        iol_backend_stats_add(&jr->bstats, &in->bstats);
         if (in->nsecs > jr->nsecs) jr->nsecs = in->nsecs;
     }
 }
@@ -274,12 +274,8 @@ int fio_reduce_group(struct fio_run *r, int gid)
 {
     struct iol_comm *c = r->comm;
     struct fio_group_result *g = &r->groups[gid];
-    double threads = 0;
-    for (int j = 0; j < r->cfg->njobs; j++) {
-        if (r->plans[j].group != gid) continue;
-        if (reduce_job(r, j)) return -1;
-        threads += r->jobs[j].usr_s + r->jobs[j].sys_s;
-    }
+    for (int j = 0; j < r->cfg->njobs; j++)
+        if (r->plans[j].group == gid && reduce_job(r, j)) return -1;
     /* The CPU of iolens's ranks on rank 0's host, to tell the rest of that host's load apart. */
     char host0[IOL_HOST_MAX];
     snprintf(host0, sizeof host0, "%s", c->hostname);
@@ -293,7 +289,6 @@ int fio_reduce_group(struct fio_run *r, int gid)
     g->t_start = ts;
     g->t_end = te;
     g->elapsed_s = te > ts ? (double)(te - ts) / 1e9 : 0.0;
-    g->threads_cpu_s = threads;
     g->process_cpu_s = v[0];
     /* What the process used in the window beyond its instance threads (whatever they did then: I/O, a
      * verify read-back) is its kernel workers' and the waiting main thread's. */

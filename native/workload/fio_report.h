@@ -82,7 +82,7 @@ struct fio_group_result {
     int done;
     uint64_t t_start, t_end;            /* aligned clock: the first job's end of ramp, the last job's end */
     double elapsed_s;
-    double threads_cpu_s, process_cpu_s, kernel_workers_s;
+    double process_cpu_s, kernel_workers_s;
     int host_cpus;
     double host_busy_s, host_steal_s, host_others_s;
     double host_window_s;               /* how long the host's CPU time was counted (rank 0) */

@@ -304,15 +304,18 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
 {
     struct iol_comm *c = r->comm;
     uint64_t starts[3] = {lp->t[0], lp->t[2], lp->t[4]}, ends[3] = {lp->t[1], lp->t[3], lp->t[5]};
-    uint64_t sums[10] = {lp->bytes, lp->ops, lp->vbytes, lp->verrors, lp->bstats.requests, lp->bstats.fixed_bufs,
-                         lp->bstats.fixed_files, lp->bstats.resubmits, lp->bstats.submit_calls, lp->bstats.waits};
+    /* the backend's counters travel after the four sums, as the u64s they are */
+    enum { NB = sizeof(struct iol_backend_stats) / sizeof(uint64_t) };
+    _Static_assert(sizeof(struct iol_backend_stats) == NB * sizeof(uint64_t), "backend stats are u64 counters");
+    uint64_t sums[4 + NB] = {lp->bytes, lp->ops, lp->vbytes, lp->verrors};
+    memcpy(sums + 4, &lp->bstats, sizeof lp->bstats);
     uint64_t sw[4] = {lp->pairs_at_deadline, lp->pairs_at_deadline, (uint64_t)lp->hit, lp->stop_ns};
     uint64_t swmin = 0, swmax[3];
     uint64_t vfirst = lp->vfirst;
     int64_t evicted = lp->evicted;
     if (c->allreduce(c, starts, starts, 3, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, ends, ends, 3, IOL_DT_U64, IOL_OP_MAX) ||
-        c->allreduce(c, sums, sums, 10, IOL_DT_U64, IOL_OP_SUM) ||
+        c->allreduce(c, sums, sums, 4 + NB, IOL_DT_U64, IOL_OP_SUM) ||
         c->allreduce(c, &sw[0], &swmin, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &sw[1], swmax, 3, IOL_DT_U64, IOL_OP_MAX) ||
         c->allreduce(c, &vfirst, &vfirst, 1, IOL_DT_U64, IOL_OP_MIN) ||
@@ -351,7 +354,7 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
         ph->verify.first_bad_rank = (int)badrank;
     }
     ph->cache.evicted = evicted != 0;
-    ph->bstats = (struct iol_backend_stats){sums[4], sums[5], sums[6], sums[7], sums[8], sums[9]};
+    memcpy(&ph->bstats, sums + 4, sizeof ph->bstats);
     ph->rank_bytes = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_ops = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_xfer_s = calloc((size_t)r->nranks, sizeof(double));

@@ -837,11 +837,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             store, rest = take_options(rest)
-            if rest[:1] != ["parse"] and not _asks_help(rest):
+            asks_help = _asks_help(rest)
+            if rest[:1] != ["parse"] and not asks_help:
                 autostore_target(store)
         except SettingsError as exc:
             return _error(str(exc))
-        if _asks_help(rest):
+        if asks_help:
             return monitor_command.main(rest)
         if rest[:1] == ["parse"]:
             if store != StoreOptions():

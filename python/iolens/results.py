@@ -708,7 +708,8 @@ class FioLatency(Latency):
         return lat
 
     def percentile(self, p: float | str) -> int:
-        """From the buckets; without buckets, the engine's own value of that point of fio's list."""
+        """From the buckets; without buckets, the engine's own value of that point of fio's list, and for a
+        point not in that list what Latency.percentile gives without buckets (max)."""
         if not self.buckets and self.count:
             q = Fraction(str(p))
             for point, value in self.points:

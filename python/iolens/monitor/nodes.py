@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from iolens.monitor import stream
+from iolens.monitor.common import TEXT_ERRORS
 from iolens.monitor.node_wrap import PATTERN
 from iolens.monitor.phases import mark
 from iolens.monitor.sampler import SOURCES, make_collectors
@@ -35,7 +36,7 @@ def read_streams(directory: Path) -> dict[str, NodeStream]:
     out: dict[str, NodeStream] = {}
     for path in sorted(directory.glob(PATTERN)):
         try:
-            with open(path, encoding="utf-8", errors="backslashreplace") as f:
+            with open(path, encoding="utf-8", errors=TEXT_ERRORS) as f:
                 records = list(stream.read(f))
         except OSError:
             continue

@@ -998,7 +998,6 @@ def _build_table(schema: Schema, got: _Collected) -> tuple[FileTable, np.ndarray
     if schema.file_data.names:
         data_rows = _lookup(ids, id_rows, data_ids)
         _count_firsts(firsts, schema.file_data, data, data_rows)
-        got.data_recs = _Records(np.dtype("<u8"), 1, 0)
         blocks.append(_data_block(schema, n_rows, data_rows, data[:, 1:]))
     del data
     got.data_recs = _Records(np.dtype("<u8"), 1, 0)

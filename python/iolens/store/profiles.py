@@ -8,13 +8,12 @@ bins). Every file of the job is a row of profile_files, with all its non-zero co
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from iolens.store.records import ProfileFile, ProfileRecord, sha256
+from iolens.store.records import ProfileFile, ProfileRecord, file_sha256, sha256
 
 TIMELINE_BINS = 200
 SMALL_IO_BYTES = 1 << 20  # an access is small when its size bucket ends at or below 1 MiB
@@ -70,14 +69,10 @@ def logs_uid(logs: Sequence[Any]) -> str:
     still finds the job stored)."""
     digests = []
     for log in logs:
-        h = hashlib.sha256()
         try:
-            with open(log.path, "rb") as f:
-                for block in iter(lambda f=f: f.read(1 << 20), b""):
-                    h.update(block)
+            digests.append(file_sha256(log.path))
         except OSError as exc:
             raise ProfileImportError(f"{log.path}: cannot read: {exc.strerror}") from None
-        digests.append(h.hexdigest())
     return sha256("iolens-logs\0" + "\n".join(sorted(digests)))
 
 

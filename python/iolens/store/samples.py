@@ -16,7 +16,6 @@ A line that is not JSON, or not one of those, refuses the whole file (a truncate
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolens.store.records import Sample
+from iolens.store.records import Sample, file_sha256
 
 HEADER_TYPES = ("header", "start", "stream", "meta")
 
@@ -124,11 +123,8 @@ def parse_lines(lines: Iterable[bytes], name: str, default_host: str) -> Iterato
 
 def read_samples(path: Path) -> SampleBatch:
     """The samples of a file (read lazily, inside the storing transaction); the uid hashes its bytes."""
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
+        digest = file_sha256(path)
     except OSError as exc:
         raise SampleError(f"{path}: cannot read: {exc.strerror}") from None
 
@@ -136,4 +132,4 @@ def read_samples(path: Path) -> SampleBatch:
         with open(path, "rb") as f:
             yield from parse_lines(f, str(path), path.name.split(".", 1)[0])
 
-    return SampleBatch("samples:" + digest.hexdigest(), lines())
+    return SampleBatch("samples:" + digest, lines())

@@ -4,8 +4,9 @@ interval, or runs `lctl get_param` when asked (or when the files are not visible
 The reading is {parameter name: {kind, component, target[, nid | service], ...what its parser read}}.
 Parameters are looked for again every `rediscover_s` seconds (targets mount and unmount, clients connect)
 and after a file vanished. A root that may not be searched (debugfs without root) and a parameter file that
-may not be read are kept in `unreadable` with the reason, reported once by the sampler, and not tried again:
-permissions do not change from one sample to the next, and a re-scan each interval would cost every sample.
+may not be read are kept in `unreadable` with the reason and reported once by the sampler; such a file is not
+read again, and a root is looked at again only at the next rediscovery (permissions do not change from one
+sample to the next, and a re-scan each interval would cost every sample).
 """
 
 from __future__ import annotations
