@@ -15,18 +15,27 @@ PY_SRC := $(shell find python -type f -name '*.py' 2>/dev/null)
 BENCH_PY := $(wildcard bench/*.py)
 PIP := $(VPY) -m pip --disable-pip-version-check
 
-.PHONY: install native test-native lint test-python test run clean
+.PHONY: install install-test native test-native lint test-python test-faults test run clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	touch $@
 
 # Not editable: the installed iolens must carry the engine binary that CMake installs into the package.
+# `make run` needs only the runtime dependencies; the test extras (pytest, hypothesis, playwright, darshan,
+# psycopg, ...) come with `make test`.
 $(VENV)/.installed: $(VENV)/.created pyproject.toml README.md $(NATIVE_SRC) $(PY_SRC)
-	$(PIP) install '.[test]'
+	$(PIP) install .
+	touch $@
+
+# The test extras alone (read from pyproject.toml), so a change to the sources does not reinstall them.
+$(VENV)/.test-installed: $(VENV)/.created pyproject.toml
+	$(VPY) -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]))' > $(VENV)/test-requirements.txt
+	$(PIP) install -r $(VENV)/test-requirements.txt
 	touch $@
 
 install: $(VENV)/.installed
+install-test: $(VENV)/.installed $(VENV)/.test-installed
 
 # The C engine and its unit tests, warnings as errors, in a build tree of its own; with the profiler runtime's
 # test programs (tests/test_profile_runtime.py runs them from here) and its ThreadSanitizer thread test.
@@ -44,13 +53,19 @@ test-native: native
 	cd $(NATIVE_NOMPI_BUILD) && ctest --output-on-failure
 	$(NATIVE_NOMPI_BUILD)/iolens-bench --version | grep -q 'mpi=no'
 
-lint: install
+lint: install-test
 	$(VENV)/bin/ruff check python tests $(if $(BENCH_PY),bench)
 
-test-python: install
-	$(VENV)/bin/pytest tests -q
+test-python: install-test
+	$(VENV)/bin/pytest tests -q --ignore=tests/faults
 
-test: test-native lint test-python
+# The fault-injection suite (docs/reliability.md): signals at seeded random moments, full file systems,
+# permission errors mid-run, and Hypothesis fuzzing of every parser of outside data. Some cases mount a small
+# tmpfs, which needs root (CI is root); they skip otherwise.
+test-faults: install-test
+	$(VENV)/bin/pytest tests/faults -q
+
+test: test-native lint test-python test-faults
 
 # The IO500 suite in --quick mode (2 s stonewall, small sizes: not a valid IO500 run) with 2 local processes,
 # on a scratch directory in /tmp: prints the phase table and the score; the result directory is kept (its path

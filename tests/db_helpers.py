@@ -27,9 +27,7 @@ import pytest
 
 from .conftest import REPO, sample_document
 
-IO500_REFERENCE = REPO.parent / "shared" / "data" / "io500"
-if not IO500_REFERENCE.is_dir():
-    IO500_REFERENCE = Path("/work/shared/data/io500")
+IO500_REFERENCE = REPO / "tests" / "data" / "io500"
 
 
 def pg_bin(name: str) -> str | None:

@@ -17,14 +17,14 @@ from iolens.io500.app_output import (
 )
 from iolens.io500.results_files import read_result
 
-REF = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "io500"
+REF = Path(__file__).resolve().parent / "data" / "io500"
 GIB = 2**30
 
 
 @pytest.fixture(scope="module")
 def ref() -> Path:
     if not (REF / "ior-easy-write.txt").is_file():
-        pytest.skip(f"IO500 reference files not found at {REF}")
+        pytest.fail(f"IO500 reference files missing at {REF} (tests/data/io500 is part of the repository)")
     return REF
 
 

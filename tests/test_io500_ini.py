@@ -11,13 +11,13 @@ from iolens.io500.results_files import write_config_files
 from iolens.io500.spec import PHASES, runnable_phases
 
 REPO = Path(__file__).resolve().parents[1]
-REF = REPO.parent / "shared" / "data" / "io500"
+REF = REPO / "tests" / "data" / "io500"
 
 
 @pytest.fixture(scope="module")
 def ref() -> Path:
     if not (REF / "config-quick.ini").is_file():
-        pytest.skip(f"IO500 reference files not found at {REF} (expected beside the repository in ../shared)")
+        pytest.fail(f"IO500 reference files missing at {REF} (tests/data/io500 is part of the repository)")
     return REF
 
 

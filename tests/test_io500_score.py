@@ -36,7 +36,7 @@ from iolens.io500.score import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-REF = REPO.parent / "shared" / "data" / "io500"
+REF = REPO / "tests" / "data" / "io500"
 VERSION = "02091cf254d8-anchor"
 SCORED_STANDARD = [
     "ior-easy-write", "mdtest-easy-write", "ior-hard-write", "mdtest-hard-write", "find", "ior-easy-read",
@@ -48,7 +48,7 @@ SCORED_STANDARD = [
 @pytest.fixture(scope="module")
 def ref() -> Path:
     if not (REF / "result.txt").is_file():
-        pytest.skip(f"IO500 reference files not found at {REF} (expected beside the repository in ../shared)")
+        pytest.fail(f"IO500 reference files missing at {REF} (tests/data/io500 is part of the repository)")
     return REF
 
 
