@@ -293,7 +293,16 @@ def test_run_shows_tables_and_copies_the_document(
     assert "verify write iter 0: 128.00 MiB checked, no errors" in proc.stdout
     assert "a warning the user should still see" in proc.stderr
     assert "IOLENS-PROGRESS" not in proc.stderr + proc.stdout
-    assert json.loads(out.read_text()) == json.loads(Path(fake_engine["FAKE_DOC"]).read_text())
+    # The engine's document, with the command as the user typed it (the engine's own, with its temporary
+    # --json path, kept as engine_command): what `compare` and the database show.
+    engine_doc = json.loads(Path(fake_engine["FAKE_DOC"]).read_text())
+    copied = json.loads(out.read_text())
+    typed = ["iolens", "ior", "-F", "-t", "1m", "-b", "64m", "--np", "2", "--json", str(out)]
+    assert copied["command"] == typed
+    assert copied["engine_command"] == engine_doc["command"]
+    assert {k: v for k, v in copied.items() if k not in ("command", "engine_command")} == {
+        k: v for k, v in engine_doc.items() if k != "command"
+    }
     engine_argv = _calls(fake_engine)[-1]
     assert engine_argv[:7] == ["ior", "-F", "-t", "1m", "-b", "64m", "--json"]
     assert {"--progress", "--quiet"} <= set(engine_argv) and engine_argv[-2:] == ["--np", "2"]

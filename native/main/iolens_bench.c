@@ -1,9 +1,12 @@
 /* iolens_bench.c — the engine's command line: parse, check, then run the workload on local processes or
  * under MPI. Only this file prints errors and chooses exit statuses. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "comm/comm.h"
@@ -176,8 +179,22 @@ static int main_workload(const struct iol_workload *wl, int argc, char **argv)
     return rc;
 }
 
+/* `iolens` (the Python front end) names itself in IOLENS_FRONT_END_PID when it starts the engine on this node.
+ * Should it die without a word (SIGKILL, an OOM kill), the engine gets SIGTERM and stops as for any stop
+ * signal: it removes what it created instead of writing on with nobody to report to. */
+static void follow_front_end(void)
+{
+    const char *v = getenv("IOLENS_FRONT_END_PID");
+    if (!v || !*v) return;
+    char *end = NULL;
+    long pid = strtol(v, &end, 10);
+    if (*end || pid <= 0) return;
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != (pid_t)pid) raise(SIGTERM);
+}
+
 int main(int argc, char **argv)
 {
+    follow_front_end();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         print_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? IOL_ERR_USAGE : IOL_OK;

@@ -3,32 +3,24 @@
 from __future__ import annotations
 
 import contextlib
-import io
-import json
 import os
 import shlex
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.live import Live
-from rich.spinner import Spinner
-from rich.text import Text
 
-from iolens import __version__, fio_json, fio_log, launch, render, results
+from iolens import __version__, interrupt, launch, pipeline
 from iolens.engine import EngineNotFound, engine_version, find_engine
+from iolens.messages import PROG, error, out_console
+from iolens.pipeline import FioOutput, RunOptions
 from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
 WORKLOADS = ("ior", "mdtest", "find", "fio")
-PROG = "iolens"
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
 
@@ -126,33 +118,8 @@ fio output options (as fio's; every other option and the job files go to the eng
 FIO_VALUED = ("--output-format", "--output", "--per-second-log")
 FIO_FORMATS = ("normal", "json", "json+")
 
-
-class UsageError(Exception):
-    """Bad iolens options: reported as `iolens: error: ...` with exit status 2."""
-
-
-@dataclass
-class RunOptions:
-    np: int = 1
-    nodes: int | None = None
-    launcher: str = "local"
-    launcher_args: list[str] = field(default_factory=list)
-    json: Path | None = None
-    live: bool = True
-    help: bool = False
-    engine_args: list[str] = field(default_factory=list)
-    # The workload's own iolens options (split_args' `extra`), by name: the last value given.
-    extra: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class FioOutput:
-    """What `iolens fio` writes: fio's report or its JSON shape, to standard output or a file, and the
-    per-second log."""
-
-    format: str = "normal"
-    file: Path | None = None
-    per_second_log: Path | None = None
+# Bad iolens options: reported as `iolens: error: ...` with exit status 2.
+UsageError = pipeline.UsageError
 
 
 _VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json")
@@ -209,6 +176,7 @@ def split_args(argv: Sequence[str], extra: Sequence[str] = ()) -> RunOptions:
 def _set(opts: RunOptions, name: str, value: str) -> None:
     if name == "--np":
         opts.np = _positive(name, value)
+        opts.np_given = True
     elif name == "--nodes":
         opts.nodes = _positive(name, value)
     elif name == "--launcher":
@@ -256,37 +224,8 @@ def fio_output(opts: RunOptions) -> FioOutput:
     )
 
 
-def _error(message: str, status: int = 2) -> int:
-    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {message}"), soft_wrap=True)
-    return status
-
-
-def _out_console() -> Console:
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        # Piped output goes to logs and files: keep the wide tables on one line each.
-        console.width = 200
-    return console
-
-
-class _LiveStatus:
-    """Renderable that the Live display redraws: spinner, phase, rate so far, elapsed time."""
-
-    def __init__(self, workload: str, label: str) -> None:
-        self.t0 = time.monotonic()
-        self.workload = workload
-        self.label = label
-        self.progress: dict[str, Any] | None = None
-        self.spinner = Spinner("dots", style="cyan")
-
-    def __rich__(self) -> Spinner:
-        wall = time.monotonic() - self.t0
-        if self.progress is None:
-            text = Text(f"{self.label}  {wall:.1f} s", style="dim")
-        else:
-            text = render.progress_line(self.progress, wall, self.workload)
-        self.spinner.update(text=text)
-        return self.spinner
+_error = error
+_out_console = out_console
 
 
 def _show_help(workload: str) -> int:
@@ -305,19 +244,6 @@ def _show_help(workload: str) -> int:
     return 0
 
 
-def _copy_atomic(src: Path, dst: Path) -> None:
-    # Same promise as the engine's own --json: a document at the path is always complete.
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, dst)
-
-
-def _write_atomic(dst: Path, text: str) -> None:
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, dst)
-
-
 def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None = None) -> int:
     from iolens.monitor import attach as monitor_attach
 
@@ -329,222 +255,28 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
         return _error(str(exc))
     if opts.help:
         return _show_help(workload)
-    if opts.json is not None:
-        parent = opts.json.parent if str(opts.json.parent) else Path(".")
-        if not parent.is_dir():
-            return _error(f"--json: directory {parent} does not exist")
+    if "--check" in opts.engine_args:
+        return _check_only(workload, opts)
+    typed = [PROG, workload, *argv]
+    run = pipeline.RunInput(workload, opts, typed, output, store, monitor_req)
+    return pipeline.run_workload(run)
+
+
+def _check_only(workload: str, opts: RunOptions) -> int:
+    """The user asked only for validation: one local engine run, no launcher."""
     try:
         engine = find_engine()
     except EngineNotFound as exc:
         return _error(str(exc), 1)
-
-    if "--check" in opts.engine_args:
-        # The user asked only for validation: one local engine run, no launcher.
-        req = launch.RunRequest(workload, [a for a in opts.engine_args if a != "--check"], np=opts.np)
-        checked = launch.precheck(req, engine)
-        for line in checked.stderr_tail:
-            print(line, file=sys.stderr)
-        for msg in checked.errors:
-            _error(msg)
-        if checked.returncode == 0:
-            print(f"{PROG}: {workload} options ok")
-        return checked.returncode
-
-    # With MPI launchers rank 0 may run on another node: IOLENS_TMPDIR can name a shared directory.
-    tmp_parent = os.environ.get("IOLENS_TMPDIR") or None
-    if tmp_parent is not None and not os.path.isdir(tmp_parent):
-        return _error(f"IOLENS_TMPDIR={tmp_parent}: not a directory")
-    started_at = _utc_now()
-    with tempfile.TemporaryDirectory(prefix="iolens-", dir=tmp_parent) as tmp:
-        doc_path = Path(tmp) / "result.json"
-        req = launch.RunRequest(
-            workload=workload,
-            args=[*opts.engine_args, "--json", str(doc_path), "--progress", "--quiet"],
-            np=opts.np,
-            nodes=opts.nodes,
-            launcher=opts.launcher,
-            launcher_args=opts.launcher_args,
-        )
-        try:
-            req.validate()
-        except launch.LaunchError as exc:
-            return _error(str(exc))
-        try:
-            with monitor_attach.attached(monitor_req, workload) as mon:
-                if mon is not None and req.uses_mpi:
-                    # Every node sampled by its local rank 0, into the run's (shared) temporary directory.
-                    mon.sample_nodes(Path(tmp))
-                    req = replace(req, wrapper=mon.engine_wrapper())
-                outcome = _launch(
-                    req,
-                    engine,
-                    opts.live,
-                    mon.on_progress if mon is not None else None,
-                    mon.on_engine_exit if mon is not None else None,
-                )
-        except launch.LaunchError as exc:
-            return _error(str(exc))
-        except KeyboardInterrupt:
-            print(f"{PROG}: interrupted", file=sys.stderr)
-            return 128 + signal.SIGINT
-
-        if outcome.returncode == launch.EXIT_BAD_INPUT or outcome.stopped_by_check:
-            if outcome.stopped_by_check:
-                for line in outcome.stderr_tail:
-                    print(line, file=sys.stderr)
-            for msg in outcome.errors or [f"the engine refused the options (exit {outcome.returncode})"]:
-                _error(msg)
-            return outcome.returncode if outcome.returncode > 0 else 1
-
-        if not doc_path.exists():
-            return _no_document(outcome, req, opts.json, started_at)
-        if mon is not None:
-            mon.add_to_file(doc_path)
-        return _finish(doc_path, opts, outcome, output, store)
-
-
-def _finish(
-    doc_path: Path,
-    opts: RunOptions,
-    outcome: launch.RunOutcome,
-    output: FioOutput | None = None,
-    store: StoreOptions | None = None,
-) -> int:
-    """Read the run's document, keep a copy (--json), show it with its workload's view (or, for fio, write
-    the output asked for); the exit status."""
-    try:
-        doc = results.load(doc_path)
-    except results.ResultError as exc:
-        return _error(str(exc), 1)
-    if doc.error is not None:
-        # First on standard error, one line, before anything else is shown: what a script or a log keeps.
-        where = [f"rank {doc.error.rank}"] if doc.error.rank is not None and doc.error.rank >= 0 else []
-        where += [f"phase {doc.error.phase}"] if doc.error.phase else []
-        _error(doc.error.message + (f" ({', '.join(where)})" if where else ""), 1)
-    if opts.json is not None:
-        try:
-            _copy_atomic(doc_path, opts.json)
-        except OSError as exc:
-            _error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
-    written = True
-    if isinstance(doc, results.FioDocument):
-        written = _fio_outputs(doc, output or FioOutput())
-    else:
-        render.print_document(doc, _out_console())
-    # The engine also prints its error on stderr; the line above has said it already.
-    for msg in outcome.errors:
-        if doc.error is None or msg.strip() != doc.error.message.strip():
-            _error(msg, 1)
-    if not doc.ok or outcome.returncode != 0:
-        status = outcome.returncode if outcome.returncode > 0 else 1
-    else:
-        status = 1 if doc.verify_errors or not written else 0
-    if store is not None and not _store(store, doc.raw) and status == 0:
-        status = 1
-    return status
-
-
-def _store(store: StoreOptions, raw: dict[str, Any]) -> bool:
-    """Store a result document when a database is configured (docs/db.md); False when that failed (the
-    reason is said on standard error)."""
-    from iolens import db_cli
-
-    return db_cli.store_document(store, results.parse(raw)) == 0
-
-
-def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
-    """fio's report or its JSON shape (on standard output or in --output), and the per-second log; False if
-    a file could not be written (said on standard error)."""
-    ok = True
-    if output.format == "normal":
-        if output.file is None:
-            render.print_document(doc, _out_console())
-            text = None
-        else:
-            buf = io.StringIO()
-            render.print_document(doc, Console(file=buf, width=200, highlight=False, force_terminal=False))
-            text = buf.getvalue()
-    else:
-        text = fio_json.dumps(fio_json.to_fio_json(doc, plus=output.format == "json+"))
-        if output.file is None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-    if output.file is not None and text is not None:
-        try:
-            _write_atomic(output.file, text)
-        except OSError as exc:
-            ok = not _error(f"--output: cannot write {output.file}: {exc.strerror}", 1)
-    if output.per_second_log is not None:
-        try:
-            _write_atomic(output.per_second_log, fio_log.per_second_csv(doc))
-        except OSError as exc:
-            ok = not _error(f"--per-second-log: cannot write {output.per_second_log}: {exc.strerror}", 1)
-    return ok
-
-
-def _launch(
-    req: launch.RunRequest,
-    engine: Path,
-    live: bool,
-    watch: launch.ProgressCallback | None = None,
-    on_exit: launch.ExitCallback | None = None,
-) -> launch.RunOutcome:
-    err = Console(stderr=True, highlight=False)
-    if not (live and err.is_terminal):
-        return launch.run(req, engine, on_progress=watch, on_exit=on_exit)
-    status = _LiveStatus(req.workload, f"starting {req.workload} with {req.np} rank(s) ({req.launcher})")
-    with Live(status, console=err, transient=True, refresh_per_second=8) as display:
-
-        def on_progress(progress: dict[str, Any]) -> None:
-            status.progress = progress
-            if watch is not None:
-                watch(progress)
-
-        def on_line(line: str) -> None:
-            # Printed through the Live console so the line lands above the status, not through it.
-            display.console.print(Text(line), soft_wrap=True)
-
-        return launch.run(req, engine, on_progress=on_progress, on_line=on_line, on_exit=on_exit)
-
-
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def _no_document(
-    outcome: launch.RunOutcome, req: launch.RunRequest, json_path: Path | None, started_at: str
-) -> int:
-    """The engine wrote no document (under mpirun/srun a rank died before rank 0 could write one): say so,
-    and still leave a failed document at --json, so a script that reads it learns what happened."""
-    rc = outcome.returncode
-    if rc < 0:
-        try:
-            how = f"was killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            how = f"was killed by signal {-rc}"
-    else:
-        how = f"exited with status {rc}"
-    what = f"{req.launcher} {how} and the engine" if req.uses_mpi else f"the engine {how} and"
-    message = "; ".join([*outcome.errors, f"{what} wrote no result document"])
-    hint = ""
-    if req.uses_mpi:
-        hint = " (if rank 0 ran on another node, set IOLENS_TMPDIR to a directory all nodes share)"
-    status = _error(message + hint, 1)
-    if json_path is not None:
-        doc = results.failure_document(
-            req.workload,
-            message,
-            outcome.command,
-            "mpi" if req.uses_mpi else "local",
-            req.np,
-            started_at,
-            _utc_now(),
-        )
-        try:
-            _write_atomic(json_path, json.dumps(doc, indent=2) + "\n")
-        except OSError as exc:
-            _error(f"--json: cannot write {json_path}: {exc.strerror}", 1)
-    return status
+    req = launch.RunRequest(workload, [a for a in opts.engine_args if a != "--check"], np=opts.np)
+    checked = launch.precheck(req, engine)
+    for line in checked.stderr_tail:
+        print(line, file=sys.stderr)
+    for msg in checked.errors:
+        _error(msg)
+    if checked.returncode == 0:
+        print(f"{PROG}: {workload} options ok")
+    return checked.returncode
 
 
 @contextlib.contextmanager
@@ -617,10 +349,9 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
         except ValueError as exc:
             raise UsageError(f"--launcher-args: {exc}") from None
         json_path = Path(opts["--json"]) if "--json" in opts else None
-        if json_path is not None:
-            parent = json_path.parent if str(json_path.parent) else Path(".")
-            if not parent.is_dir():
-                raise UsageError(f"--json: directory {parent} does not exist")
+        problem = pipeline.json_target_problem(json_path) if json_path is not None else None
+        if problem is not None:
+            raise UsageError(f"--json: {problem}")
         run_opts = driver.DriverOptions(
             config=pos[0],
             mode=opts.get("--mode", "standard"),
@@ -647,16 +378,13 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
                 status = driver.main_run(run_opts, _out_console(), err, on_document=docs.append)
             if mon is not None and docs:
                 mon.add_to_io500(docs[0], json_path, _out_console())
-        if docs and store is not None and not _store(store, docs[0]) and status == 0:
+        if docs and store is not None and not pipeline.store_document(store, docs[0]) and status == 0:
             status = 1
         return status
     except (UsageError, monitor_attach.MonitorOptionError) as exc:
         return _error(str(exc))
     except driver.DriverError as exc:
         return _error(driver.config_error_line(str(exc)), exc.status)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 128 + signal.SIGINT
 
 
 _PROFILE_VALUED = ("--out", "--launcher", "--np", "--launcher-args")
@@ -815,7 +543,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 autostore_target(store)  # a bad config file is said before anything runs
         except SettingsError as exc:
             return _error(str(exc))
-        return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
+        with interrupt.STOP.handling():
+            return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
     if command == "profile":
         try:
             store, rest = take_options(rest, leading_valued=_PROFILE_VALUED)

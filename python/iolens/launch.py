@@ -7,6 +7,7 @@ a workload's flags mean (they pass through untouched).
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import math
 import os
@@ -18,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from iolens import interrupt
 
 LAUNCHERS = ("local", "mpirun", "srun")
 PROGRESS_TOKEN = "IOLENS-PROGRESS "
@@ -38,6 +41,50 @@ class LaunchError(Exception):
 
 
 @dataclass(frozen=True)
+class MpiJob:
+    """This process is one rank of an MPI job (started by mpirun, srun, ...): which, of how many."""
+
+    rank: int
+    size: int | None  # None when the launcher's variables do not say (PMIx alone)
+    source: str  # the variable that said so, for messages
+
+
+# (rank variable, size variable) of each launcher; the same list the engine reads (native/comm/comm.c).
+_JOB_VARS = (
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),  # Open MPI mpirun / prterun
+    ("PMI_RANK", "PMI_SIZE"),  # MPICH / Intel MPI hydra, srun --mpi=pmi2
+    ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE"),  # MVAPICH mpirun_rsh
+    ("PMIX_RANK", None),  # srun --mpi=pmix, prterun
+    ("ALPS_APP_PE", None),  # Cray aprun
+)
+
+
+def _int_env(name: str | None) -> int | None:
+    value = os.environ.get(name) if name else None
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def mpi_job() -> MpiJob | None:
+    """The MPI job this process is a rank of, from the launcher's environment; None for a plain start.
+
+    A Slurm batch script sets SLURM_PROCID too, but is not a launch: only a job step of several tasks
+    (SLURM_STEP_ID with SLURM_STEP_NUM_TASKS > 1, set by srun) counts, as in the engine.
+    """
+    for rank_var, size_var in _JOB_VARS:
+        rank = _int_env(rank_var)
+        if rank is not None:
+            return MpiJob(rank, _int_env(size_var), f"{rank_var}={rank}")
+    if os.environ.get("SLURM_STEP_ID") is not None:
+        rank, size = _int_env("SLURM_PROCID"), _int_env("SLURM_STEP_NUM_TASKS")
+        if rank is not None and size is not None and size > 1:
+            return MpiJob(rank, size, f"SLURM_PROCID={rank} of a {size}-task srun step")
+    return None
+
+
+@dataclass(frozen=True)
 class RunRequest:
     workload: str
     args: Sequence[str] = ()
@@ -48,6 +95,8 @@ class RunRequest:
     # Under mpirun/srun, a command each rank runs with the engine's command after it (--monitor's per-node
     # sampler, monitor/node_wrap.py); the local launcher does not use it.
     wrapper: Sequence[str] = ()
+    # Set when iolens itself is one rank of an MPI job: the engine runs as that rank, with no launcher.
+    in_job: MpiJob | None = None
 
     def validate(self) -> None:
         if self.launcher not in LAUNCHERS:
@@ -79,6 +128,8 @@ class RunOutcome:
     stderr_tail: list[str] = field(default_factory=list)
     # True when the run was stopped by the --check pass before any launcher started.
     stopped_by_check: bool = False
+    # The stop signal (SIGINT, SIGTERM, SIGHUP) that iolens received while the run went on, if any.
+    signal: int | None = None
 
 
 def ranks_per_node(np: int, nodes: int) -> int:
@@ -123,6 +174,8 @@ def launcher_prefix(req: RunRequest, mpi_flavor: str = "openmpi") -> list[str]:
 def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmpi") -> list[str]:
     """The full command line for a request (launcher, its options, the engine and its arguments)."""
     eng = [str(engine), req.workload, *req.args]
+    if req.in_job is not None:
+        return [*eng, "--comm", "mpi"]
     if req.launcher == "local":
         req.validate()
         return [*eng, "--np", str(req.np)]
@@ -168,42 +221,132 @@ def _stream(
     on_line: LineCallback,
     stdout: IO[str] | None = None,
     on_exit: ExitCallback | None = None,
+    launcher: str = "local",
+    engine: Path | str | None = None,
 ) -> RunOutcome:
     outcome = RunOutcome(returncode=-1, command=cmd)
     tail: collections.deque[str] = collections.deque(maxlen=40)
     try:
+        # A process group of its own: a signal to our group (a terminal's Ctrl-C, `kill -- -PGID`) reaches it
+        # once, through interrupt.STOP, not twice (mpirun takes a second SIGINT as "kill everything now").
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE, text=True, bufsize=1
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            env=launch_environment(launcher),
+            **_own_process_group(),
         )
     except FileNotFoundError:
         raise LaunchError(f"{cmd[0]}: command not found") from None
     except PermissionError:
         raise LaunchError(f"{cmd[0]}: permission denied") from None
+    forward = _forwarder(proc, launcher, engine)
     try:
-        assert proc.stderr is not None
-        for raw in proc.stderr:
-            line = raw.rstrip("\n")
-            progress = parse_progress(line)
-            if progress is not None:
-                if on_progress is not None:
-                    on_progress(progress)
-                continue
-            message = parse_error(line)
-            if message is not None:
-                # Held back: the caller prints it once, in its own words, instead of every rank's copy.
-                if message not in outcome.errors:
-                    outcome.errors.append(message)
-                continue
-            tail.append(line)
-            on_line(line)
-        if on_exit is not None:
-            _before_reaping(proc.pid, on_exit)
-        outcome.returncode = proc.wait()
+        with interrupt.STOP.forwarding(forward, kill_group=proc.pid):
+            assert proc.stderr is not None
+            for raw in proc.stderr:
+                line = raw.rstrip("\n")
+                progress = parse_progress(line)
+                if progress is not None:
+                    if on_progress is not None:
+                        on_progress(progress)
+                    continue
+                message = parse_error(line)
+                if message is not None:
+                    # Held back: the caller prints it once, in its own words, instead of every rank's copy.
+                    if message not in outcome.errors:
+                        outcome.errors.append(message)
+                    continue
+                tail.append(line)
+                on_line(line)
+            if on_exit is not None:
+                _before_reaping(proc.pid, on_exit)
+            outcome.returncode = proc.wait()
     except KeyboardInterrupt:
+        # Only when interrupt.STOP is not handling signals (iolens used as a library).
         _stop(proc)
         raise
     outcome.stderr_tail = list(tail)
+    outcome.signal = interrupt.STOP.signum
     return outcome
+
+
+def _own_process_group() -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        return {"process_group": 0}
+    return {"preexec_fn": os.setpgrp}  # pragma: no cover (Python 3.10)
+
+
+def launch_environment(launcher: str) -> dict[str, str]:
+    """The launched process's environment: ours, plus (local) our pid, so the engine stops (by SIGTERM) if
+    iolens dies. (Open MPI's odls_base_sigkill_timeout is left alone: mpirun waits all of it after an abort
+    even when the ranks are long gone.)"""
+    env = dict(os.environ)
+    if launcher == "local":
+        env["IOLENS_FRONT_END_PID"] = str(os.getpid())
+    return env
+
+
+def _forwarder(proc: subprocess.Popen[str], launcher: str, engine: Path | str | None) -> interrupt.Forward:
+    """How a stop signal reaches the ranks. Local: the engine, which hands it to the ranks it forked. srun:
+    SIGTERM to srun, which signals every task (a single SIGINT would only make srun print its status).
+    mpirun: the engine ranks on this node directly (mpirun would SIGKILL them a second after its own
+    SIGTERM); ranks on other nodes learn of it from them at the engine's next agreement point. With no
+    engine rank on this node, SIGTERM to mpirun."""
+
+    def forward(signum: int) -> None:
+        if proc.poll() is not None:
+            return
+        if launcher == "local":
+            proc.send_signal(signum)
+            return
+        if launcher == "mpirun" and engine is not None:
+            ranks = engine_descendants(proc.pid, engine)
+            if ranks:
+                for pid in ranks:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signum)
+                return
+        proc.send_signal(signal.SIGTERM)
+
+    return forward
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name is in parentheses and may itself hold spaces or parentheses.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def engine_descendants(root: int, engine: Path | str) -> list[int]:
+    """Processes under `root` (at any depth) that run the engine binary."""
+    target = os.path.realpath(engine)
+    children = _children_map()
+    found: list[int] = []
+    todo = list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            if os.readlink(f"/proc/{pid}/exe") == target:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
 
 
 def _before_reaping(pid: int, on_exit: ExitCallback) -> None:
@@ -281,4 +424,6 @@ def run(
             return checked
         if launcher == "mpirun" and req.nodes is not None:
             flavor = detect_mpi_flavor()
-    return _stream(build_command(req, engine, flavor), on_progress, on_line, stdout, on_exit)
+    return _stream(
+        build_command(req, engine, flavor), on_progress, on_line, stdout, on_exit, req.launcher, engine
+    )

@@ -22,6 +22,7 @@ import platform
 import re
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -36,7 +37,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from iolens import __version__, launch, render, results
+from iolens import __version__, interrupt, launch, render, results
 from iolens.io500 import results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
@@ -119,10 +120,17 @@ def prepare(opts: DriverOptions, now: datetime | None = None) -> Plan:
     except IniError as exc:
         raise DriverError(str(exc)) from None
     stamp = (now or datetime.now()).strftime(TIMESTAMP_FORMAT)
-    free = free_space(config.get("global", "datadir") or "./datafiles")
+    datadir = config.get("global", "datadir") or "./datafiles"
     try:
         return plan(
-            config, opts.mode, opts.quick, opts.np, stamp, check_dirs=not opts.dry_run, free_bytes=free
+            config,
+            opts.mode,
+            opts.quick,
+            opts.np,
+            stamp,
+            check_dirs=not opts.dry_run,
+            free_bytes=free_space(datadir),
+            free_inodes=free_inodes(datadir),
         )
     except PlanError as exc:
         raise DriverError(str(exc)) from None
@@ -130,16 +138,30 @@ def prepare(opts: DriverOptions, now: datetime | None = None) -> Plan:
 
 def free_space(path: str) -> int | None:
     """Free bytes (for an unprivileged user) of the file system that holds, or will hold, `path`."""
+    st = _statvfs_of(path)
+    return st.f_bavail * st.f_frsize if st is not None else None
+
+
+def free_inodes(path: str) -> int | None:
+    """Free inodes (for an unprivileged user) there; None when unknown or unlimited (f_files 0: btrfs...)."""
+    st = _statvfs_of(path)
+    if st is None or st.f_files == 0:
+        return None
+    return st.f_favail
+
+
+def _statvfs_of(path: str) -> os.statvfs_result | None:
+    """statvfs of `path` or of its nearest existing parent; None when that cannot be known (a directory on
+    the way that this user cannot enter: the plan's directory check says so in its own words)."""
     p = Path(path)
-    while not p.exists():
-        if p.parent == p:
-            return None
-        p = p.parent
     try:
-        st = os.statvfs(p)
+        while not p.exists():
+            if p.parent == p:
+                return None
+            p = p.parent
+        return os.statvfs(p)
     except OSError:
         return None
-    return st.f_bavail * st.f_frsize
 
 
 def engine_request(
@@ -434,6 +456,8 @@ class Runner:
 
     def run_all(self) -> None:
         for index, p in enumerate(self.plan.phases, start=1):
+            if interrupt.STOP.requested:
+                return
             self.display.start(p, index)
             rec = self.run_phase(p)
             self.records.append(rec)
@@ -481,8 +505,8 @@ class Runner:
         flag = f"{pause_dir}/{p.name}"
         if os.path.exists(flag):
             self.display.message(f"pausing before {p.name} while {flag} exists")
-        while os.path.exists(flag):
-            time.sleep(1)
+        while os.path.exists(flag) and not interrupt.STOP.requested:
+            time.sleep(0.2)
         return started, flag
 
     def _run_engine(self, p: PlannedPhase, setup: list[tuple[str, str]]) -> PhaseRecord:
@@ -984,11 +1008,13 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     with display:
         try:
             runner.run_all()
-        except KeyboardInterrupt:
-            current = display.current.name if display.current is not None else "?"
-            interrupted = f"interrupted during {current}"
+        except KeyboardInterrupt:  # only when interrupt.STOP is not handling the signals
+            interrupted = f"interrupted by SIGINT during {_current(display, runner)}"
         except DriverError as exc:
             fatal = str(exc)
+    stop = interrupt.STOP.signum
+    if interrupted is None and stop is not None:
+        interrupted = f"interrupted by {interrupt.signal_name(stop)} during {_current(display, runner)}"
     end = _now()
     extra = []
     if interrupted:
@@ -996,7 +1022,10 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     if fatal:
         extra.append(f"RUN STOPPED: {fatal}")
     ev = evaluate_run(plan_, runner.records, extra)
-    left = cleanup_data(plan_, runner, dirs, opts)
+    # From here on the run's outcome is decided: a signal now is recorded but neither cuts the removal of the
+    # data short nor changes what the result files say.
+    with interrupt.STOP.shielded():
+        left = cleanup_data(plan_, runner, dirs, opts)
     write_results(plan_, runner.records, ev, opts.np, start, end)
     failed = [r for r in runner.records if r.status == "failed"]
     error = (
@@ -1015,8 +1044,17 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
 
     print_summary(plan_, runner.records, ev, console, left)
     if interrupted:
-        return RunResult(130, ev, runner.records, plan_.dirs.resultdir, doc)
+        signum = stop if stop is not None else signal.SIGINT
+        err.print(Text(f"iolens: error: {interrupted}; the results so far are in {plan_.dirs.resultdir}"))
+        return RunResult(interrupt.exit_status(signum), ev, runner.records, plan_.dirs.resultdir, doc)
     return RunResult(1 if error else 0, ev, runner.records, plan_.dirs.resultdir, doc)
+
+
+def _current(display: Display, runner: Runner) -> str:
+    """The phase running when the run stopped (or the last one that ran)."""
+    if display.current is not None:
+        return display.current.name
+    return runner.records[-1].name if runner.records else "the start"
 
 
 def print_summary(

@@ -240,16 +240,21 @@ def _check_dir(where: _Where, option: str, path: str) -> None:
     (os.access says yes to root everywhere, and nothing but a try knows /proc, a read-only mount or an ACL).
     """
     p = Path(path)
-    if p.exists():
-        if not p.is_dir():
-            raise where.error("global", option, f"{path} exists and is not a directory")
-        _probe_dir(where, option, p, f"directory {path}")
-        return
-    parent = p.parent if str(p.parent) else Path(".")
-    if parent.exists() and not parent.is_dir():
-        raise where.error("global", option, f"{parent} is not a directory")
-    if not parent.is_dir():
-        raise where.error("global", option, f"parent directory {parent} does not exist")
+    try:
+        if p.exists():
+            if not p.is_dir():
+                raise where.error("global", option, f"{path} exists and is not a directory")
+            _probe_dir(where, option, p, f"directory {path}")
+            return
+        parent = p.parent if str(p.parent) else Path(".")
+        if parent.exists() and not parent.is_dir():
+            raise where.error("global", option, f"{parent} is not a directory")
+        if not parent.is_dir():
+            raise where.error("global", option, f"parent directory {parent} does not exist")
+    except PermissionError:
+        # Path.exists() says so for a directory on the way that this user cannot enter (search permission).
+        blocked = next((str(a) for a in reversed(p.absolute().parents) if not os.access(a, os.X_OK)), path)
+        raise where.error("global", option, f"cannot enter {blocked} (permission denied)") from None
     _probe_dir(where, option, parent, f"parent directory {parent}")
 
 
@@ -343,12 +348,16 @@ def plan(
     timestamp: str = "1970.01.01-00.00.00",
     check_dirs: bool = True,
     free_bytes: int | None = None,
+    free_inodes: int | None = None,
 ) -> Plan:
     """The phase table of a run of `config`; raise PlanError for what iolens cannot run (no I/O).
 
     `free_bytes` (the data directory's free space, if known) caps the ior sizes so that what the ior phases
     could write fits: the engine refuses a write larger than the free space even when a stonewall would stop
     it long before (IO500's defaults, 9920000m per process and 10,000,000 segments, never fit).
+    `free_inodes` caps mdtest's item counts the same way (IO500's default of 1,000,000 files per process
+    each for mdtest-easy and mdtest-hard is more than most file systems hold at 4 processes). A data
+    directory too small for even one transfer or one item per process is refused here, before any I/O.
     """
     where = _Where(config)
     notes: list[str] = []
@@ -416,6 +425,34 @@ def plan(
         if files_per_dir and n_hard % files_per_dir:
             raise where.error("mdtest-hard", "files-per-dir", f"--quick uses n = {n_hard}: must divide it")
 
+    if free_bytes is not None and free_bytes < np * (xfer + IOR_HARD_XFER):
+        raise where.error(
+            "global",
+            "datadir",
+            f"the data directory's file system has {free_bytes} bytes free: too little for one transfer of "
+            f"ior-easy and ior-hard per process ({np} x ({xfer} + {IOR_HARD_XFER}) bytes)",
+        )
+    if free_inodes is not None:
+        # Every mdtest item is an inode; the directories (a few per process) and ior's files come on top.
+        inode_budget = int(free_inodes * FREE_SHARE_ALL) - 16 * np - 64
+        wanted = (n_easy + n_hard) * np
+        if inode_budget < 2 * np:
+            raise where.error(
+                "global",
+                "datadir",
+                f"the data directory's file system has {free_inodes} free inodes: too few for mdtest",
+            )
+        if wanted > inode_budget:
+            scale = inode_budget / wanted
+            new_easy, new_hard = max(1, int(n_easy * scale)), max(1, int(n_hard * scale))
+            if files_per_dir:
+                new_hard = max(files_per_dir, new_hard // files_per_dir * files_per_dir)
+            notes.append(
+                f"[mdtest-easy] n {n_easy} -> {new_easy} and [mdtest-hard] n {n_hard} -> {new_hard} per "
+                f"process to fit the free inodes of the data directory ({free_inodes}): the engine refuses "
+                "to create more files than can fit, stonewall or not"
+            )
+            n_easy, n_hard = new_easy, new_hard
     if free_bytes is not None:
         easy_budget = int(free_bytes * FREE_SHARE_EASY) // np
         if block > easy_budget:

@@ -1,0 +1,157 @@
+"""Stop signals (SIGINT, SIGTERM, SIGHUP): what a user's Ctrl-C and a batch system's time limit send.
+
+A batch system ends a job with SIGTERM, waits (Slurm's KillWait: 30 s by default), then sends SIGKILL; it may
+signal only the `iolens` process or the whole process group. Python's defaults (KeyboardInterrupt for SIGINT,
+death for SIGTERM and SIGHUP) would leave the engine's files, its temporary directory and no document.
+While `handling()` is active the three signals are treated alike: the first one is recorded, handed on once
+to the running child (the engine or its launcher, started in a process group of its own so a signal to our
+group reaches it only through us), and nothing is raised. The engine stops its ranks, removes what it
+created and writes its document marked interrupted; the caller then shows it, stores it, and exits with
+128 + the signal's number (docs/reliability.md).
+
+A child that has not exited ESCALATE_AFTER_S after the signal was handed on gets SIGKILL (its whole process
+group), still inside a KillWait, so `iolens` itself always ends and says what happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import FrameType
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Well inside Slurm's default KillWait of 30 s; the engine's own stop takes a few seconds at most.
+ESCALATE_AFTER_S = 20.0
+
+Forward = Callable[[int], None]
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def exit_status(signum: int) -> int:
+    """The shell's convention for a command ended by a signal, which batch systems and scripts recognise."""
+    return 128 + signum
+
+
+class Stop:
+    """The stop signal received (first one wins), and where it is handed on."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.received_at: float | None = None
+        self._forward: Forward | None = None
+        self._forwarded = False
+        self._installed = 0
+        self._shielded = 0
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    @property
+    def name(self) -> str:
+        return signal_name(self.signum) if self.signum is not None else ""
+
+    def _handler(self, signum: int, _frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+            self.received_at = time.monotonic()
+        self._hand_on()
+
+    def _hand_on(self) -> None:
+        forward = self._forward
+        if forward is None or self._forwarded or self.signum is None:
+            return
+        self._forwarded = True
+        try:
+            forward(self.signum)
+        except ProcessLookupError:
+            pass  # the child has just exited
+
+    @contextlib.contextmanager
+    def handling(self) -> Iterator[Stop]:
+        """Record the stop signals instead of dying or raising, for the time of the block (main thread only;
+        elsewhere, and when nested, a no-op)."""
+        if threading.current_thread() is not threading.main_thread() or self._installed:
+            self._installed += 1
+            try:
+                yield self
+            finally:
+                self._installed -= 1
+            return
+        previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+        for s in STOP_SIGNALS:
+            signal.signal(s, self._handler)
+        self._installed = 1
+        try:
+            yield self
+        finally:
+            self._installed = 0
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+    @contextlib.contextmanager
+    def forwarding(self, forward: Forward, kill_group: int | None = None) -> Iterator[None]:
+        """While the block runs, a stop signal is handed on once through `forward`; a signal that came
+        before the block is handed on at once. With kill_group, a process group still alive
+        ESCALATE_AFTER_S after the hand-on is killed."""
+        if self._shielded:
+            yield
+            return
+        self._forward = forward
+        self._forwarded = False
+        watchdog: threading.Thread | None = None
+        done = threading.Event()
+        if kill_group is not None:
+            watchdog = threading.Thread(target=self._watch, args=(kill_group, done), daemon=True)
+            watchdog.start()
+        try:
+            self._hand_on()
+            yield
+        finally:
+            self._forward = None
+            done.set()
+            if watchdog is not None:
+                watchdog.join()
+
+    def _watch(self, pgid: int, done: threading.Event) -> None:
+        while not done.wait(0.2):
+            if self.received_at is None or not self._forwarded:
+                continue
+            if time.monotonic() - self.received_at >= ESCALATE_AFTER_S:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+                return
+
+    @contextlib.contextmanager
+    def shielded(self) -> Iterator[None]:
+        """Cleanup after a stop: children started in the block are not handed the signal (it would cut
+        their removal short); a signal is still recorded."""
+        self._shielded += 1
+        try:
+            yield
+        finally:
+            self._shielded -= 1
+
+    @property
+    def installed(self) -> bool:
+        return self._installed > 0
+
+    def reset(self) -> None:
+        """Forget a received signal (tests; a long-lived process between runs)."""
+        self.signum = None
+        self.received_at = None
+        self._forwarded = False
+
+
+# The process's one instance: signal dispositions are process-wide.
+STOP = Stop()

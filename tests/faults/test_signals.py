@@ -1,0 +1,176 @@
+"""Stop signals at random moments (seeded, so a failure can be replayed) into every workload and io500, sent
+as a batch system or a user would: to the `iolens` process alone, to its whole process group, and to `iolens`
+driving `mpirun`. Afterwards: no process of the run is left, nothing the run created is left (io500's result
+directory is the documented kept set), iolens's temporary directory is gone, the document is written and says
+which signal stopped which phase, and the exit status is 128 + the signal (docs/reliability.md).
+
+IOLENS_FAULT_SEED replays another set of moments; each case's moment and signal are printed when it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ..conftest import require_mpirun
+
+SEED = int(os.environ.get("IOLENS_FAULT_SEED", "15"))
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The issue's bound: everything (stop, cleanup, document, report) within 10 s of the signal.
+FINISH_WITHIN_S = 10.0
+
+
+@dataclass(frozen=True)
+class Case:
+    workload: str
+    args: Callable[[Path, Path], list[str]]  # (the run's data directory, a scratch directory beside it)
+    # Earliest and latest moment of the signal, in seconds after the start (the run lasts longer).
+    window: tuple[float, float]
+    # On a disk file system (/var/tmp) rather than tmpfs: a large write there does not hold memory.
+    on_disk: bool = False
+
+
+def _io500_config(data: Path, scratch: Path) -> list[str]:
+    ini = scratch / "io500.ini"
+    ini.write_text(
+        f"[global]\ndatadir = {data}/io500-data\nresultdir = {scratch}/io500-results\n"
+        "timestamp-resultdir = FALSE\n[debug]\nstonewall-time = 3\n[ior-easy]\nblockSize = 512m\n"
+        "[mdtest-easy]\nn = 200000\n[ior-hard]\nsegmentCount = 20000\n[mdtest-hard]\nn = 50000\n"
+    )
+    return ["io500", str(ini)]
+
+
+CASES = {
+    # Up to 2 x 4 GiB in 16 KiB pieces on a disk, ended by its own deadline at 6 s if no signal comes.
+    "ior": Case(
+        "ior", lambda d, _: ["ior", "-F", "-t", "16k", "-b", "4g", "-w", "-r", "-D", "6", "-o", f"{d}/f"],
+        (0.4, 3.0), on_disk=True,
+    ),
+    # 2 x 150,000 files: the create phase alone lasts seconds on tmpfs.
+    "mdtest": Case("mdtest", lambda d, _: ["mdtest", "-n", "150000", "-u", "-F", "-d", str(d)], (0.4, 3.0)),
+    "fio": Case(
+        "fio",
+        lambda d, _: ["fio", "--name=t", "--rw=randwrite", "--bs=4k", f"--directory={d}", "--size=256m",
+                      "--time_based", "--runtime=8", "--numjobs=2"],
+        (0.4, 3.0), on_disk=True,
+    ),
+    "io500": Case("io500", _io500_config, (0.5, 6.0)),
+}  # fmt: skip
+
+
+def _moment(case_id: str) -> tuple[float, signal.Signals]:
+    rng = random.Random(SEED * 1_000_003 + zlib.crc32(case_id.encode()))
+    lo, hi = CASES[case_id.split("-")[0]].window
+    return rng.uniform(lo, hi), rng.choice(SIGNALS)
+
+
+def _processes_naming(marker: str) -> list[str]:
+    """Command lines of live processes that name the run's directory (the engine, its ranks, mpirun)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            raw = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in raw and state != "Z":
+            found.append(raw.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+def _leftovers(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["process", "group", "mpirun"])
+@pytest.mark.parametrize("workload", list(CASES))
+def test_a_stop_signal_at_a_random_moment_leaves_nothing_behind(
+    workload: str, mode: str, iolens_bin: list[str], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    case_id = f"{workload}-{mode}"
+    delay, sig = _moment(case_id)
+    where = f"case {case_id}: {sig.name} at {delay:.2f} s (IOLENS_FAULT_SEED={SEED})"
+    base = Path("/var/tmp" if CASES[workload].on_disk else "/dev/shm")
+    name = f"iolens-fault-{os.getpid()}-{case_id}"
+    data = Path(os.path.realpath(base if base.is_dir() else tmp_path)) / name
+    data.mkdir()
+    run_tmp = tmp_path / "iolens-tmp"
+    run_tmp.mkdir()
+    doc = tmp_path / "doc.json"
+    env = dict(os.environ, IOLENS_TMPDIR=str(run_tmp), COLUMNS="200")
+    args = [*CASES[workload].args(data, tmp_path), "--json", str(doc), "--no-live", "--no-store"]
+    if mode == "mpirun":
+        require_mpirun()
+        env.update(request.getfixturevalue("mpi_env"))
+        args += ["--launcher", "mpirun", "--np", "2"]
+    else:
+        args += ["--np", "2"]
+    try:
+        proc = subprocess.Popen(
+            [*iolens_bin, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,  # its own group, so that "group" reaches the run and not pytest
+        )
+        time.sleep(delay)
+        finished_first = proc.poll() is not None
+        if not finished_first:
+            if mode == "group":
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        t_signal = time.monotonic()
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+            pytest.fail(f"{where}: iolens did not end within 60 s of the signal\n{err[-3000:]}")
+        took = time.monotonic() - t_signal
+        time.sleep(0.3)  # mpirun's ranks are reaped a moment after mpirun itself
+        left_procs = _processes_naming(data.name)
+        left_files = _leftovers(data)
+        tmp_left = _leftovers(run_tmp)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", data.name], check=False)
+        subprocess.run(["rm", "-rf", str(data)], check=False)
+
+    diag = f"{where}\nstatus {proc.returncode}\nstderr: {err[-3000:]}\nstdout: {out[-2000:]}"
+    assert left_procs == [], f"processes left: {left_procs}\n{diag}"
+    assert left_files == [], f"files left in the run's directory: {left_files[:20]}\n{diag}"
+    assert tmp_left == [], f"iolens's temporary directory left: {tmp_left}\n{diag}"
+    assert "Traceback" not in err, diag
+    assert doc.is_file(), f"no document at --json\n{diag}"
+    document = json.loads(doc.read_text())
+    if finished_first:
+        assert proc.returncode == 0 and document["status"] == "ok", diag
+        return
+    assert took <= FINISH_WITHIN_S, f"took {took:.1f} s after the signal\n{diag}"
+    assert proc.returncode == 128 + sig, diag
+    assert document["status"] == "failed", diag
+    if workload == "io500":
+        results = tmp_path / "io500-results"
+        assert f"interrupted by {sig.name}" in (results / "result.txt").read_text(), diag
+        assert (results / "result_summary.txt").is_file(), diag
+        assert sig.name in json.dumps(document["error"]), diag
+    else:
+        assert document["interrupted"]["signal"] == sig.name, diag
+        assert f"stopped by {sig.name}" in err, diag
+        # The tables of the work done so far are shown (not just one line).
+        assert out.strip(), diag
