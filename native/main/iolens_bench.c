@@ -189,6 +189,9 @@ static void follow_front_end(void)
     char *end = NULL;
     long pid = strtol(v, &end, 10);
     if (*end || pid <= 0) return;
+    /* Its progress and error lines go to a pipe that iolens reads: once iolens is gone, writing them must not
+     * kill the engine (SIGPIPE) before it has cleaned up; the write fails with EPIPE instead. */
+    signal(SIGPIPE, SIG_IGN);
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != (pid_t)pid) raise(SIGTERM);
 }
 

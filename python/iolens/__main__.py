@@ -2,7 +2,7 @@
 
 import sys
 
-from iolens.cli import main
+from iolens.entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

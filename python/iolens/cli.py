@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -521,6 +522,24 @@ def _asks_help(args: Sequence[str], first_only: bool = False) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The exit status of `iolens ARGS`. A stop signal (SIGINT, SIGTERM, SIGHUP) ends any command the same
+    way: what it was doing is cleaned up, one line says which signal, and the status is 128 + its number (the
+    run commands first stop their engine and report: pipeline.py, docs/reliability.md)."""
+    try:
+        with interrupt.raising():
+            args = list(sys.argv[1:] if argv is None else argv)
+            early = interrupt.STOP.signum
+            if early is not None and not (args[:1] and args[0] in (*WORKLOADS, "io500")):
+                # Came while the command was starting (entry.py): nothing was done yet.
+                raise interrupt.Stopped(early)
+            return _main(args)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, interrupt.Stopped) else int(signal.SIGINT)
+        print(f"{PROG}: stopped by {interrupt.signal_name(signum)}", file=sys.stderr)
+        return interrupt.exit_status(signum)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         sys.stderr.write(USAGE)

@@ -30,6 +30,38 @@ ESCALATE_AFTER_S = 20.0
 Forward = Callable[[int], None]
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised by raise_on_stop_signals() for any of the three signals. A KeyboardInterrupt, so the code that
+    already ends cleanly on Ctrl-C (finally blocks, `except KeyboardInterrupt`) does the same on SIGTERM and
+    SIGHUP."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def raising() -> Iterator[None]:
+    """For commands with nothing running beside them (db, report, compare, monitor, ...): in the block each
+    stop signal raises Stopped where the program is, so its cleanup runs; the previous handlers come back
+    after (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s in STOP_SIGNALS:
+        signal.signal(s, _raise_stopped)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
 def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
@@ -76,6 +108,12 @@ class Stop:
             forward(self.signum)
         except ProcessLookupError:
             pass  # the child has just exited
+
+    def record_from_now(self) -> None:
+        """Record the stop signals from now on, until a command installs its own handling (main thread)."""
+        if threading.current_thread() is threading.main_thread():
+            for s in STOP_SIGNALS:
+                signal.signal(s, self._handler)
 
     @contextlib.contextmanager
     def handling(self) -> Iterator[Stop]:

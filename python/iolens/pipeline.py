@@ -138,7 +138,7 @@ def run_workload(run: RunInput) -> int:
             return error(str(exc))
         quiet_rank = req.in_job is not None and req.in_job.rank != 0
         if interrupt.STOP.requested:
-            return _stopped_before_start()
+            return _stopped_before_start(run, req, started_at)
         try:
             with monitor_attach.attached(None if quiet_rank else run.monitor, run.workload) as mon:
                 if mon is not None and req.uses_mpi:
@@ -179,10 +179,27 @@ def run_workload(run: RunInput) -> int:
         return _finish(doc_path, run, outcome)
 
 
-def _stopped_before_start() -> int:
-    name = interrupt.STOP.name
-    print(f"{PROG}: stopped by {name} before the run started; nothing was done", file=sys.stderr)
-    return interrupt.exit_status(interrupt.STOP.signum or 0)
+def _stopped_before_start(run: RunInput, req: launch.RunRequest, started_at: str) -> int:
+    """A stop signal came before the engine started: nothing was done; the document says so."""
+    signum = interrupt.STOP.signum or 0
+    message = f"stopped by {interrupt.signal_name(signum)} before the run started; nothing was done"
+    error(message, 1)
+    if run.opts.json is not None:
+        doc = results.failure_document(
+            run.workload,
+            message,
+            run.typed,
+            "mpi" if req.uses_mpi else "local",
+            req.np,
+            started_at,
+            _utc_now(),
+        )
+        doc["interrupted"] = {"signal": interrupt.signal_name(signum), "phase": None}
+        try:
+            _write_atomic(run.opts.json, json.dumps(doc, indent=2) + "\n")
+        except OSError as exc:
+            error(f"--json: cannot write {run.opts.json}: {exc.strerror}", 1)
+    return interrupt.exit_status(signum)
 
 
 def _mark(raw: dict[str, Any], run: RunInput, outcome: launch.RunOutcome) -> None:

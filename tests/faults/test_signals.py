@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,14 +35,15 @@ FINISH_WITHIN_S = 10.0
 @dataclass(frozen=True)
 class Case:
     workload: str
-    args: Callable[[Path, Path], list[str]]  # (the run's data directory, a scratch directory beside it)
+    # (the run's data directory, a scratch directory beside it, a tree to walk) -> the arguments
+    args: Callable[[Path, Path, Path], list[str]]
     # Earliest and latest moment of the signal, in seconds after the start (the run lasts longer).
     window: tuple[float, float]
     # On a disk file system (/var/tmp) rather than tmpfs: a large write there does not hold memory.
     on_disk: bool = False
 
 
-def _io500_config(data: Path, scratch: Path) -> list[str]:
+def _io500_config(data: Path, scratch: Path, _tree: Path) -> list[str]:
     ini = scratch / "io500.ini"
     ini.write_text(
         f"[global]\ndatadir = {data}/io500-data\nresultdir = {scratch}/io500-results\n"
@@ -53,17 +56,22 @@ def _io500_config(data: Path, scratch: Path) -> list[str]:
 CASES = {
     # Up to 2 x 4 GiB in 16 KiB pieces on a disk, ended by its own deadline at 6 s if no signal comes.
     "ior": Case(
-        "ior", lambda d, _: ["ior", "-F", "-t", "16k", "-b", "4g", "-w", "-r", "-D", "6", "-o", f"{d}/f"],
+        "ior",
+        lambda d, _s, _t: ["ior", "-F", "-t", "16k", "-b", "4g", "-w", "-r", "-D", "6", "-o", f"{d}/f"],
         (0.4, 3.0), on_disk=True,
     ),
     # 2 x 150,000 files: the create phase alone lasts seconds on tmpfs.
-    "mdtest": Case("mdtest", lambda d, _: ["mdtest", "-n", "150000", "-u", "-F", "-d", str(d)], (0.4, 3.0)),
+    "mdtest": Case(
+        "mdtest", lambda d, _s, _t: ["mdtest", "-n", "150000", "-u", "-F", "-d", str(d)], (0.4, 3.0)
+    ),
     "fio": Case(
         "fio",
-        lambda d, _: ["fio", "--name=t", "--rw=randwrite", "--bs=4k", f"--directory={d}", "--size=256m",
-                      "--time_based", "--runtime=8", "--numjobs=2"],
+        lambda d, _s, _t: ["fio", "--name=t", "--rw=randwrite", "--bs=4k", f"--directory={d}",
+                           "--size=256m", "--time_based", "--runtime=8", "--numjobs=2"],
         (0.4, 3.0), on_disk=True,
     ),
+    # A walk of 200,000 files is short: the signal lands before, during or after it (each is checked).
+    "find": Case("find", lambda _d, _s, t: ["find", str(t), "-name", "*1*"], (0.05, 0.8)),
     "io500": Case("io500", _io500_config, (0.5, 6.0)),
 }  # fmt: skip
 
@@ -94,11 +102,29 @@ def _leftovers(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
+@pytest.fixture(scope="module")
+def tree(engine: Path) -> Iterator[Path]:
+    """200,000 empty files in two directories, for find to walk (made once, by the engine's mdtest)."""
+    shm = Path("/dev/shm")
+    root = Path(tempfile.mkdtemp(prefix="iolens-fault-tree-", dir=shm if shm.is_dir() else None))
+    subprocess.run(
+        [str(engine), "mdtest", "-n", "100000", "-u", "-F", "-C", "-d", str(root), "--np", "2", "--quiet"],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["process", "group", "mpirun"])
 @pytest.mark.parametrize("workload", list(CASES))
 def test_a_stop_signal_at_a_random_moment_leaves_nothing_behind(
-    workload: str, mode: str, iolens_bin: list[str], tmp_path: Path, request: pytest.FixtureRequest
+    workload: str,
+    mode: str,
+    iolens_bin: list[str],
+    tmp_path: Path,
+    tree: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     case_id = f"{workload}-{mode}"
     delay, sig = _moment(case_id)
@@ -111,7 +137,8 @@ def test_a_stop_signal_at_a_random_moment_leaves_nothing_behind(
     run_tmp.mkdir()
     doc = tmp_path / "doc.json"
     env = dict(os.environ, IOLENS_TMPDIR=str(run_tmp), COLUMNS="200")
-    args = [*CASES[workload].args(data, tmp_path), "--json", str(doc), "--no-live", "--no-store"]
+    tree_before = _leftovers(tree) if workload == "find" else []
+    args = [*CASES[workload].args(data, tmp_path, tree), "--json", str(doc), "--no-live", "--no-store"]
     if mode == "mpirun":
         require_mpirun()
         env.update(request.getfixturevalue("mpi_env"))
@@ -154,12 +181,18 @@ def test_a_stop_signal_at_a_random_moment_leaves_nothing_behind(
     diag = f"{where}\nstatus {proc.returncode}\nstderr: {err[-3000:]}\nstdout: {out[-2000:]}"
     assert left_procs == [], f"processes left: {left_procs}\n{diag}"
     assert left_files == [], f"files left in the run's directory: {left_files[:20]}\n{diag}"
+    if workload == "find":
+        assert _leftovers(tree) == tree_before, f"find changed the tree it walked\n{diag}"
     assert tmp_left == [], f"iolens's temporary directory left: {tmp_left}\n{diag}"
     assert "Traceback" not in err, diag
     assert doc.is_file(), f"no document at --json\n{diag}"
     document = json.loads(doc.read_text())
     if finished_first:
         assert proc.returncode == 0 and document["status"] == "ok", diag
+        return
+    if document.get("status") == "ok":
+        # The signal came after the run's last phase, while its report was being written: it is complete.
+        assert proc.returncode in (0, 128 + sig), diag
         return
     assert took <= FINISH_WITHIN_S, f"took {took:.1f} s after the signal\n{diag}"
     assert proc.returncode == 128 + sig, diag
@@ -172,5 +205,39 @@ def test_a_stop_signal_at_a_random_moment_leaves_nothing_behind(
     else:
         assert document["interrupted"]["signal"] == sig.name, diag
         assert f"stopped by {sig.name}" in err, diag
-        # The tables of the work done so far are shown (not just one line).
-        assert out.strip(), diag
+        if document["interrupted"]["phase"] is not None:
+            # The tables of the work done so far are shown (not just one line).
+            assert out.strip(), diag
+
+
+def test_sigkill_of_iolens_alone_still_has_the_engine_clean_up(iolens_bin: list[str], disk_dir: Path) -> None:
+    """An OOM kill or `kill -9` of the front end: the engine is told by the kernel (PR_SET_PDEATHSIG) and
+    removes what it wrote."""
+    args = [
+        "ior",
+        "-F",
+        "-t",
+        "16k",
+        "-b",
+        "4g",
+        "-w",
+        "-D",
+        "20",
+        "-o",
+        f"{disk_dir}/f",
+        "--np",
+        "2",
+        "--no-live",
+    ]
+    proc = subprocess.Popen([*iolens_bin, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(p.name.startswith("f.") for p in disk_dir.iterdir()):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + FINISH_WITHIN_S
+    while time.monotonic() < deadline and (_processes_naming(disk_dir.name) or _leftovers(disk_dir)):
+        time.sleep(0.1)
+    assert _processes_naming(disk_dir.name) == []
+    assert _leftovers(disk_dir) == []

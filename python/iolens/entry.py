@@ -1,0 +1,18 @@
+"""The `iolens` command's entry point (console script and `python -m iolens`).
+
+Importing the CLI takes a few hundred milliseconds (rich, the store, ...). A stop signal in that time would
+otherwise end the process with Python's defaults (a traceback for SIGINT, a silent death for SIGTERM): from
+the first moment it is recorded instead, and the command then ends as it ends for any stop signal
+(docs/reliability.md). Only the interpreter's own start, before this module runs, is left uncovered.
+"""
+
+from __future__ import annotations
+
+from iolens import interrupt
+
+
+def main() -> int:
+    interrupt.STOP.record_from_now()
+    from iolens.cli import main as cli_main
+
+    return cli_main()
