@@ -1096,7 +1096,10 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
     elif got.file_recs.n or got.data_recs.n or got.proc_recs:
         raise ProfileLogError(f"{p}: counter records but no counter schema (NAMES chunk) (corrupt log)")
     else:
+        # A log cut before its first chunk: no counters at all (whatever widths the header gives them).
         schema = Schema()
+        got.file_recs = _Records(np.dtype("<u8"), 1, 0)
+        got.data_recs = _Records(np.dtype("<u8"), 1, 0)
     for sec in (schema.file_rec, schema.file_data, schema.proc):
         messages.extend(sec.plan_messages)
 
