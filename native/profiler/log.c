@@ -77,6 +77,7 @@ struct map_req {
     size_t len;
     uint8_t *p;
     int err;
+    int populate;
 };
 
 static int map_fd(int fd, struct map_req *r)
@@ -87,7 +88,8 @@ static int map_fd(int fd, struct map_req *r)
      * them (a fault costs microseconds on a VM, and a FILE_REC chunk is written page by page, a new file at
      * a time). */
     if (r->err == 0) {
-        r->p = iol_sys_mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, r->off);
+        r->p = iol_sys_mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED | (r->populate ? MAP_POPULATE : 0), fd,
+                            r->off);
         if (r->p == MAP_FAILED)
             r->err = -errno;
     }
@@ -124,7 +126,7 @@ static uint8_t *chunk_space(uint64_t k)
     n = n < 1 ? 1 : n > WINDOW_MAX ? WINDOW_MAX : n;
     for (;; n = 1) {
         struct map_req r = { (off_t)IOLP_HEADER_SIZE + (off_t)(k * IOLP_CHUNK_SIZE), (size_t)n * IOLP_CHUNK_SIZE,
-                             MAP_FAILED, 0 };
+                             MAP_FAILED, 0, 1 };
         int err = iol_aside(map_window, &r);
         if (err == 0 && r.p != MAP_FAILED) {
             win = r.p;
@@ -251,6 +253,7 @@ static int create_file(void *arg)
             r->err = -errno;
     }
     for (size_t n = FIRST_WINDOW; r->err == 0 && n > 0; n /= 2) {
+        r->first.populate = 0; /* most processes touch a few pages of it: reserved, but faulted in as used */
         r->first.off = IOLP_HEADER_SIZE;
         r->first.len = n * IOLP_CHUNK_SIZE;
         if (map_fd(fd, &r->first) == 0)
