@@ -218,3 +218,42 @@ def test_ctrl_c_at_a_terminal_reaches_the_program_once(
     assert text.count("got 02") == 1, text
     assert "interrupted by SIGINT from the terminal (the program got it too)" in text
     assert session_processes(pid) == []
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("group", [False, True], ids=["iolens-alone", "process-group"])
+def test_signal_under_mpirun_reaches_the_ranks(
+    iolens_bin: list[str], profile_build: ProfileBuild, tmp_path: Path, mpi_env: dict[str, str], group: bool
+) -> None:
+    """--launcher mpirun --np 2: SIGTERM goes to mpirun, which passes it to the ranks; every process of the
+    run is gone within 10 s, each rank's log is readable, and the report says the run was interrupted."""
+    logs, scratch = tmp_path / "logs", tmp_path / "scratch"
+    scratch.mkdir()
+    env = {k: v for k, v in mpi_env.items() if not k.startswith("IOLENS_") and k != "LD_PRELOAD"}
+    env["IOLENS_PROFILE_LIB"] = str(profile_build.lib)
+    cmd = [*iolens_bin, "profile", "--launcher", "mpirun", "--np", "2", "--out", str(logs), "--"]
+    cmd += [str(profile_build.program("profile_sleeper")), str(scratch), str(RECORDS)]
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    assert proc.stdout is not None
+    ready = 0
+    deadline = time.monotonic() + 120
+    while ready < 2 and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        ready += line == b"ready\n"
+    if ready < 2:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail(f"the ranks did not start: {proc.communicate()[1]!r}")
+    (os.killpg if group else os.kill)(proc.pid, signal.SIGTERM)
+    out, err, took = finish(proc, 10)
+    assert took < 10, f"{took:.1f} s"
+    assert proc.returncode != 0
+    assert session_processes(proc.pid) == []
+    assert "iolens: interrupted by SIGTERM" in err and "Traceback" not in err
+    ranks = [read_log(p) for p in logs.iterdir() if p.suffix in (".iolp", ".iolpz")]
+    assert sorted(log.header.rank for log in ranks) == [0, 1]
+    assert all(str(scratch / "sleeper") in log.files for log in ranks)
+    assert "note: interrupted by SIGTERM" in out
