@@ -142,9 +142,12 @@ def test_the_log_fills_its_own_file_system(
     assert doc["jobs"][0]["messages"]
 
 
-def test_no_room_for_a_log_at_all(profile_build: ProfileBuild, small_tmpfs: Mount, tmpfs_dir: Path) -> None:
+def test_no_room_for_a_log_at_all(
+    iolens_bin: list[str], profile_build: ProfileBuild, small_tmpfs: Mount, tmpfs_dir: Path
+) -> None:
     """A 64 KiB tmpfs cannot hold a log's header and first chunk: the program runs as without the runtime,
-    and no half-made log is left."""
+    and no half-made log is left; `iolens profile --out` there says why there is no report, and exits with
+    the program's status."""
     logs = small_tmpfs("64k")
     (tmpfs_dir / "plain").mkdir()
     (tmpfs_dir / "prof").mkdir()
@@ -152,3 +155,13 @@ def test_no_room_for_a_log_at_all(profile_build: ProfileBuild, small_tmpfs: Moun
     prof = fill(profile_build, tmpfs_dir / "prof", logs, "files", "50")
     assert prof == plain
     assert list(logs.iterdir()) == []
+    env = {**clean_env(), "IOLENS_PROFILE_LIB": str(profile_build.lib)}
+    r = subprocess.run(
+        [*iolens_bin, "profile", "--out", str(logs), "--", str(profile_build.program("profile_fill")),
+         str(tmpfs_dir / "prof"), "files", "50"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0 and r.stdout == plain
+    assert r.stderr.splitlines()[-1] == (
+        f"iolens: no profile log was written in {logs} (its file system has no room for a log)"
+    )

@@ -305,6 +305,18 @@ def run_profile(
     return status
 
 
+# A log needs its 4 KiB header and a first 64 KiB chunk (docs/profile-log.md).
+LOG_MIN_BYTES = 4096 + 65536
+
+
+def _free_bytes(directory: Path) -> int:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return LOG_MIN_BYTES
+    return st.f_bavail * st.f_frsize
+
+
 def _quietly(fn: Callable[..., None], *args: object) -> None:
     """Output that may meet a terminal gone with a SIGHUP, or a closed pipe: what cannot be said is not."""
     try:
@@ -324,12 +336,10 @@ def _report(
     """The report of this run's logs; a problem is said, never turned into the program's status."""
     logs = new_logs(out_dir, before)
     if not logs:
-        _say(
-            err,
-            f"iolens: no profile log was written in {out_dir} (a statically linked or setuid program "
-            "ignores LD_PRELOAD)",
-            "yellow",
-        )
+        why = "a statically linked or setuid program ignores LD_PRELOAD"
+        if _free_bytes(out_dir) < LOG_MIN_BYTES:
+            why = "its file system has no room for a log"
+        _say(err, f"iolens: no profile log was written in {out_dir} ({why})", "yellow")
         return
     try:
         jobs = load_jobs(logs)
