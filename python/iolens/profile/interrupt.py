@@ -98,7 +98,9 @@ class RunSignals:
         self.handled = [s for s in RUN_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
         self._early: list[int] = []
         self._old: dict[int, object] = {}
-        self._blocked = False
+        self._old_mask: set[int] | None = None
+        # when the first signal sent by a process came (the kill deadline runs from it)
+        self._process_signal_at: float | None = None
         self.interruption: Interruption | None = None
 
     def _catch(self, signum: int, frame: FrameType | None) -> None:
@@ -112,11 +114,11 @@ class RunSignals:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._blocked:
+        if self._old_mask is not None:
             # Taken, not delivered: a signal that came during the report is dropped, not acted on later.
             while self.handled and signal.sigtimedwait(self.handled, 0) is not None:
                 pass
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [*self.handled, signal.SIGCHLD])
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._old_mask)
         for s, old in self._old.items():
             signal.signal(s, old)  # type: ignore[arg-type]
 
@@ -129,6 +131,8 @@ class RunSignals:
                 forward = False
         if self.interruption is None:
             self.interruption = Interruption(signum, from_terminal, forward, kill_after=grace)
+        if not from_terminal and self._process_signal_at is None:
+            self._process_signal_at = time.monotonic()
 
     def _take_early(self, proc: subprocess.Popen[bytes], grace: float) -> None:
         """Signals the handlers caught before they were blocked: who sent them is not known, so they are
@@ -139,13 +143,10 @@ class RunSignals:
     def wait(self, proc: subprocess.Popen[bytes], grace: float) -> tuple[int, Interruption | None]:
         """The program's return code (Popen's: -N for signal N), and the interruption if there was one."""
         wanted = [*self.handled, signal.SIGCHLD]
-        signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
-        self._blocked = True
-        deadline = None
+        self._old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
         while True:
             self._take_early(proc, grace)
-            if deadline is None and self.interruption is not None and not self.interruption.from_terminal:
-                deadline = time.monotonic() + grace
+            deadline = None if self._process_signal_at is None else self._process_signal_at + grace
             if proc.poll() is not None:
                 break
             timeout = 1.0
