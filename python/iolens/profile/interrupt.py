@@ -4,7 +4,7 @@ runs, whether they reach iolens alone or its whole process group (a batch system
 
 iolens does not die of them: it passes the signal on to the program (or to the launcher, mpirun or srun),
 waits for it, and then does what it does after any run (stores and reports the logs), saying the run was
-interrupted and by which signal. A signal the terminal sent (Ctrl-C, Ctrl-\\, a hang-up: the kernel sends
+interrupted and by which signal. A signal the terminal sent (Ctrl-C, a hang-up: the kernel sends
 it to the whole foreground process group, the program included) is not sent again. A program that has not
 ended `kill_after` seconds after a signal sent by a process gets SIGKILL, so iolens never waits for ever.
 
