@@ -153,6 +153,8 @@ class LogSpec:
     exit_status: int = 0
     exit_signal: int = 0
     trace_dropped: int = 0
+    # minor version 3: records the log could not take (with flag 32)
+    records_dropped: int = 0
     files: list[FileSpec] = field(default_factory=list)
     mounts: list[MountSpec] = field(default_factory=list)
     # (thread, file_id, {counter: value}); one per (thread, file), as the runtime writes them. With
@@ -208,6 +210,7 @@ def header_bytes(spec: LogSpec, chunk_count: int) -> bytes:
     struct.pack_into("<q", h, 80, spec.rank)
     struct.pack_into("<II", h, 88, len(spec.file_counters), len(spec.proc_counters))
     struct.pack_into("<QII", h, 96, spec.trace_dropped, spec.minor_version, len(spec.file_data_counters))
+    struct.pack_into("<Q", h, 112, spec.records_dropped)
     h[128:192] = _cstr(spec.job_id, 64)
     h[192:256] = _cstr(spec.hostname, 64)
     h[256:768] = _cstr(spec.exe, 512)

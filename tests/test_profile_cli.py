@@ -193,6 +193,57 @@ def test_missing_runtime_and_missing_command(
     assert out.returncode == 2 and "--out: f exists and is not a directory" in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "status", "message"),
+    [
+        (["/nonexistent"], 127, "/nonexistent: command not found (no such file)"),
+        (["no-such-command-xyz", "-v"], 127, "no-such-command-xyz: command not found"),
+        (["./data"], 126, "./data: permission denied"),
+        (["./sub"], 126, "./sub: is a directory"),
+        (["data"], 126, "data: permission denied"),
+    ],
+)
+def test_a_command_that_cannot_start_is_refused_before_anything_is_made(
+    iolens_bin: list[str],
+    fake_lib: dict[str, str],
+    tmp_path: Path,
+    command: list[str],
+    status: int,
+    message: str,
+) -> None:
+    """As a shell says it (127 not found, 126 found but not runnable), in one line naming the command, and
+    neither the default directory nor --out (with its parents) is created."""
+    (tmp_path / "data").write_text("not a program\n")
+    (tmp_path / "sub").mkdir()
+    env = {**fake_lib, "PATH": f"{tmp_path}:{fake_lib.get('PATH', os.defpath)}"}
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args in (["profile", "--", *command], ["profile", "--out", "a/b/logs", "--", *command]):
+        out = iolens(iolens_bin, args, env, tmp_path)
+        assert out.returncode == status
+        assert out.stderr.splitlines() == [f"iolens: error: {message}"]
+        assert out.stdout == ""
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_program_the_kernel_cannot_run_leaves_nothing_behind(
+    iolens_bin: list[str], fake_lib: dict[str, str], tmp_path: Path
+) -> None:
+    """Executable, but not a format the kernel runs (no #! line): the start fails after the directory was
+    made, and the directories iolens made are removed again (one that holds something stays)."""
+    prog = tmp_path / "prog"
+    prog.write_bytes(b"\x7fELF garbage")
+    prog.chmod(0o755)
+    out = iolens(iolens_bin, ["profile", "--out", "a/b/logs", "--", "./prog"], fake_lib, tmp_path)
+    assert out.returncode == 126
+    assert out.stderr.splitlines()[-1] == "iolens: error: ./prog: Exec format error"
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "keep").write_text("x")
+    out = iolens(iolens_bin, ["profile", "--out", "a/b/logs", "--", "./prog"], fake_lib, tmp_path)
+    assert out.returncode == 126 and not (tmp_path / "a" / "b").exists()
+    assert (tmp_path / "a" / "keep").read_text() == "x"
+
+
 def test_packaged_runtime_missing_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("IOLENS_PROFILE_LIB", raising=False)
     monkeypatch.setattr(run, "_packaged_lib", lambda: None)

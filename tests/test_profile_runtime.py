@@ -1570,3 +1570,111 @@ def test_iolens_profile_with_the_real_mpirun(
     assert all(f["bytes_written"] == f["bytes_read"] == 1 << 20 for f in mine.values())
     exes = {read_log(p).header.exe for p in out.iterdir()}
     assert exes and not any(Path(e).name.startswith(("mpirun", "orterun", "prterun")) for e in exes)
+
+
+# --- the runtime's own descriptors are invisible (docs/profile.md, "What the program sees") ------------
+
+
+def _nofile(limit: int):
+    """A preexec_fn setting RLIMIT_NOFILE (soft and hard) in the child before it execs."""
+    import resource
+
+    def set_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    return set_limit
+
+
+def fds_run(
+    build: ProfileBuild,
+    scratch: Path,
+    mode: str,
+    env: Mapping[str, str],
+    limit: int | None = None,
+    *args: str,
+) -> str:
+    r = subprocess.run(
+        [str(build.program("profile_fds")), str(scratch), mode, *args],
+        env=dict(env),
+        capture_output=True,
+        timeout=120,
+        check=False,
+        preexec_fn=_nofile(limit) if limit is not None else None,  # noqa: PLW1509 (no threads here)
+    )
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stderr == b""
+    return r.stdout.decode()
+
+
+def fds_both(
+    build: ProfileBuild, tmpfs_dir: Path, logs: Path, mode: str, limit: int | None = None, *args: str
+) -> tuple[str, str]:
+    """profile_fds MODE without and with the runtime, each in a scratch directory of its own."""
+    a, b = tmpfs_dir / "plain", tmpfs_dir / "profiled"
+    a.mkdir()
+    b.mkdir()
+    plain = fds_run(build, a, mode, plain_env(), limit, *args)
+    prof = fds_run(build, b, mode, profiled_env(build, logs), limit, *args)
+    return plain, prof
+
+
+def test_the_programs_descriptor_table_is_its_own(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """Every descriptor below 1024, /proc/self/fd, fcntl/close/readlink/dup2 on the number the runtime once
+    kept its log at (512), and the numbers open() gives are what they are without the runtime."""
+    plain, prof = fds_both(profile_build, tmpfs_dir, logs, "probe")
+    assert prof == plain
+    assert "fcntl(512, F_GETFD) = -1 errno=EBADF" in prof
+    assert "readlink(/proc/self/fd/512) = -1 errno=ENOENT" in prof
+    assert "first open = 3 errno=0" in prof
+    assert only_log(logs).clean
+
+
+def test_a_low_descriptor_limit_leaves_the_program_every_number(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """ulimit -n 64: the runtime takes no number below the limit (its log is not at 3), so the first open()
+    gets 3 and the program can open exactly as many descriptors as without it."""
+    plain, prof = fds_both(profile_build, tmpfs_dir, logs, "probe", 64)
+    assert prof == plain
+    assert "RLIMIT_NOFILE soft 64" in prof and "first open = 3 errno=0" in prof
+    shutil.rmtree(tmpfs_dir / "plain")
+    shutil.rmtree(tmpfs_dir / "profiled")
+    for p in logs.iterdir():
+        p.unlink()
+    plain, prof = fds_both(profile_build, tmpfs_dir, logs, "nofile", 64)
+    assert prof == plain
+    assert "first 3, opened 61, then errno=EMFILE" in prof
+    log = only_log(logs)
+    assert log.clean
+    # the file opened after the limit was reached once is recorded, with its 8 bytes
+    assert log.files[str(tmpfs_dir / "profiled" / "after")]["POSIX_BYTES_WRITTEN"] == 8
+
+
+def test_close_range_and_closefrom_leave_a_complete_log(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """A program that closes every descriptor above 2 (close_range(3, ~0U, 0), closefrom(3)) and then
+    creates 3000 files (the log grows many times after it): every open gets 3, and the log is complete."""
+    n = 3000
+    plain, prof = fds_both(profile_build, tmpfs_dir, logs, "close_range", None, str(n))
+    assert prof == plain
+    assert f"{n} files, {10 * n} bytes, each open gave 3" in prof
+    log = only_log(logs)
+    assert log.clean and not log.truncated
+    mine = {p: c for p, c in log.files.items() if p.startswith(str(tmpfs_dir / "profiled"))}
+    assert len(mine) == n
+    assert all(c["POSIX_BYTES_WRITTEN"] == 10 and c["POSIX_OPENS"] == 1 for c in mine.values())
+
+
+def test_log_growth_in_other_threads_never_takes_the_programs_number(
+    profile_build: ProfileBuild, tmpfs_dir: Path, logs: Path
+) -> None:
+    """RLIMIT_NOFILE 4 (only 3 free): while four threads record 20000 new paths (the log grows again and
+    again), every open() of the main thread still gets 3, never EMFILE; and the log has every path."""
+    out = fds_run(profile_build, tmpfs_dir, "threads", profiled_env(profile_build, logs), 4)
+    assert out == "threads: every open gave 3\n"
+    log = only_log(logs)
+    assert log.clean
+    assert sum(1 for p in log.files if "/t" in p and p.startswith(str(tmpfs_dir))) == 20000

@@ -4,7 +4,8 @@
  *
  * This may run in _exit called from a signal handler, so it uses only system calls and zlib with an
  * allocator of its own (one anonymous mapping): no malloc, no stdio. The image is read from the file, not the
- * mapping (full trace chunks are no longer mapped); the page cache makes both the same bytes. */
+ * mapping (full trace chunks are no longer mapped); the page cache makes both the same bytes. The files are
+ * opened aside (aside.c): other threads of the program may still run while exit() runs destructors. */
 #include "rt.h"
 #include "sys.h"
 
@@ -104,7 +105,7 @@ static int deflate_file(int in, int out, uint64_t raw_len, uint8_t *work)
     return rc;
 }
 
-int iol_compress_log(const char *dir, const char *name)
+static int compress_now(const char *dir, const char *name)
 {
     char raw[PATH_MAX + 300], tmp[PATH_MAX + 300], done[PATH_MAX + 300];
     snprintf(raw, sizeof raw, "%s/%s", dir, name);
@@ -142,6 +143,22 @@ int iol_compress_log(const char *dir, const char *name)
     return -err;
 }
 
+struct compress_req {
+    const char *dir, *name;
+};
+
+static int compress_aside(void *arg)
+{
+    struct compress_req *r = arg;
+    return compress_now(r->dir, r->name);
+}
+
+int iol_compress_log(const char *dir, const char *name)
+{
+    struct compress_req r = { dir, name };
+    return iol_aside(compress_aside, &r);
+}
+
 /* The pid in a log name JOB.HOST.PID.N.iolp (JOB and HOST may hold dots: read from the right). */
 static long pid_of(const char *name)
 {
@@ -167,21 +184,28 @@ static long pid_of(const char *name)
 
 /* The log this image's exec replaced (same pid, flag 4) stayed raw: its process could not compress it before
  * exec without losing it if the exec failed. Its successor does, when it exits or execs in turn. */
-void iol_compress_predecessor(void)
+static int predecessor_aside(void *arg)
 {
-    if (iol_g.prev_log[0] == '\0' || pid_of(iol_g.prev_log) != iol_g.pid)
-        return;
+    (void)arg;
     char path[PATH_MAX + 300];
     snprintf(path, sizeof path, "%s/%s", iol_g.dir, iol_g.prev_log);
     int fd = iol_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
-        return;
+        return 0;
     struct iolp_header ph;
     int replaced = iol_sys_pread(fd, &ph, sizeof ph, 0) == (ssize_t)sizeof ph &&
                    memcmp(ph.magic, IOLP_MAGIC, 8) == 0 && ph.pid == iol_g.pid && (ph.flags & IOLP_EXECED);
     iol_sys_close(fd);
     if (replaced)
-        iol_compress_log(iol_g.dir, iol_g.prev_log);
+        compress_now(iol_g.dir, iol_g.prev_log);
+    return 0;
+}
+
+void iol_compress_predecessor(void)
+{
+    if (iol_g.prev_log[0] == '\0' || pid_of(iol_g.prev_log) != iol_g.pid)
+        return;
+    iol_aside(predecessor_aside, NULL);
     iol_g.prev_log[0] = '\0';
 }
 

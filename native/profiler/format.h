@@ -10,8 +10,8 @@
 #define IOLP_VERSION 1u
 /* Additions a version-1 reader may ignore: 1 = PATHS chunks (names of traced paths that are not files);
  * 2 = FILE_DATA chunks (a file's read/write counters in a record of their own, made on its first read or
- * write) and n_file_data_counters. */
-#define IOLP_MINOR_VERSION 2u
+ * write) and n_file_data_counters; 3 = flag 32 and records_dropped (records the log could not take). */
+#define IOLP_MINOR_VERSION 3u
 #define IOLP_HEADER_SIZE 4096u
 /* 64 KiB: a short-lived process (every command of a shell script) leaves a log of a few hundred KiB, while a
  * log of 10k files still needs only ~120 chunks. The reader takes the size from the header. */
@@ -20,7 +20,8 @@
 #define IOLP_CHUNK_ROOM (IOLP_CHUNK_SIZE - IOLP_CHUNK_HEAD)
 #define IOLP_PROCESS_THREAD 0xFFFFFFFFu
 
-enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_ON = 8, IOLP_TRACE_CUT = 16 };
+enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_ON = 8, IOLP_TRACE_CUT = 16,
+                 IOLP_RECORDS_CUT = 32 };
 enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6,
                  IOLP_PATHS = 7, IOLP_FILE_DATA = 8 };
 enum iolp_file_flag { IOLP_FILE_EXCLUDED = 1, IOLP_FILE_NOT_REGULAR = 2 };
@@ -45,7 +46,8 @@ struct iolp_header {
     uint64_t trace_dropped;
     uint32_t minor_version;
     uint32_t n_file_data_counters;
-    uint8_t unused0[16];
+    uint64_t records_dropped; /* minor 3: records the log could not take (flag 32); their counts are missing */
+    uint8_t unused0[8];
     char job_id[64];
     char hostname[64];
     char exe[512];
@@ -100,6 +102,7 @@ _Static_assert(offsetof(struct iolp_header, n_file_counters) == 88, "n_file_coun
 _Static_assert(offsetof(struct iolp_header, trace_dropped) == 96, "trace_dropped at 96");
 _Static_assert(offsetof(struct iolp_header, minor_version) == 104, "minor_version at 104");
 _Static_assert(offsetof(struct iolp_header, n_file_data_counters) == 108, "n_file_data_counters at 108");
+_Static_assert(offsetof(struct iolp_header, records_dropped) == 112, "records_dropped at 112");
 _Static_assert(offsetof(struct iolp_header, job_id) == 128, "job_id at 128");
 _Static_assert(offsetof(struct iolp_header, hostname) == 192, "hostname at 192");
 _Static_assert(offsetof(struct iolp_header, exe) == 256, "exe at 256");

@@ -1,10 +1,14 @@
 /* log.c — the live log: a file mapped MAP_SHARED from the start, so that whatever the process recorded is
  * in the file (the page cache) the moment it is written, and a kill -9 loses nothing already counted.
  *
- * The file grows a chunk at a time with fallocate: space is reserved before it is touched, so a full file
- * system makes a chunk allocation fail (and the runtime count what it could not record) instead of raising
- * SIGBUS in the program on a write to a sparse page. Each chunk is its own mapping, so a pointer into the log
- * stays valid while the log grows. */
+ * The runtime keeps no descriptor of it: the log is its mappings. Creating it and growing it (fallocate and
+ * mmap need a descriptor) happen aside (aside.c), on a helper thread whose descriptor table is not the
+ * program's; the descriptor is closed as soon as the new space is mapped.
+ *
+ * The file grows a window of chunks at a time with fallocate: space is reserved before it is touched, so a
+ * full file system makes a chunk allocation fail (and the runtime count what it could not record) instead
+ * of raising SIGBUS in the program on a write to a sparse page. Each window is its own mapping, so a pointer
+ * into the log stays valid while the log grows. */
 #include "rt.h"
 #include "sys.h"
 
@@ -37,14 +41,14 @@ void iol_log_identity(int argc, char **argv)
 }
 
 /* Grows the log file to hold [off, off + len): fallocate, or zeros written where it is not supported. */
-static int grow(off_t off, size_t len)
+static int grow(int fd, off_t off, size_t len)
 {
-    if (iol_sys_fallocate(iol_g.log_fd, 0, off, (off_t)len) == 0)
+    if (iol_sys_fallocate(fd, 0, off, (off_t)len) == 0)
         return 0;
     if (errno != EOPNOTSUPP && errno != ENOSYS)
         return -errno;
     while (len > 0) {
-        ssize_t n = iol_sys_pwrite(iol_g.log_fd, zeros, len < sizeof zeros ? len : sizeof zeros, off);
+        ssize_t n = iol_sys_pwrite(fd, zeros, len < sizeof zeros ? len : sizeof zeros, off);
         if (n <= 0)
             return n < 0 ? -errno : -ENOSPC;
         off += n;
@@ -53,41 +57,89 @@ static int grow(off_t off, size_t len)
     return 0;
 }
 
-/* The log grows, and is mapped, a window of chunks at a time: one chunk while the log is small (most
- * processes write a few), up to WINDOW_MAX once it holds 4 * WINDOW_MAX (a process recording 100k files
- * makes ~1000 chunks: two system calls per 16 chunks, not per chunk). The chunks of a window not yet handed
- * out are space the file has (reserved, so never a SIGBUS) but its header does not count: a reader ignores
- * them, and the compressed log leaves them out. Under iol_g.lock. */
+/* The log grows, and is mapped, a window of chunks at a time: FIRST_WINDOW chunks with the header (a short
+ * process writes a few: the names, its files, their mounts and records, its own record), then half as many
+ * as the log has, up to WINDOW_MAX (a process recording 100k files makes ~600 chunks: one trip aside per
+ * 16 chunks, not per chunk). The chunks of a window not yet handed out are space the file has (reserved, so
+ * never a SIGBUS) but its header does not count: a reader ignores them, and the compressed log leaves them
+ * out. Under iol_g.lock. */
+#define FIRST_WINDOW 8u
 #define WINDOW_MAX 16u
 static uint8_t *win;            /* the mapping of chunks [win_first, win_first + win_n) of this log */
 static uint64_t win_first, win_n, win_gen;
+/* After a failure to grow (a full file system), the next FAIL_SKIP chunk requests fail at once: each try is
+ * a trip aside, and a program creating many files would otherwise pay one per file. */
+#define FAIL_SKIP 1024u
+static uint64_t fail_skip, fail_gen;
+
+struct map_req {
+    off_t off;
+    size_t len;
+    uint8_t *p;
+    int err;
+    int populate;
+};
+
+static int map_fd(int fd, struct map_req *r)
+{
+    r->p = MAP_FAILED;
+    r->err = grow(fd, r->off, r->len);
+    /* MAP_POPULATE: the pages are mapped now, in one call, rather than by a page fault each as records fill
+     * them (a fault costs microseconds on a VM, and a FILE_REC chunk is written page by page, a new file at
+     * a time). */
+    if (r->err == 0) {
+        r->p = iol_sys_mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED | (r->populate ? MAP_POPULATE : 0), fd,
+                            r->off);
+        if (r->p == MAP_FAILED)
+            r->err = -errno;
+    }
+    return r->err;
+}
+
+/* Aside: the log opened again by its path, and checked to be the file this process created (the program may
+ * have removed it, or put another in its place), grown and mapped, closed. */
+static int map_window(void *arg)
+{
+    struct map_req *r = arg;
+    r->p = MAP_FAILED;
+    int fd = iol_sys_openat(AT_FDCWD, iol_g.log_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+    if (fd < 0)
+        return r->err = -errno;
+    struct stat st;
+    if (iol_sys_fstat(fd, &st) != 0 || st.st_dev != iol_g.log_dev || st.st_ino != iol_g.log_ino)
+        r->err = -ESTALE;
+    else
+        map_fd(fd, r);
+    iol_sys_close(fd);
+    return r->err;
+}
 
 static uint8_t *chunk_space(uint64_t k)
 {
     if (win != NULL && win_gen == iol_g.gen && k >= win_first && k < win_first + win_n)
         return win + (k - win_first) * IOLP_CHUNK_SIZE;
-    uint64_t n = k / 4;
+    if (fail_gen == iol_g.gen && fail_skip > 0) {
+        fail_skip--;
+        return NULL;
+    }
+    uint64_t n = k / 2;
     n = n < 1 ? 1 : n > WINDOW_MAX ? WINDOW_MAX : n;
     for (;; n = 1) {
-        off_t off = (off_t)IOLP_HEADER_SIZE + (off_t)(k * IOLP_CHUNK_SIZE);
-        size_t len = (size_t)n * IOLP_CHUNK_SIZE;
-        int err = grow(off, len);
-        /* MAP_POPULATE: the pages are mapped now, in one call, rather than by a page fault each as records
-         * fill them (a fault costs microseconds on a VM, and a FILE_REC chunk is written page by page, a
-         * new file at a time). */
-        uint8_t *p = err == 0 ? iol_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, iol_g.log_fd, off)
-                              : MAP_FAILED;
-        if (p != MAP_FAILED) {
-            win = p;
+        struct map_req r = { (off_t)IOLP_HEADER_SIZE + (off_t)(k * IOLP_CHUNK_SIZE), (size_t)n * IOLP_CHUNK_SIZE,
+                             MAP_FAILED, 0, 1 };
+        int err = iol_aside(map_window, &r);
+        if (err == 0 && r.p != MAP_FAILED) {
+            win = r.p;
             win_first = k;
             win_n = n;
             win_gen = iol_g.gen;
-            return p;
+            return r.p;
         }
-        if (err == 0)
-            err = -errno;
         if (n == 1) { /* a bigger window may fail where one chunk still fits */
-            iol_debug("cannot grow the log to %llu chunks: %s", (unsigned long long)k + 1, strerror(-err));
+            iol_debug("cannot grow the log to %llu chunks: %s", (unsigned long long)k + 1,
+                      strerror(err < 0 ? -err : EIO));
+            fail_gen = iol_g.gen;
+            fail_skip = FAIL_SKIP - 1;
             return NULL;
         }
     }
@@ -124,8 +176,12 @@ void *iol_stream_reserve(struct iol_stream *s, size_t size)
         return NULL;
     if (s->c == NULL || s->c->used + size > IOLP_CHUNK_ROOM) {
         struct iolp_chunk *c = iol_chunk_new(s->kind, IOLP_PROCESS_THREAD, s->rsize);
-        if (c == NULL)
+        if (c == NULL) {
+            /* The counts go on in memory, unlogged: the log says that it is short of them. */
+            if (__atomic_add_fetch(&iol_g.hdr->records_dropped, 1, __ATOMIC_RELAXED) == 1)
+                iol_log_set_flag(IOLP_RECORDS_CUT);
             return NULL;
+        }
         s->c = c;
     }
     return (uint8_t *)s->c + IOLP_CHUNK_HEAD + s->c->used;
@@ -155,50 +211,85 @@ void iol_log_clear_flag(uint32_t flag)
 /* Opens DIR/JOB.HOST.PID.N.iolp with the first N free for both the raw and the compressed name. */
 static int open_new(char *name, size_t cap)
 {
-    char path[PATH_MAX + 300];
     for (unsigned n = 0; n < 100000; n++) {
         snprintf(name, cap, "%s.%s.%d.%u.iolp", iol_g.job_file, iol_g.host_file, iol_g.pid, n);
-        snprintf(path, sizeof path, "%s/%sz", iol_g.dir, name);
-        if (iol_sys_faccessat(AT_FDCWD, path, F_OK) == 0)
+        snprintf(iol_g.log_path, sizeof iol_g.log_path, "%s/%sz", iol_g.dir, name);
+        if (iol_sys_faccessat(AT_FDCWD, iol_g.log_path, F_OK) == 0)
             continue;
-        snprintf(path, sizeof path, "%s/%s", iol_g.dir, name);
-        int fd = iol_sys_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        snprintf(iol_g.log_path, sizeof iol_g.log_path, "%s/%s", iol_g.dir, name);
+        int fd = iol_sys_openat(AT_FDCWD, iol_g.log_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         if (fd >= 0 || errno != EEXIST)
             return fd < 0 ? -errno : fd;
     }
     return -EEXIST;
 }
 
+struct create_req {
+    char name[256];
+    struct iolp_header *h;
+    struct map_req first; /* the first window */
+    int err;
+};
+
+/* Aside: the new file, its header and first window reserved and mapped (one window less when the file
+ * system has no room for it), closed again. A file that cannot get its header is removed. */
+static int create_file(void *arg)
+{
+    struct create_req *r = arg;
+    r->h = MAP_FAILED;
+    r->first.p = MAP_FAILED;
+    int fd = open_new(r->name, sizeof r->name);
+    if (fd < 0) {
+        iol_debug("cannot create a log in %s: %s", iol_g.dir, strerror(-fd));
+        return r->err = fd;
+    }
+    struct stat st;
+    r->err = iol_sys_fstat(fd, &st) == 0 ? grow(fd, 0, IOLP_HEADER_SIZE) : -errno;
+    if (r->err == 0) {
+        iol_g.log_dev = st.st_dev;
+        iol_g.log_ino = st.st_ino;
+        r->h = iol_sys_mmap(NULL, IOLP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (r->h == MAP_FAILED)
+            r->err = -errno;
+    }
+    for (size_t n = FIRST_WINDOW; r->err == 0 && n > 0; n /= 2) {
+        r->first.populate = 0; /* most processes touch a few pages of it: reserved, but faulted in as used */
+        r->first.off = IOLP_HEADER_SIZE;
+        r->first.len = n * IOLP_CHUNK_SIZE;
+        if (map_fd(fd, &r->first) == 0)
+            break;
+        r->first.err = 0; /* the header alone is a log: chunks may find room later */
+    }
+    if (r->err != 0) {
+        iol_debug("cannot set up the log %s: %s", iol_g.log_path, strerror(-r->err));
+        iol_sys_unlinkat(AT_FDCWD, iol_g.log_path, 0);
+    }
+    iol_sys_close(fd);
+    return r->err;
+}
+
+static int remove_file(void *arg)
+{
+    (void)arg;
+    return iol_sys_unlinkat(AT_FDCWD, iol_g.log_path, 0);
+}
+
 int iol_log_create(const char *parent_log)
 {
     uint64_t mono, wall;
     iol_clock_restart(&mono, &wall);
-    char name[256];
-    int fd = open_new(name, sizeof name);
-    if (fd < 0) {
-        iol_debug("cannot create a log in %s: %s", iol_g.dir, strerror(-fd));
-        return fd;
-    }
-    /* The runtime's own descriptor stays out of the program's low numbers, where a shell expects its own. */
-    int high = iol_sys_fcntl(fd, F_DUPFD_CLOEXEC, 512);
-    if (high >= 0) {
-        iol_sys_close(fd);
-        fd = high;
-    }
-    iol_g.log_fd = fd;
-    int err = grow(0, IOLP_HEADER_SIZE);
-    struct iolp_header *h = MAP_FAILED;
+    struct create_req r;
+    r.err = -ENOSYS;
+    int err = iol_aside(create_file, &r);
     if (err == 0)
-        h = iol_sys_mmap(NULL, IOLP_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (h == MAP_FAILED) {
-        iol_debug("cannot set up the log %s/%s", iol_g.dir, name);
-        char path[PATH_MAX + 300];
-        snprintf(path, sizeof path, "%s/%s", iol_g.dir, name);
-        iol_sys_unlinkat(AT_FDCWD, path, 0);
-        iol_sys_close(fd);
-        iol_g.log_fd = -1;
-        return err ? err : -ENOMEM;
+        err = r.err;
+    if (err != 0) {
+        if (r.err == -ENOSYS) /* the helper did not run at all */
+            iol_debug("cannot create a log in %s: %s", iol_g.dir, strerror(-err));
+        return err;
     }
+    struct iolp_header *h = r.h;
+    const char *name = r.name;
     memcpy(h->magic, IOLP_MAGIC, 8);
     h->version = IOLP_VERSION;
     h->header_size = IOLP_HEADER_SIZE;
@@ -229,10 +320,20 @@ int iol_log_create(const char *parent_log)
     iol_g.s_filedata = (struct iol_stream){ NULL, IOLP_FILE_DATA, 8 + 8 * IOL_NDATA };
     iol_g.s_procrec = (struct iol_stream){ NULL, IOLP_PROC_REC, 8 + 8 * IOL_NPROC };
     iol_g.gen++;
+    if (r.first.p != MAP_FAILED) {
+        win = r.first.p;
+        win_first = 0;
+        win_n = r.first.len / IOLP_CHUNK_SIZE;
+        win_gen = iol_g.gen;
+    }
 
     struct iolp_chunk *names = iol_chunk_new(IOLP_NAMES, IOLP_PROCESS_THREAD, 0);
-    if (names == NULL)
+    if (names == NULL) { /* a log without its names cannot be read: none at all */
+        iol_aside(remove_file, NULL);
+        iol_sys_munmap(h, IOLP_HEADER_SIZE);
+        iol_g.hdr = NULL;
         return -ENOSPC;
+    }
     memcpy((uint8_t *)names + IOLP_CHUNK_HEAD, iol_names_text, iol_names_len);
     __atomic_store_n(&names->used, (uint64_t)((iol_names_len + 7) & ~7u), __ATOMIC_RELEASE);
     return 0;

@@ -105,6 +105,7 @@ struct iol_tdata {
 
 struct iol_thread {
     int guard;            /* non-zero: calls pass straight through (we are inside the runtime, or vfork) */
+    int aside;            /* the runtime's helper thread runs on this thread's behalf (aside.c) */
     uint32_t index;       /* the thread's runtime index + 1; 0 until its first call */
     uint64_t *proc;       /* its PROC_REC values */
     struct iol_tfile ***ftab; /* file id -> struct iol_tfile, two levels of 4096 */
@@ -148,8 +149,9 @@ struct iol_rt {
     struct iol_lock lock;
     struct iol_clock clk;
 
-    /* the log */
-    int log_fd;
+    /* the log: its mappings only, no descriptor (log.c) */
+    char log_path[PATH_MAX + 300];
+    uint64_t log_dev, log_ino; /* the file this process created (growing it checks it is still that one) */
     struct iolp_header *hdr;
     uint64_t nchunks;
     struct iol_stream s_files, s_mounts, s_filerec, s_filedata, s_procrec;
@@ -232,6 +234,10 @@ static inline uint64_t iol_stamp(uint64_t t)
 void *iol_alloc(size_t n);                          /* zeroed, 16-byte aligned; NULL when out of memory */
 void *iol_thread_alloc(struct iol_thread *t, size_t n);
 void iol_arena_after_fork(void);
+
+/* ---- aside.c: the runtime's own file work on a helper thread with a descriptor table of its own ---- */
+int iol_aside(int (*fn)(void *), void *arg);          /* fn's result, or -errno when the helper could not run */
+void iol_aside_after_fork(void);
 
 /* ---- log.c ---- */
 int iol_log_create(const char *parent_log);          /* 0 or -errno; fills iol_g's log fields */

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-struct iol_rt iol_g = { .log_fd = -1, .rank = -1 };
+struct iol_rt iol_g = { .rank = -1 };
 
 /* Variables the runtime puts in its own environment (putenv: the strings are part of environ, so a fork
  * child updates its IOLENS_PARENT_LOG in place, without allocating). */
@@ -200,9 +200,9 @@ void iol_after_fork_child(void)
 {
     iol_signals_after_fork();
     iol_mmap_after_fork();
+    iol_aside_after_fork();
     if (!__atomic_load_n(&iol_g.on, __ATOMIC_RELAXED))
         return;
-    int old_fd = iol_g.log_fd;
     struct iolp_header *old_hdr = iol_g.hdr;
     char parent[256];
     iol_strlcpy(parent, iol_g.log_name, sizeof parent);
@@ -215,7 +215,6 @@ void iol_after_fork_child(void)
     iol_thread_reset(&iol_tls);
     int err = iol_log_create(parent);
     iol_sys_munmap(old_hdr, IOLP_HEADER_SIZE);
-    iol_sys_close(old_fd);
     if (err != 0) {
         __atomic_store_n(&iol_g.on, 0, __ATOMIC_RELEASE);
         return;

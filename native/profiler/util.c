@@ -18,6 +18,23 @@ size_t iol_strlcpy(char *dst, const char *src, size_t cap)
     return n;
 }
 
+struct line {
+    const char *text;
+    size_t len;
+};
+
+/* Aside (aside.c): the debug file's descriptor is never the program's. */
+static int append_line(void *arg)
+{
+    struct line *l = arg;
+    int fd = iol_sys_openat(AT_FDCWD, iol_g.debug_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    (void)!iol_sys_write(fd, l->text, l->len);
+    iol_sys_close(fd);
+    return 0;
+}
+
 /* The runtime never writes to the program's stdout or stderr: its own problems go to the file named by
  * IOLENS_PROFILE_DEBUG, and nowhere when that is not set. */
 void iol_debug(const char *fmt, ...)
@@ -35,10 +52,7 @@ void iol_debug(const char *fmt, ...)
     if (len > sizeof buf - 2)
         len = sizeof buf - 2;
     buf[len++] = '\n';
-    int fd = iol_sys_openat(AT_FDCWD, iol_g.debug_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-        (void)!iol_sys_write(fd, buf, len);
-        iol_sys_close(fd);
-    }
+    struct line l = { buf, len };
+    iol_aside(append_line, &l);
     errno = saved;
 }

@@ -1,9 +1,8 @@
 /* wrap_open.c — opening and closing descriptors: the open family (with the fortified __open_2 forms),
  * creat, close, close_range, closefrom, dup, dup2, dup3, fcntl(F_DUPFD[_CLOEXEC]).
  *
- * The runtime's own log descriptor is invisible to the program: closing it fails with EBADF as it would
- * without the runtime, a dup2 onto its number first moves the log elsewhere, and close_range/closefrom leave
- * it open. */
+ * The runtime holds no descriptor of its own while the program runs (its log is mapped, aside.c): every
+ * number here is the program's, and these calls go to the kernel as they are. */
 #include "wrap.h"
 #include "sys.h"
 
@@ -159,11 +158,6 @@ IOL_EXPORT int close(int fd)
     if (t == NULL)
         return IOL_REAL(close)(fd);
     int *ep = &errno;
-    if (fd >= 0 && fd == iol_g.log_fd) { /* not the program's: as if nothing were open there */
-        *ep = EBADF;
-        iol_leave(t);
-        return -1;
-    }
     /* Taken before the call: once closed, another thread may get the number from its own open. */
     struct iol_desc *d = iol_fd_take(fd);
     uint64_t t0 = iol_t0(iol_desc_file(d) != NULL);
@@ -189,27 +183,13 @@ static void forget_range(struct iol_thread *t, unsigned first, unsigned last)
     }
 }
 
-/* close_range around the log's descriptor: one call, or two on each side of it. */
-static int close_range_keep_log(unsigned first, unsigned last, int flags)
-{
-    unsigned lf = (unsigned)iol_g.log_fd;
-    if (iol_g.log_fd < 0 || lf < first || lf > last)
-        return iol_real.close_range(first, last, flags);
-    int r = 0;
-    if (lf > first)
-        r = iol_real.close_range(first, lf - 1, flags);
-    if (r == 0 && lf < last)
-        r = iol_real.close_range(lf + 1, last, flags);
-    return r;
-}
-
 IOL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
     struct iol_thread *t = iol_enter();
     if (t == NULL)
         return IOL_REAL(close_range)(first, last, flags);
     int *ep = &errno;
-    int r = first <= last ? close_range_keep_log(first, last, flags) : iol_real.close_range(first, last, flags);
+    int r = iol_real.close_range(first, last, flags);
     int e = *ep;
     if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
         forget_range(t, first, last);
@@ -221,32 +201,17 @@ IOL_EXPORT int close_range(unsigned first, unsigned last, int flags)
 IOL_EXPORT void closefrom(int lowfd)
 {
     struct iol_thread *t = iol_enter();
-    if (t == NULL || iol_real.close_range == NULL) {
+    if (t == NULL) {
         IOL_REAL(closefrom)(lowfd);
         return;
     }
     int *ep = &errno;
     int e = *ep;
     unsigned first = lowfd < 0 ? 0 : (unsigned)lowfd;
-    if (close_range_keep_log(first, ~0u, 0) != 0)
-        iol_real.closefrom(lowfd); /* no close_range in this kernel: glibc's own fallback */
+    IOL_REAL(closefrom)(lowfd);
     forget_range(t, first, ~0u);
     *ep = e;
     iol_leave(t);
-}
-
-/* The log's descriptor moves out of the way of a dup2/dup3 onto its number. */
-static void free_number(int fd)
-{
-    if (fd < 0 || fd != iol_g.log_fd)
-        return;
-    iol_lock(&iol_g.lock);
-    int moved = iol_sys_fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
-    if (moved >= 0) {
-        iol_g.log_fd = moved;
-        iol_sys_close(fd);
-    }
-    iol_unlock(&iol_g.lock);
 }
 
 /* What fd is, for a dup: its shared state, IOL_UNTRACKED, or NULL (not open). */
@@ -294,7 +259,6 @@ IOL_EXPORT int dup2(int fd, int fd2)
     if (t == NULL)
         return IOL_REAL(dup2)(fd, fd2);
     int e0 = errno;
-    free_number(fd2);
     struct iol_desc *d = dup_source(t, fd);
     uint64_t t0 = iol_t0(iol_desc_file(d) != NULL);
     errno = e0;
@@ -308,7 +272,6 @@ IOL_EXPORT int dup3(int fd, int fd2, int flags)
     if (t == NULL)
         return IOL_REAL(dup3)(fd, fd2, flags);
     int e0 = errno;
-    free_number(fd2);
     struct iol_desc *d = dup_source(t, fd);
     uint64_t t0 = iol_t0(iol_desc_file(d) != NULL);
     errno = e0;

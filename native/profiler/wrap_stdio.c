@@ -160,7 +160,7 @@ IOL_EXPORT int fclose(FILE *f)
         return IOL_REAL(fclose)(f);
     int *ep = &errno;
     int fd = stream_fd(f);
-    struct iol_desc *d = fd >= 0 && fd == iol_g.log_fd ? NULL : iol_fd_take(fd);
+    struct iol_desc *d = iol_fd_take(fd);
     uint64_t t0 = iol_t0(iol_desc_file(d) != NULL);
     int r = iol_real.fclose(f);
     int e = *ep;

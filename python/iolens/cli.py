@@ -71,7 +71,9 @@ PROFILE_HELP = f"""usage: {PROG} profile [--trace] [--out DIR] [--launcher local
        {PROG} profile report PATH [--json]
 
 Runs CMD with the profiler runtime (libiolens-profile.so) preloaded: every process of the run writes a log
-of its I/O into the profile directory; then prints the job's report. The exit status is CMD's.
+of its I/O into the profile directory; then prints the job's report. The exit status is CMD's (127 or 126,
+as a shell says, when it cannot be started). SIGINT, SIGTERM and SIGHUP are passed on to CMD, which is
+waited for (and killed after IOLENS_PROFILE_KILL_AFTER seconds, default 8); its logs are still reported.
 The guide: docs/profile.md; the log format: docs/profile-log.md.
 
   --trace                also record every call, in order (IOLENS_TRACE=1)

@@ -1,5 +1,5 @@
 """Reader of the profiler's per-process log, exactly as docs/profile-log.md specifies it (format version 1,
-minor versions up to 2):
+minor versions up to 3):
 the raw image (`.iolp`) and the compressed one (`.iolpz`).
 
 Everything is read from the log itself: the counter names and how they merge come from its NAMES chunk,
@@ -34,8 +34,9 @@ MAGIC = b"IOLENSP1"
 ZMAGIC = b"IOLPZ001"
 VERSION = 1
 # Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks,
-# 2 = FILE_DATA chunks (a file's read/write counters in records of their own).
-MINOR_VERSION = 2
+# 2 = FILE_DATA chunks (a file's read/write counters in records of their own), 3 = flag 32 and
+# records_dropped (records the log could not take).
+MINOR_VERSION = 3
 HEADER_SIZE = 4096
 CHUNK_HEADER_SIZE = 64
 CHUNK_MAGIC = b"CHNK"
@@ -48,6 +49,7 @@ FLAG_SIGNAL = 2
 FLAG_EXEC = 4
 FLAG_TRACE = 8
 FLAG_TRACE_TRUNCATED = 16
+FLAG_RECORDS_CUT = 32
 
 # What a log replaced by exec says (a job says it once, with a count: a shell script execs many times).
 EXEC_MESSAGE = "the process called exec: this log ends there and its successor's log goes on"
@@ -136,6 +138,7 @@ class Header:
     exe: str
     parent_log: str
     cmdline: list[str]
+    records_dropped: int = 0
 
 
 @dataclass(frozen=True)
@@ -355,6 +358,11 @@ class ProcessLog:
         return bool(self.header.flags & FLAG_TRACE)
 
     @property
+    def records_cut(self) -> bool:
+        """The log could not take every record (its file system was full): its counts are short."""
+        return bool(self.header.flags & FLAG_RECORDS_CUT)
+
+    @property
     def run_time_s(self) -> float:
         return self.end_ns / 1e9
 
@@ -567,7 +575,7 @@ def _header(path: Path, head: bytes) -> Header:
         raise ProfileLogError(
             f"{path}: chunk size {chunk_size} is impossible (a multiple of 4096 up to 1 GiB) (corrupt log)"
         )
-    minor, n_data = struct.unpack_from("<II", head, 104)
+    minor, n_data, records_dropped = struct.unpack_from("<IIQ", head, 104)
     if n_file > MAX_COUNTERS or n_proc > MAX_COUNTERS or n_data > MAX_COUNTERS:
         raise ProfileLogError(
             f"{path}: {n_file} file, {n_data} file data and {n_proc} process counters: impossible sizes "
@@ -581,6 +589,7 @@ def _header(path: Path, head: bytes) -> Header:
         minor_version=minor, n_file_data_counters=n_data, job_id=_cstr(head[128:192]),
         hostname=_cstr(head[192:256]), exe=_cstr(head[256:768]),
         parent_log=_cstr(head[768:1024]), cmdline=_cmdline(head[1024:3072]),
+        records_dropped=records_dropped,
     )  # fmt: skip
 
 
@@ -1087,7 +1096,10 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
     elif got.file_recs.n or got.data_recs.n or got.proc_recs:
         raise ProfileLogError(f"{p}: counter records but no counter schema (NAMES chunk) (corrupt log)")
     else:
+        # A log cut before its first chunk: no counters at all (whatever widths the header gives them).
         schema = Schema()
+        got.file_recs = _Records(np.dtype("<u8"), 1, 0)
+        got.data_recs = _Records(np.dtype("<u8"), 1, 0)
     for sec in (schema.file_rec, schema.file_data, schema.proc):
         messages.extend(sec.plan_messages)
 
@@ -1118,6 +1130,12 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
         messages.append(
             f"the trace is incomplete: {header.trace_dropped} events were not recorded "
             "(the trace reached IOLENS_TRACE_MAX, or the log could not grow)"
+        )
+    if flags & FLAG_RECORDS_CUT:
+        messages.append(
+            f"the log is incomplete: {header.records_dropped} record(s) could not be written (the profile "
+            "directory's file system was full, or the log file was removed): the counts of the files and "
+            "threads they were for are missing or short"
         )
     col = schema.proc.index.get("MMAPS_UNTRACKED")
     untracked_maps = int(proc_values[col]) if col is not None and col < proc_values.size else 0

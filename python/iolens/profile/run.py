@@ -5,12 +5,18 @@ The program must see what it would see without iolens: the same arguments, stand
 directory and environment (plus the profiler's variables), and iolens exits with the program's status.
 The launcher itself is never profiled: with mpirun/srun the variables go to the ranks through the
 launcher's own options, not through the launcher's environment.
+
+A program that cannot be started is refused before anything is created (127 or 126, as a shell says); a
+signal that ends the run (SIGINT, SIGTERM, SIGHUP) is passed on to the program, which is then waited for
+(and killed after IOLENS_PROFILE_KILL_AFTER seconds when it does not end), and the logs it wrote are still
+stored and reported (interrupt.py; docs/reliability.prof.md).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -22,6 +28,7 @@ from rich.console import Console
 from rich.text import Text
 
 from iolens import launch
+from iolens.profile.interrupt import Interruption, KillAfterError, RunSignals, kill_after_s
 from iolens.profile.job import load_jobs
 from iolens.profile.reader import LOG_SUFFIXES, ProfileLogError, log_stem
 from iolens.profile.report import build, print_report
@@ -42,6 +49,14 @@ class ProfileLibNotFound(RuntimeError):
 
 class ProfileRunError(Exception):
     """The request cannot be run (bad output directory, launcher missing); the message is for the user."""
+
+
+class ProgramNotRunnable(Exception):
+    """The command cannot be started (not found, not executable): a shell's status for it, 127 or 126."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _packaged_lib() -> Path | None:
@@ -97,23 +112,65 @@ def new_out_dir(parent: Path, now: float | None = None) -> Path:
             path = base.with_name(f"{base.name}-{n}")
 
 
-def prepare_out_dir(out: Path | None, cwd: Path) -> Path:
-    """The logs' directory, absolute (the program may change its working directory), created if needed."""
+def prepare_out_dir(out: Path | None, cwd: Path, created: list[Path] | None = None) -> Path:
+    """The logs' directory, absolute (the program may change its working directory), created if needed.
+    The directories this call created are appended to `created`, deepest last."""
+    made = created if created is not None else []
     if out is None:
         try:
-            return new_out_dir(cwd).resolve()
+            path = new_out_dir(cwd).resolve()
         except OSError as exc:
             raise ProfileRunError(f"cannot create a profile directory in {cwd}: {exc.strerror}") from None
+        made.append(path)
+        return path
     path = (cwd / out).resolve() if not out.is_absolute() else out
     if path.exists() and not path.is_dir():
         raise ProfileRunError(f"--out: {out} exists and is not a directory")
+    missing = [p for p in [path, *path.parents] if not p.exists()]
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProfileRunError(f"--out: cannot create {out}: {exc.strerror}") from None
+    made.extend(reversed(missing))
     if not os.access(path, os.W_OK):
         raise ProfileRunError(f"--out: {out}: not writable")
     return path
+
+
+def remove_created(created: list[Path]) -> None:
+    """Remove the directories iolens created for a run that wrote nothing (deepest first; only while they
+    are empty: whatever is in one stays, and so does the directory)."""
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            return
+
+
+def check_program(command: list[str], env: Mapping[str, str], cwd: Path) -> None:
+    """Refuse, before anything is created, a command the local launcher could not start: as a shell does,
+    127 when it is not found, 126 when it is found but cannot be run (not executable, a directory)."""
+    name = command[0]
+    if "/" in name:
+        path = cwd / name
+        if not path.exists():
+            raise ProgramNotRunnable(f"{name}: command not found (no such file)", 127)
+        if path.is_dir():
+            raise ProgramNotRunnable(f"{name}: is a directory", 126)
+        if not os.access(path, os.X_OK):
+            raise ProgramNotRunnable(f"{name}: permission denied", 126)
+        return
+    search = env.get("PATH", os.defpath)
+    if shutil.which(name, path=search) is not None:
+        return
+    for d in search.split(os.pathsep):
+        candidate = Path(d or ".") / name
+        try:
+            if stat.S_ISREG(candidate.stat().st_mode):
+                raise ProgramNotRunnable(f"{name}: permission denied", 126)
+        except OSError:
+            continue
+    raise ProgramNotRunnable(f"{name}: command not found", 127)
 
 
 def job_id(now: float | None = None, pid: int | None = None) -> str:
@@ -192,67 +249,105 @@ def _say(console: Console, line: str, style: str = "") -> None:
     console.print(Text(line, style=style), soft_wrap=True)
 
 
-def _wait(proc: subprocess.Popen[bytes]) -> int:
-    """Wait for the program; a Ctrl-C reached it too (same process group): let it decide what to do."""
-    while True:
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:
-            continue
-
-
 def run_profile(
     req: ProfileRequest, out: Console, err: Console, on_logs: Callable[[list[Path]], None] | None = None
 ) -> int:
     """Run the program under the profiler, report its logs, and return its exit status. `on_logs` is given
     the logs the run wrote (the statistics database stores them).
 
-    Raises ProfileLibNotFound and ProfileRunError before anything runs.
+    Raises ProfileLibNotFound and ProfileRunError before anything runs; a command that cannot be started is
+    said in one line and gets a shell's status (127, 126), with nothing left behind.
     """
     lib = find_profile_lib()
+    try:
+        grace = kill_after_s(os.environ)
+    except KillAfterError as exc:
+        raise ProfileRunError(str(exc)) from None
     cwd = Path.cwd()
-    out_dir = prepare_out_dir(req.out, cwd)
     env = dict(os.environ)
-    variables = profile_vars(lib, out_dir, req.trace, env)
-    flavor = "openmpi"
-    if req.launcher != "local":
-        if shutil.which(req.launcher) is None:
-            raise ProfileRunError(f"--launcher {req.launcher}: {req.launcher} not found on PATH")
-        if req.launcher == "mpirun":
-            flavor = launch.detect_mpi_flavor()
-    cmd = build_command(req, variables, flavor)
+    if req.launcher == "local":
+        try:
+            check_program(req.command, env, cwd)
+        except ProgramNotRunnable as exc:
+            _say(err, f"iolens: error: {exc}")
+            return exc.status
+    elif shutil.which(req.launcher) is None:
+        raise ProfileRunError(f"--launcher {req.launcher}: {req.launcher} not found on PATH")
+    created: list[Path] = []
+    out_dir = prepare_out_dir(req.out, cwd, created)
+    try:
+        variables = profile_vars(lib, out_dir, req.trace, env)
+        flavor = launch.detect_mpi_flavor() if req.launcher == "mpirun" else "openmpi"
+        cmd = build_command(req, variables, flavor)
+    except BaseException:
+        remove_created(created)
+        raise
     before = _existing_stems(out_dir)
     _say(err, f"iolens: profile logs go to {out_dir}")
-    try:
-        proc = subprocess.Popen(cmd, env=program_env(req, variables, env))
-    except FileNotFoundError:
-        _say(err, f"iolens: error: {cmd[0]}: command not found")
-        return 127
-    except PermissionError:
-        _say(err, f"iolens: error: {cmd[0]}: permission denied")
-        return 126
-    status = exit_status(_wait(proc))
-    if on_logs is not None and (logs := new_logs(out_dir, before)):
-        on_logs(logs)
-    if req.report:
-        _report(out_dir, before, out, err)
+    with RunSignals() as signals:
+        try:
+            proc = subprocess.Popen(cmd, env=program_env(req, variables, env))
+        except OSError as exc:
+            # Checked above, but gone or changed since (or a format the kernel cannot run): nothing ran.
+            remove_created(created)
+            status = 127 if isinstance(exc, FileNotFoundError) else 126
+            _say(err, f"iolens: error: {cmd[0]}: {exc.strerror or exc}")
+            return status
+        returncode, interruption = signals.wait(proc, grace)
+        status = exit_status(returncode)
+        if interruption is not None:
+            _quietly(_say, err, f"iolens: {interruption.describe(status)}", "yellow")
+        logs = new_logs(out_dir, before)
+        if on_logs is not None and logs:
+            on_logs(logs)
+        if req.report:
+            _quietly(_report, out_dir, before, out, err, interruption, status)
     return status
 
 
-def _report(out_dir: Path, before: set[str], out: Console, err: Console) -> None:
+# A log needs its 4 KiB header and a first 64 KiB chunk (docs/profile-log.md).
+LOG_MIN_BYTES = 4096 + 65536
+
+
+def _free_bytes(directory: Path) -> int:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return LOG_MIN_BYTES
+    return st.f_bavail * st.f_frsize
+
+
+def _quietly(fn: Callable[..., None], *args: object) -> None:
+    """Output that may meet a terminal gone with a SIGHUP, or a closed pipe: what cannot be said is not."""
+    try:
+        fn(*args)
+    except OSError:
+        pass
+
+
+def _report(
+    out_dir: Path,
+    before: set[str],
+    out: Console,
+    err: Console,
+    interruption: Interruption | None,
+    status: int,
+) -> None:
     """The report of this run's logs; a problem is said, never turned into the program's status."""
     logs = new_logs(out_dir, before)
     if not logs:
-        _say(
-            err,
-            f"iolens: no profile log was written in {out_dir} (a statically linked or setuid program "
-            "ignores LD_PRELOAD)",
-            "yellow",
-        )
+        why = "a statically linked or setuid program ignores LD_PRELOAD"
+        if _free_bytes(out_dir) < LOG_MIN_BYTES:
+            why = "its file system has no room for a log"
+        _say(err, f"iolens: no profile log was written in {out_dir} ({why})", "yellow")
         return
     try:
         jobs = load_jobs(logs)
     except ProfileLogError as exc:
         _say(err, f"iolens: error: {exc}")
         return
-    print_report(build(jobs, str(out_dir)), out)
+    doc = build(jobs, str(out_dir))
+    if interruption is not None:
+        for job in doc["jobs"]:
+            job["messages"].insert(0, interruption.describe(status))
+    print_report(doc, out)
