@@ -46,13 +46,17 @@ PARENT = textwrap.dedent(
 )
 
 
-def _parent(mode: str, escalate_s: float = 20.0) -> subprocess.Popen[str]:
+def _parent(mode: str, escalate_s: float = 20.0, nohup: bool = False) -> subprocess.Popen[str]:
+    def ignore_hup() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
     proc = subprocess.Popen(
         [sys.executable, "-c", PARENT, CHILD, mode, str(escalate_s)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=ignore_hup if nohup else None,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -75,6 +79,17 @@ def test_a_stop_signal_reaches_the_child_once_and_the_front_end_goes_on(
     assert out.count(f"child got {int(sig)}") == 1, out
     assert f"returncode 0 signal {int(sig)}" in out, out
     assert proc.returncode == 0, out
+
+
+def test_a_run_started_under_nohup_goes_on_through_sighup() -> None:
+    proc = _parent("stop", nohup=True)
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert proc.poll() is None, "SIGHUP, ignored by nohup, stopped the run"
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    assert f"child got {int(signal.SIGHUP)}\n" not in out, out
+    assert f"returncode 0 signal {int(signal.SIGTERM)}" in out, out
 
 
 def test_a_child_that_ignores_the_signal_is_killed_after_the_bound() -> None:

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Well inside Slurm's default KillWait of 30 s; the engine's own stop takes a few seconds at most.
@@ -44,6 +45,25 @@ def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
+Handler = Callable[[int, FrameType | None], Any]
+
+
+def _install(handler: Handler) -> dict[int, Any]:
+    """Set `handler` for the stop signals and return the previous dispositions. A signal that iolens was
+    started with ignored (`nohup`: SIGHUP; a shell's background job: SIGINT) stays ignored: the user asked
+    the run to go on through it."""
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s, old in previous.items():
+        if old is not signal.SIG_IGN:
+            signal.signal(s, handler)
+    return previous
+
+
+def _restore(previous: dict[int, Any]) -> None:
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+
+
 @contextlib.contextmanager
 def raising() -> Iterator[None]:
     """For commands with nothing running beside them (db, report, compare, monitor, ...): in the block each
@@ -52,14 +72,11 @@ def raising() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-    for s in STOP_SIGNALS:
-        signal.signal(s, _raise_stopped)
+    previous = _install(_raise_stopped)
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        _restore(previous)
 
 
 def signal_name(signum: int) -> str:
@@ -112,8 +129,7 @@ class Stop:
     def record_from_now(self) -> None:
         """Record the stop signals from now on, until a command installs its own handling (main thread)."""
         if threading.current_thread() is threading.main_thread():
-            for s in STOP_SIGNALS:
-                signal.signal(s, self._handler)
+            _install(self._handler)
 
     @contextlib.contextmanager
     def handling(self) -> Iterator[Stop]:
@@ -126,16 +142,13 @@ class Stop:
             finally:
                 self._installed -= 1
             return
-        previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
-        for s in STOP_SIGNALS:
-            signal.signal(s, self._handler)
+        previous = _install(self._handler)
         self._installed = 1
         try:
             yield self
         finally:
             self._installed = 0
-            for s, handler in previous.items():
-                signal.signal(s, handler)
+            _restore(previous)
 
     @contextlib.contextmanager
     def forwarding(self, forward: Forward, kill_group: int | None = None) -> Iterator[None]:

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import FrameType, TracebackType
 
+from iolens import interrupt
+
 # The signals that end a run; SIGCHLD is blocked with them, so that the wait wakes when the program ends.
 RUN_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # si_code of a signal the kernel sent itself: the terminal's (a process's kill has SI_USER, or SI_QUEUE...).
@@ -52,11 +54,7 @@ def kill_after_s(env: Mapping[str, str]) -> float:
     return value
 
 
-def signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
+signal_name = interrupt.signal_name
 
 
 @dataclass
