@@ -58,7 +58,7 @@ class Store:
         """Open (creating a SQLite file when `create`) and bring the schema up to date."""
         db = connect(url, create=create)
         try:
-            schema.migrate(db)
+            schema.migrate(db, create=create)
         except BaseException:
             db.close()
             raise
