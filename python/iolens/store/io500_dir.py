@@ -238,8 +238,11 @@ def _phase_output(path: Path, text: str, phase: str, score: float | None) -> Ior
         row = output.row(access)
         if row is None:
             raise Io500DirError(f"{path}: no {access} row in IOR's results")
-        # IOR prints MiB/s with two decimals; result.txt the same figure in GiB/s with six.
-        if abs(row.bw_mib_per_s - score * 1024) > 0.006 + 1e-6 * row.bw_mib_per_s:
+        # result.txt has the figure in GiB/s with six decimals (±0.0005 MiB/s once times 1024); IOR as
+        # many decimals as its PPDouble chose: six below 1 MiB/s, two below 3600, none from 3600 on.
+        printed = _ior_decimals(text, access, row.bw_mib_per_s)
+        tolerance = 0.5 * 10.0**-printed + 0.5e-6 * 1024 + 1e-9 * row.bw_mib_per_s
+        if abs(row.bw_mib_per_s - score * 1024) > tolerance:
             raise Io500DirError(
                 f"{path}: {access} {row.bw_mib_per_s} MiB/s here but {score:f} GiB/s in {RESULT}: "
                 "the two files are not from the same run"
@@ -256,6 +259,21 @@ def _phase_output(path: Path, text: str, phase: str, score: float | None) -> Ior
                 "the two files are not from the same run"
             )
     return output
+
+
+def _ior_decimals(text: str, access: str, bw_mib_per_s: float) -> int:
+    """How many decimals IOR printed the bandwidth of its `access` results row with: read from the row
+    itself, else IOR's rule (PPDouble in ior-output.c: %.6f below 1, %.2f below 3600, %.0f above)."""
+    for line in text.split("\n"):
+        words = line.split()
+        if len(words) > 1 and words[0] == access:
+            try:
+                if float(words[1]) != bw_mib_per_s:
+                    continue
+            except ValueError:
+                continue
+            return len(words[1].partition(".")[2])
+    return 6 if bw_mib_per_s < 1 else 2 if bw_mib_per_s < 3600 else 0
 
 
 def _fill_from_output(row: PhaseRow, output: IorOutput | MdtestOutput) -> None:
