@@ -324,7 +324,14 @@ def check_not_damaged(db: SqliteDatabase) -> None:
     quick_check reads every page and checks each b-tree's structure, the free list and the records'
     formats; integrity_check (`iolens db check`) also checks that every index matches its table, which
     costs several times more (docs/db.md, "Damaged files", gives the figures)."""
-    problems = [str(r[0]) for r in db.conn.execute("PRAGMA quick_check(20)").fetchall()]
+    try:
+        rows = db.conn.execute("PRAGMA quick_check(20)").fetchall()
+        problems = [line for r in rows for line in str(r[0]).splitlines() if line.strip()]
+        problems = [line for line in problems if line != "*** in database main ***"]
+    except sqlite3.DatabaseError as exc:
+        if "file is not a database" in str(exc):
+            raise  # not a SQLite file at all: said as such by the caller
+        problems = [str(exc)]  # a b-tree page SQLite cannot even walk
     if problems != ["ok"]:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise Damaged(
