@@ -169,19 +169,21 @@ class SqliteDatabase(Database):
             self.conn = sqlite3.connect(
                 str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
-        except sqlite3.DatabaseError as exc:
-            raise _sqlite_error(path, exc) from None
-        try:
             self.conn.execute("PRAGMA foreign_keys = ON")
+            if not create:
+                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if create or "unable to open" not in str(exc):
+                raise _sqlite_error(path, exc) from None
+            self.conn = _read_only(path, exc)
+        try:
             if create:
                 # A writer checks the file before it adds to it (a reader meets damage where it reads).
                 check_not_damaged(self)
                 check_is_iolens_or_new(self)
                 self._wal()
-            else:
-                # Readers leave the journal mode alone (every iolens database is in WAL mode already;
-                # setting it would write into a file that may not be iolens's).
-                self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            # Readers leave the journal mode alone (every iolens database is in WAL mode already; setting
+            # it would write into a file that may not be iolens's).
             self.conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as exc:
             self.conn.close()
@@ -269,6 +271,26 @@ class SqliteDatabase(Database):
 
     def close(self) -> None:
         self.conn.close()
+
+
+def _read_only(path: Path, first: sqlite3.DatabaseError) -> sqlite3.Connection:
+    """A reader's connection to a WAL database it cannot open as usual: SQLite needs to create NAME-shm
+    beside it, in a directory this user may not write or on a read-only mount. On a read-only file
+    system nobody can change the file, so SQLite may read it as immutable (no locks, no -shm)."""
+    read_only_fs = False
+    try:
+        read_only_fs = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        pass
+    if not read_only_fs:
+        raise _sqlite_error(path, first) from None
+    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise _sqlite_error(path, exc) from None
+    return conn
 
 
 def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
