@@ -216,7 +216,7 @@ def _cmd_trend(args: argparse.Namespace, opts: StoreOptions) -> int:
             html.write_trend_report(store, Path(args.html), args.phase, opts.system, rows)
     _console().print(text.trend_view(rows, args.phase, opts.system))
     if args.html:
-        print(f"report: {args.html}")
+        print(f"report: {printable(args.html)}")
     return 0
 
 
@@ -283,7 +283,7 @@ def _cmd_system(args: argparse.Namespace, opts: StoreOptions) -> int:
                 args.description,
             )
         )
-    print(f"system {args.name} (id {sid})")
+    print(f"system {printable(args.name)} (id {sid})")
     return 0
 
 
@@ -478,7 +478,7 @@ def report_main(argv: Sequence[str]) -> int:
                 html.write_run_report(store, num, out)
             else:
                 html.write_profile_report(store, num, out)
-        print(f"report: {out}")
+        print(f"report: {printable(str(out))}")
         return 0
 
     return _guarded(run)
@@ -506,7 +506,7 @@ def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Store
     if stored.kind == "samples":
         verb = "stored" if stored.new else "already stored:"
     Console(stderr=True, highlight=False).print(
-        Text(f"{verb} {what} in {describe(target.url)}", style="dim"), soft_wrap=True
+        Text(f"{verb} {what} in {printable(describe(target.url))}", style="dim"), soft_wrap=True
     )
     return 0
 
@@ -550,7 +550,7 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
             sink.close()
             if sink.stored:
                 Console(stderr=True, highlight=False).print(
-                    Text(f"stored {sink.stored} samples in {describe(target.url)}", style="dim"),
+                    Text(f"stored {sink.stored} samples in {printable(describe(target.url))}", style="dim"),
                     soft_wrap=True,
                 )
         except StoreError as exc:
