@@ -303,8 +303,9 @@ def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
         return StoreError(f"{path}: not an iolens database ({msg})")
     if _DAMAGE_WORDS.search(msg):
         return Damaged(f"{path}: the database is damaged ({msg}); `iolens db check --db {path}` says where")
-    if "disk is full" in msg:
-        return StoreError(f"{path}: the file system is full (database or disk is full)")
+    if "disk is full" in msg or ("disk I/O error" in msg and _full(path)):
+        # SQLite says "disk I/O error" when it cannot grow NAME-shm on a full file system.
+        return StoreError(f"{path}: the file system is full ({msg})")
     if "readonly" in msg or "read-only" in msg:
         return StoreError(f"{path}: the database cannot be written ({msg})")
     return StoreError(f"{path}: {msg}")
@@ -312,6 +313,15 @@ def _sqlite_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
 
 # Messages of SQLite's corruption errors besides "database disk image is malformed".
 _DAMAGE_WORDS = re.compile(r"\b(corrupt|malformed|btreeInitPage|invalid page|never used)\b", re.IGNORECASE)
+
+
+def _full(path: Path) -> bool:
+    """Whether the file system holding path has (next to) no space left for this user."""
+    try:
+        st = os.statvfs(path.parent if str(path.parent) else ".")
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
 
 
 def is_empty_file(path: Path) -> bool:
