@@ -35,6 +35,10 @@ CONFIG_NAMES = ("config.ini", "config-orig.ini")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
+# Two figures printed with six decimals are the same text when they differ by less than half the last digit.
+SIX_DECIMALS = 0.5e-6
+
+
 class Io500DirError(ValueError):
     """A directory that is not a complete IO500 result directory; the message says what is wrong."""
 
@@ -99,6 +103,11 @@ def run_record(directory: Path) -> RunRecord:
     """The run in an official IO500 result directory; Io500DirError when it is incomplete or damaged."""
     result_path = directory / RESULT
     text = _read_text(result_path)
+    if text and not text.endswith("\n"):
+        # The app ends every line; a last line without its end is a file cut short, possibly in the middle
+        # of a number ("SCORE = 31.92" read as 31.92 instead of 31.923448).
+        last = text.rsplit("\n", 1)[-1]
+        raise Io500DirError(f"{result_path}: the last line {last[:40]!r} has no end (the file is truncated)")
     try:
         result = parse_result(text)
     except ResultFileError as exc:
@@ -202,14 +211,15 @@ def _check_summary(path: Path, text: str, phase_scores: dict[str, float], score:
             value = float(p.score)
         except ValueError:
             raise Io500DirError(f"{path}: {p.name}: score {p.score!r} is not a number") from None
-        if not math.isclose(value, phase_scores[p.name], rel_tol=1e-6, abs_tol=1e-6):
+        # Both files print the same figure with six decimals: the texts must be the same number.
+        if not math.isclose(value, phase_scores[p.name], rel_tol=0, abs_tol=SIX_DECIMALS):
             raise Io500DirError(
                 f"{path}: {p.name} is {p.score} here but {phase_scores[p.name]:f} in {RESULT}: "
                 "the two files are not from the same run"
             )
     if summary.score is None:
         raise Io500DirError(f"{path}: no [SCORE ] line (truncated?)")
-    if not math.isclose(float(summary.score.total), score, rel_tol=1e-6, abs_tol=1e-6):
+    if not math.isclose(float(summary.score.total), score, rel_tol=0, abs_tol=SIX_DECIMALS):
         raise Io500DirError(f"{path}: TOTAL {summary.score.total} differs from {RESULT}'s SCORE {score:f}")
 
 
