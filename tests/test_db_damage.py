@@ -124,6 +124,14 @@ def test_postgresql_database_without_the_schema_is_refused_by_queries_not_given_
     assert rc == 0, err
     rc, out, err = _run(["db", "check"], url, tmp_path)
     assert rc == 0 and "no damage found" in out and "runs: 1 rows read" in out, (out, err)
+    assert "schema version: 1" in out
+    # A table lost (dropped by hand, a partial restore): check names it and exits 1.
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP TABLE profile_files")
+        conn.execute("DROP VIEW monitor_samples")
+    rc, out, err = _run(["db", "check"], url, tmp_path)
+    assert rc == 1 and "damage: table profile_files is missing" in out, (out, err)
+    assert "damage: view monitor_samples is missing" in out
 
 
 # --- pages zeroed in the middle of a real file -------------------------------------------------------------
