@@ -542,7 +542,13 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
         _err(f"samples will not be stored: {exc}")
         yield None
         return
-    sink = SampleSink(store, socket.gethostname())
+    sink = SampleSink(
+        store,
+        socket.gethostname(),
+        on_error=lambda why: _err(
+            f"samples are no longer stored (the monitor goes on): {why} (that batch: nothing stored)"
+        ),
+    )
     try:
         yield sink
     finally:

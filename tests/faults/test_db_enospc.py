@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,3 +111,69 @@ def test_benchmark_with_its_database_on_a_full_file_system_is_refused_before_the
     assert [run["id"] for run in runs] == [1]
     check = iolens("db", "check", "--db", db, env=env)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_monitor_whose_samples_stop_fitting_says_so_once_and_goes_on(
+    small_tmpfs: Path, tmp_path: Path
+) -> None:
+    """The file system fills while `iolens monitor` runs: the batch that does not fit is said in one line, the
+    monitor goes on and ends normally, the samples stored before stay, the file stays sound."""
+    env = iolens_env(home=tmp_path)
+    db = str(small_tmpfs / "iolens.db")
+    monitor = ["monitor", "--db", db, "--interval", "0.2", "--no-live"]
+    first = iolens(*monitor, "--duration", "1", "--out", os.devnull, env=env)
+    assert first.returncode == 0 and "stored" in first.stderr, first.stderr
+    count = iolens("db", "info", "--db", db, env=env).stdout
+    before = int(
+        next(line for line in count.splitlines() if "samples:" in line).split(":")[1].replace(",", "")
+    )
+    assert before > 0
+    out = tmp_path / "stream.jsonl"
+    proc = subprocess.Popen(
+        [*_iolens_cmd(), "monitor", "--db", db, "--interval", "0.2", "--duration", "3", "--no-live", "--out",
+         str(out)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Once it has started (its stream has a first record), the tmpfs is filled.
+        for _ in range(100):
+            if out.exists() and out.stat().st_size > 0:
+                break
+            time.sleep(0.05)
+        with open(small_tmpfs / "filler", "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"\xff" * 4096)
+            except OSError:
+                pass
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in stderr, stderr
+    assert proc.returncode == 0, stderr
+    lines = [line for line in stderr.splitlines() if "error" in line]
+    assert len(lines) == 1 and "samples are no longer stored" in lines[0], stderr
+    assert "the file system is full" in lines[0]
+    assert len(out.read_text().splitlines()) >= 10  # the stream went on to its end
+    (small_tmpfs / "filler").unlink()
+    count = iolens("db", "info", "--db", db, env=env).stdout
+    after = int(
+        next(line for line in count.splitlines() if "samples:" in line).split(":")[1].replace(",", "")
+    )
+    assert after == before
+    check = iolens("db", "check", "--db", db, env=env)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _samples(db: str, env: dict[str, str]) -> int:
+    info = iolens("db", "info", "--db", db, env=env).stdout
+    line = next(line for line in info.splitlines() if line.strip().startswith("samples:"))
+    return int(line.split(":")[1].replace(",", ""))
+
+
+def _iolens_cmd() -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "iolens"]
