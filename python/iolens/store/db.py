@@ -355,7 +355,8 @@ def check_not_damaged(db: SqliteDatabase) -> None:
 
     quick_check reads every page and checks each b-tree's structure, the free list and the records'
     formats; integrity_check (`iolens db check`) also checks that every index matches its table, which
-    costs several times more (docs/db.md, "Damaged files", gives the figures)."""
+    costs about half as much again (0.15 s against 0.23 s for a 96 MiB database: docs/db.md, "Damaged
+    files")."""
     try:
         rows = db.conn.execute("PRAGMA quick_check(20)").fetchall()
         problems = [line for r in rows for line in str(r[0]).splitlines() if line.strip()]
