@@ -293,3 +293,24 @@ def test_report_that_cannot_be_written_leaves_no_tmp_file(sound_db: Path, tmp_pa
         assert list(mnt.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_check_takes_a_run_stored_under_a_uid_of_its_own_as_sound(tmp_path: Path) -> None:
+    """The Python API stores records under the caller's uids: only a SHA-256 uid is checked against the
+    document's hash, so such a run is no damage."""
+    from iolens.store.records import PhaseRow, RunRecord
+
+    db = str(tmp_path / "api.db")
+    with Store.open(db) as store:
+        store.put_run(
+            RunRecord(uid="my-run-1", tool="ior", origin="iolens", status="ok", document='{"a":1}',
+                      phases=[PhaseRow(name="write", value=1.0, unit="B/s")])
+        )  # fmt: skip
+    rc, out, err = _run(["db", "check"], db, tmp_path)
+    assert rc == 0 and "no damage found" in out, (out, err)
+    # The same run with a SHA-256 uid that is not its document's: changed on disk.
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET uid = ? WHERE id = 1", ("0" * 64,))
+    conn.close()
+    rc, out, err = _run(["db", "check"], db, tmp_path)
+    assert rc == 1 and "run 1: its document does not match its uid" in out, (out, err)

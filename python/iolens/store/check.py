@@ -11,6 +11,7 @@ What is damaged is a finding (Check.problems), not an exception: only a database
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ from iolens.store.db import (
 from iolens.store.records import sha256
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 # integrity_check stops after this many problems (one damaged page can give thousands of lines).
 MAX_PROBLEMS = 100
 
@@ -146,9 +148,19 @@ def _contents(conn: sqlite3.Connection) -> list[str]:
                         json.loads(text)
                     except (ValueError, TypeError) as exc:
                         problems.append(f"{kind} {rid}: its {what} is not the JSON that was stored ({exc})")
-                if kind == "run" and origin == "iolens" and isinstance(document, str):
+                # Only a uid that is a SHA-256 (what iolens gives the runs it stores from a document): the
+                # Python API lets a caller store records under uids of its own.
+                if (
+                    kind == "run"
+                    and origin == "iolens"
+                    and isinstance(document, str)
+                    and _SHA256.fullmatch(uid)
+                ):
                     if sha256(document) != uid:
-                        problems.append(f"run {rid}: its document does not match its uid (changed on disk)")
+                        problems.append(
+                            f"run {rid}: its document does not match its uid, the SHA-256 of the document it "
+                            "was stored with (changed on disk)"
+                        )
         except sqlite3.DatabaseError as exc:
             problems.append(f"the {kind}s cannot be read: {exc}")
     return _capped(problems)
