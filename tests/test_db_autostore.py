@@ -227,7 +227,7 @@ def test_mdtest_run_without_a_database_stores_nothing(engine: Path, tmpfs_dir: P
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_a_store_that_fails_is_said_and_fails_the_command(
+def test_a_database_that_cannot_take_the_result_is_refused_before_the_run(
     engine: Path, tmpfs_dir: Path, tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
     if backend == "sqlite":
@@ -236,9 +236,9 @@ def test_a_store_that_fails_is_said_and_fails_the_command(
         server: PgServer = request.getfixturevalue("pg_server")
         url, why = server.url("no_such_database"), 'database "no_such_database" does not exist'
     r = iolens("find", str(tmpfs_dir), "--db", url, "--no-live", env=_env(tmp_path, engine))
-    assert r.returncode == 1
-    assert "the result was not stored" in r.stderr and why in r.stderr
-    assert "scanned" in r.stdout.lower()
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("iolens: error: --db")
+    assert why in r.stderr and "nothing was run" in r.stderr
 
 
 def test_config_file_names_database_and_system_and_store_no_turns_automatic_storing_off(

@@ -131,6 +131,44 @@ def test_phase_output_that_is_truncated_or_from_another_run_is_refused(db_url: s
     assert counts(db_url)["runs"] == 0
 
 
+@pytest.mark.parametrize(
+    ("printed", "true_mib", "another"),
+    [("3612", 3611.73, "3613"), ("3600.00", 3599.996, "3600.01"), ("12045", 12044.6, "12046"),
+     ("0.734512", 0.7345117, "0.735512")],
+    ids=["3612", "3599.996", "12045", "below-1"],
+)  # fmt: skip
+def test_ior_phase_at_or_above_3600_mib_is_compared_within_the_whole_mib_ior_printed(
+    tmp_path: Path, printed: str, true_mib: float, another: str
+) -> None:
+    """IOR prints a bandwidth of 3600 MiB/s or more without decimals (below 1 with six, else two): the
+    cross-check with result.txt's six-decimal GiB/s allows half the last digit IOR printed, no more."""
+    env = iolens_env(home=tmp_path)
+    score = f"{true_mib / 1024:.6f}"
+    for case, bw in (("same", printed), ("other", another)):
+        d = _copy_reference(tmp_path / case)
+        for name, old, new in (
+            ("ior-easy-write.txt", "write     1853.59    ", f"write     {bw:<10} "),
+            ("result.txt", "score           = 1.810145", f"score           = {score}"),
+            ("result_summary.txt", "ior-easy-write        1.810145", f"ior-easy-write        {score}"),
+        ):
+            text = (d / name).read_text()
+            assert old in text
+            (d / name).write_text(text.replace(old, new))
+        url = str(tmp_path / f"{case}.db")
+        r = iolens("db", "import", str(d), "--db", url, env=env)
+        if case == "other":  # a digit more than IOR's rounding: another run's output, refused
+            assert r.returncode == 1 and f"write {float(bw)} MiB/s here but {score} GiB/s" in r.stderr
+            assert "not from the same run" in r.stderr
+            continue
+        assert r.returncode == 0, r.stderr
+        with Store.open(url, create=False) as store:
+            run = queries.get_run(store.db, 1, document=True)
+        row = next(p for p in run["phases"] if p["name"] == "ior-easy-write")
+        assert row["value"] == float(score) and row["ops"] == 2048
+        ior = json.loads(run["document"])["phase_outputs"]["ior-easy-write"]
+        assert ior["rows"][0]["bw_mib_per_s"] == float(bw)
+
+
 def _copy_reference(tmp_path: Path) -> Path:
     d = tmp_path / "io500-copy"
     shutil.copytree(IO500_REFERENCE, d)

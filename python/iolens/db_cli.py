@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +19,7 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.text import Text
 
+from iolens.report.printable import printable
 from iolens.store import queries
 from iolens.store.db import StoreError, describe
 from iolens.store.settings import (
@@ -47,6 +50,8 @@ commands:
   system NAME        create or update a system: [--site S] [--fs-type T] [--fs-version V] [--servers N]
                      [--clients N] [--description D]
   info               where the database is, its schema version and what it holds
+  check              look for damage: SQLite's integrity_check, the schema version and every table;
+                     exit status 0 no damage, 1 damage found, 2 could not check
 
 The database: --db PATH_OR_URL (a SQLite file, or postgresql://user@host/dbname), else $IOLENS_DB, else the
 config file's [store] db, else {{default}}. See docs/db.md.
@@ -56,6 +61,8 @@ config file's [store] db, else {{default}}. See docs/db.md.
 # `iolens db regressions` exits as diff and grep do: 0 no regression, 1 a regression found, 2 trouble (bad
 # usage, or a database that cannot be opened or read).
 REGRESSIONS_ERROR = 2
+# `iolens db check`: 0 no damage, 1 damage found (or not an iolens database), 2 could not check.
+CHECK_ERROR = 2
 
 
 class UsageError(Exception):
@@ -68,7 +75,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(message: str, status: int = 1) -> int:
-    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {message}"), soft_wrap=True)
+    # One line whatever the message holds (paths and names from files: report.printable).
+    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {printable(message)}"), soft_wrap=True)
     return status
 
 
@@ -105,6 +113,17 @@ def _ref(text: str) -> tuple[str, int]:
     return kind, int(num)
 
 
+def _check_html_target(out: Path) -> None:
+    """--html FILE must name a file that can be written: said before the database is opened."""
+    directory = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise UsageError(f"--html {out}: is a directory (name the report's file: {out}/report.html)")
+    if not directory.is_dir():
+        raise UsageError(f"--html {out}: directory {directory} does not exist")
+    if (out.exists() and not os.access(out, os.W_OK)) or not os.access(directory, os.W_OK | os.X_OK):
+        raise UsageError(f"--html {out}: cannot be written (permission denied or read-only file system)")
+
+
 # --- iolens db ------------------------------------------------------------------------------------------
 
 
@@ -128,7 +147,7 @@ def _cmd_import(args: argparse.Namespace, opts: StoreOptions) -> int:
         ]
         detail = f" ({s.detail})" if s.detail else ""
         msg = f"{o.path}: stored as {what}{detail}" if s.new else f"{o.path}: already stored as {what}"
-        console.print(Text(msg), soft_wrap=True)
+        console.print(Text(printable(msg)), soft_wrap=True)
     if not outcomes:
         return _err("nothing to import")
     return 1 if failed else 0
@@ -163,7 +182,7 @@ def _cmd_show(args: argparse.Namespace, opts: StoreOptions) -> int:
         if kind == "run":
             run = queries.get_run(store.db, num, document=args.json)
             if args.json:
-                run["document"] = json.loads(run["document"])
+                run["document"] = queries.stored_json(store.db, run["document"], f"run {num}'s document")
                 print(json.dumps(run, indent=1))
                 return 0
             _console().print(text.run_view(run))
@@ -180,6 +199,8 @@ def _cmd_show(args: argparse.Namespace, opts: StoreOptions) -> int:
 def _cmd_trend(args: argparse.Namespace, opts: StoreOptions) -> int:
     from iolens.report import text
 
+    if args.html:
+        _check_html_target(Path(args.html))
     store, _ = _open(opts)
     with store:
         rows = queries.trend(store.db, args.phase, opts.system, args.tool, args.config_hash)
@@ -195,7 +216,7 @@ def _cmd_trend(args: argparse.Namespace, opts: StoreOptions) -> int:
             html.write_trend_report(store, Path(args.html), args.phase, opts.system, rows)
     _console().print(text.trend_view(rows, args.phase, opts.system))
     if args.html:
-        print(f"report: {args.html}")
+        print(f"report: {printable(args.html)}")
     return 0
 
 
@@ -205,6 +226,8 @@ def _cmd_regressions(args: argparse.Namespace, opts: StoreOptions) -> int:
     try:
         store, _ = _open(opts)
         with store:
+            # The nightly health check: damage anywhere in the file is trouble (2), not "no regression".
+            store.db.check_damage()
             checks = queries.regressions(
                 store.db, args.threshold, args.mad, args.min_history, args.window, opts.system
             )
@@ -260,7 +283,7 @@ def _cmd_system(args: argparse.Namespace, opts: StoreOptions) -> int:
                 args.description,
             )
         )
-    print(f"system {args.name} (id {sid})")
+    print(f"system {printable(args.name)} (id {sid})")
     return 0
 
 
@@ -271,12 +294,36 @@ def _cmd_info(args: argparse.Namespace, opts: StoreOptions) -> int:
     with store:
         version = schema.current_version(store.db)
         counts = queries.counts(store.db)
-    where = describe(resolved.url or "")
-    print(f"database: {where} ({store.db.dialect}; from {resolved.origin})")
+    where = printable(describe(resolved.url or ""))
+    print(f"database: {where} ({store.db.dialect}; from {printable(resolved.origin)})")
     print(f"schema version: {version}")
     for k, v in counts.items():
         print(f"{k:>14}: {v:,}")
     return 0
+
+
+def _cmd_check(args: argparse.Namespace, opts: StoreOptions) -> int:
+    from iolens.store.check import check
+
+    resolved = resolve(opts, fallback_to_default=True)
+    assert resolved.url is not None
+    try:
+        result = check(resolved.url)
+    except StoreError as exc:
+        return _err(f"cannot check: {exc}", CHECK_ERROR)
+    print(f"database: {printable(result.location)} ({result.dialect}; from {printable(resolved.origin)})")
+    version = "-" if result.schema_version is None else str(result.schema_version)
+    print(f"schema version: {version}")
+    for what in result.checked:
+        print(f"checked: {what}")
+    for table, n in result.rows.items():
+        print(f"{table:>14}: {n:,} rows read")
+    if result.ok:
+        print("no damage found")
+        return 0
+    for problem in result.problems:
+        print(f"damage: {printable(problem)}")
+    return _err(f"{printable(result.location)}: {len(result.problems)} problem(s) found (listed above)", 1)
 
 
 def _db_parser() -> _Parser:
@@ -327,6 +374,8 @@ def _db_parser() -> _Parser:
     s.set_defaults(func=_cmd_system)
     s = sub.add_parser("info")
     s.set_defaults(func=_cmd_info)
+    s = sub.add_parser("check")
+    s.set_defaults(func=_cmd_check)
     return p
 
 
@@ -337,6 +386,12 @@ def _guarded(run: Callable[[], int]) -> int:
         return _err(str(exc), 2)
     except StoreError as exc:
         return _err(str(exc), 1)
+    except OSError as exc:
+        # Writing a report (--html): a full disk, a file that became a directory, permissions.
+        return _err(f"{exc.filename or 'cannot write'}: {exc.strerror or exc}", 1)
+    except sqlite3.DatabaseError as exc:
+        # A driver error no store call turned into a message (read from a cursor by a view): still one line.
+        return _err(f"the database cannot be read: {exc}", 1)
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted (nothing half-stored)", file=sys.stderr)
         return 130
@@ -414,8 +469,7 @@ def report_main(argv: Sequence[str]) -> int:
         args = p.parse_args(rest)
         kind, num = _ref(args.id)
         out = Path(args.html)
-        if not (out.parent if str(out.parent) else Path(".")).is_dir():
-            raise UsageError(f"--html: directory {out.parent} does not exist")
+        _check_html_target(out)
         from iolens.report import html
 
         store, _ = _open(opts)
@@ -424,7 +478,7 @@ def report_main(argv: Sequence[str]) -> int:
                 html.write_run_report(store, num, out)
             else:
                 html.write_profile_report(store, num, out)
-        print(f"report: {out}")
+        print(f"report: {printable(str(out))}")
         return 0
 
     return _guarded(run)
@@ -437,7 +491,7 @@ def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Store
     """Store a command's result when a database is configured: `put(store, system)` writes it. Says on
     standard error where it went; returns 0, or 1 when it could not be stored (said why)."""
     try:
-        target = autostore_target(store_opts)
+        target = autostore_target(store_opts, check=False)
         if target is None:
             return 0
         assert target.url is not None
@@ -452,7 +506,7 @@ def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Store
     if stored.kind == "samples":
         verb = "stored" if stored.new else "already stored:"
     Console(stderr=True, highlight=False).print(
-        Text(f"{verb} {what} in {describe(target.url)}", style="dim"), soft_wrap=True
+        Text(f"{verb} {what} in {printable(describe(target.url))}", style="dim"), soft_wrap=True
     )
     return 0
 
@@ -478,7 +532,7 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
     from iolens.store.store import SampleSink
 
     try:
-        target = autostore_target(store_opts)
+        target = autostore_target(store_opts, check=False)
         if target is None:
             yield None
             return
@@ -488,7 +542,13 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
         _err(f"samples will not be stored: {exc}")
         yield None
         return
-    sink = SampleSink(store, socket.gethostname())
+    sink = SampleSink(
+        store,
+        socket.gethostname(),
+        on_error=lambda why: _err(
+            f"samples are no longer stored (the monitor goes on): {why} (that batch: nothing stored)"
+        ),
+    )
     try:
         yield sink
     finally:
@@ -496,7 +556,7 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
             sink.close()
             if sink.stored:
                 Console(stderr=True, highlight=False).print(
-                    Text(f"stored {sink.stored} samples in {describe(target.url)}", style="dim"),
+                    Text(f"stored {sink.stored} samples in {printable(describe(target.url))}", style="dim"),
                     soft_wrap=True,
                 )
         except StoreError as exc:

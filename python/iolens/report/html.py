@@ -143,9 +143,18 @@ def _json(obj: Any) -> str:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write the report whole or not at all: a temporary file beside it, renamed over it when complete.
+    Whatever fails (a full disk, a directory where the file should be, an interrupt) removes the
+    temporary file; the OSError goes up naming the report."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:

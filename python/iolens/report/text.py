@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from iolens.render import human_bytes, latency
+from iolens.report.printable import printable
 from iolens.store.queries import Comparison, PhaseFigure, RegressionCheck, fold_phases
 
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -72,8 +73,24 @@ def sparkline(values: Sequence[float]) -> str:
     return "".join(out)
 
 
+class _Table(Table):
+    """A table whose cells are shown as text, never as rich markup, with control characters escaped: the
+    cells hold stored names, hosts, commands and paths (report.printable)."""
+
+    def add_row(self, *renderables: RenderableType | None, **kwargs: Any) -> None:
+        super().add_row(*(_cell(r) for r in renderables), **kwargs)
+
+
+def _cell(r: RenderableType | None) -> RenderableType | None:
+    if isinstance(r, str):
+        return Text(printable(r))
+    if isinstance(r, Text) and printable(r.plain) != r.plain:
+        return Text(printable(r.plain), style=r.style)
+    return r
+
+
 def _table(*columns: str, right: Sequence[str] = ()) -> Table:
-    t = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    t = _Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     for c in columns:
         t.add_column(c, justify="right" if c in right else "left", overflow="fold")
     return t
@@ -108,7 +125,7 @@ def runs_table(runs: Sequence[dict[str, Any]], phases: dict[int, list[dict[str, 
 
 def run_view(run: dict[str, Any]) -> Group:
     head = Text()
-    head.append(f"run {run['id']}: {run['tool']}", style="bold")
+    head.append(f"run {run['id']}: {printable(run['tool'])}", style="bold")
     if run["origin"] == "io500-app":
         head.append(" (an official IO500 result directory)")
     head.append(f"   {when(run['started_at'])} → {when(run['ended_at'])}")
@@ -126,7 +143,7 @@ def run_view(run: dict[str, Any]) -> Group:
     if run.get("score") is not None:
         lines.insert(0, ("score", f"{run['score']:.6f}"))
     for k, v in lines:
-        head.append(f"\n  {k:<12} {v}")
+        head.append(f"\n  {k:<12} {printable(v)}")
     t = _table("phase", "iter", "value", "time s", "p50", "p99", "max", "valid", right=("iter", "time s"))
     for p in run["phases"]:
         t.add_row(
@@ -207,8 +224,8 @@ def trend_view(rows: Sequence[dict[str, Any]], phase: str, system: str | None, s
     values = [r["value"] for r in rows]
     unit = rows[0]["unit"] if rows else None
     head = Text()
-    head.append(f"{phase}", style="bold")
-    head.append(f" on {system}" if system else " (every system)")
+    head.append(printable(phase), style="bold")
+    head.append(f" on {printable(system)}" if system else " (every system)")
     if not rows:
         head.append(": no runs")
         return Group(head)
@@ -302,8 +319,8 @@ def jobs_table(rows: Sequence[dict[str, Any]], by: str) -> Table:
 
 def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
     head = Text()
-    head.append(f"profile:{p['id']} ({p['origin']})", style="bold")
-    head.append(f"   job {p['job_id'] or '-'}   {when(p['started_at'])} → {when(p['ended_at'])}")
+    head.append(f"profile:{p['id']} ({printable(p['origin'])})", style="bold")
+    head.append(f"   job {printable(p['job_id'] or '-')}   {when(p['started_at'])} → {when(p['ended_at'])}")
     io_time = (p["read_time_s"] or 0) + (p["write_time_s"] or 0) + (p["meta_time_s"] or 0)
     meta = f"{p['meta_ops'] or 0:,} operations ({p['opens'] or 0:,} opens, {p['stats'] or 0:,} stats)"
     times = (
@@ -325,7 +342,7 @@ def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
     if p["truncated"]:
         lines.append(("note", "the log was cut short (the job was killed, or a bound was hit)"))
     for k, v in lines:
-        head.append(f"\n  {k:<11} {v}")
+        head.append(f"\n  {k:<11} {printable(v)}")
     t = _table(
         "file", "read", "written", "opens", "I/O time s", right=("read", "written", "opens", "I/O time s")
     )

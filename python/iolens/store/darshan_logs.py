@@ -54,6 +54,11 @@ META_OPS = (
 )
 
 
+# How long the child reading a log may take: the largest real logs take seconds; a damaged one that sends the
+# library into a loop must not hang the import.
+READ_TIMEOUT_S = 600.0
+
+
 class DarshanImportError(ValueError):
     """A Darshan log that cannot be read; the message says why."""
 
@@ -175,16 +180,23 @@ def _child_read(path: Path) -> dict[str, Any]:
         raise DarshanImportError(
             f"{path}: reading Darshan logs needs the darshan package: pip install 'iolens[darshan]'"
         ) from None
-    proc = subprocess.run(
-        [sys.executable, "-m", "iolens.store.darshan_logs", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])),
-        },
-    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "iolens.store.darshan_logs", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=READ_TIMEOUT_S,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")])),
+            },
+        )
+    except subprocess.TimeoutExpired:
+        # A damaged log can send the library into a loop: the child is killed (subprocess.run does it).
+        raise DarshanImportError(
+            f"{path}: not a readable Darshan log: the darshan reader did not finish in {READ_TIMEOUT_S:.0f} s"
+        ) from None
     errors = [line.strip() for line in proc.stderr.splitlines() if line.strip().startswith("Error")]
     if proc.returncode != 0 or errors:
         why = "; ".join(errors[:3]) or (proc.stderr.strip().splitlines() or ["no message"])[-1]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from iolens import results
 from iolens.store import documents, io500_dir
+from iolens.store.db import StoreError
 from iolens.store.store import Store, Stored
 
 DOCUMENT_SUFFIXES = (".json",)
@@ -58,6 +59,11 @@ def import_paths(store: Store, paths: list[str], system: str | None = None) -> l
                 stored = import_one(store, source, system)
             except ImportRefused as exc:
                 outcomes.append(Outcome(str(source), error=str(exc)))
+            except StoreError as exc:
+                # The database failed (a full disk, damage met, a lost server): the source's transaction
+                # was rolled back, and the sources after it are not tried.
+                outcomes.append(Outcome(str(source), error=f"{source}: {exc}"))
+                return outcomes
             else:
                 outcomes += [Outcome(str(source), s) for s in stored]
     return outcomes

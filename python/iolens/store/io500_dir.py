@@ -35,6 +35,10 @@ CONFIG_NAMES = ("config.ini", "config-orig.ini")
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
+# Two figures printed with six decimals are the same text when they differ by less than half the last digit.
+SIX_DECIMALS = 0.5e-6
+
+
 class Io500DirError(ValueError):
     """A directory that is not a complete IO500 result directory; the message says what is wrong."""
 
@@ -99,6 +103,11 @@ def run_record(directory: Path) -> RunRecord:
     """The run in an official IO500 result directory; Io500DirError when it is incomplete or damaged."""
     result_path = directory / RESULT
     text = _read_text(result_path)
+    if text and not text.endswith("\n"):
+        # The app ends every line; a last line without its end is a file cut short, possibly in the middle
+        # of a number ("SCORE = 31.92" read as 31.92 instead of 31.923448).
+        last = text.rsplit("\n", 1)[-1]
+        raise Io500DirError(f"{result_path}: the last line {last[:40]!r} has no end (the file is truncated)")
     try:
         result = parse_result(text)
     except ResultFileError as exc:
@@ -202,14 +211,15 @@ def _check_summary(path: Path, text: str, phase_scores: dict[str, float], score:
             value = float(p.score)
         except ValueError:
             raise Io500DirError(f"{path}: {p.name}: score {p.score!r} is not a number") from None
-        if not math.isclose(value, phase_scores[p.name], rel_tol=1e-6, abs_tol=1e-6):
+        # Both files print the same figure with six decimals: the texts must be the same number.
+        if not math.isclose(value, phase_scores[p.name], rel_tol=0, abs_tol=SIX_DECIMALS):
             raise Io500DirError(
                 f"{path}: {p.name} is {p.score} here but {phase_scores[p.name]:f} in {RESULT}: "
                 "the two files are not from the same run"
             )
     if summary.score is None:
         raise Io500DirError(f"{path}: no [SCORE ] line (truncated?)")
-    if not math.isclose(float(summary.score.total), score, rel_tol=1e-6, abs_tol=1e-6):
+    if not math.isclose(float(summary.score.total), score, rel_tol=0, abs_tol=SIX_DECIMALS):
         raise Io500DirError(f"{path}: TOTAL {summary.score.total} differs from {RESULT}'s SCORE {score:f}")
 
 
@@ -238,8 +248,11 @@ def _phase_output(path: Path, text: str, phase: str, score: float | None) -> Ior
         row = output.row(access)
         if row is None:
             raise Io500DirError(f"{path}: no {access} row in IOR's results")
-        # IOR prints MiB/s with two decimals; result.txt the same figure in GiB/s with six.
-        if abs(row.bw_mib_per_s - score * 1024) > 0.006 + 1e-6 * row.bw_mib_per_s:
+        # result.txt has the figure in GiB/s with six decimals (±0.0005 MiB/s once times 1024); IOR as
+        # many decimals as its PPDouble chose: six below 1 MiB/s, two below 3600, none from 3600 on.
+        printed = _ior_decimals(text, access, row.bw_mib_per_s)
+        tolerance = 0.5 * 10.0**-printed + 0.5e-6 * 1024 + 1e-9 * row.bw_mib_per_s
+        if abs(row.bw_mib_per_s - score * 1024) > tolerance:
             raise Io500DirError(
                 f"{path}: {access} {row.bw_mib_per_s} MiB/s here but {score:f} GiB/s in {RESULT}: "
                 "the two files are not from the same run"
@@ -256,6 +269,21 @@ def _phase_output(path: Path, text: str, phase: str, score: float | None) -> Ior
                 "the two files are not from the same run"
             )
     return output
+
+
+def _ior_decimals(text: str, access: str, bw_mib_per_s: float) -> int:
+    """How many decimals IOR printed the bandwidth of its `access` results row with: read from the row
+    itself, else IOR's rule (PPDouble in ior-output.c: %.6f below 1, %.2f below 3600, %.0f above)."""
+    for line in text.split("\n"):
+        words = line.split()
+        if len(words) > 1 and words[0] == access:
+            try:
+                if float(words[1]) != bw_mib_per_s:
+                    continue
+            except ValueError:
+                continue
+            return len(words[1].partition(".")[2])
+    return 6 if bw_mib_per_s < 1 else 2 if bw_mib_per_s < 3600 else 0
 
 
 def _fill_from_output(row: PhaseRow, output: IorOutput | MdtestOutput) -> None:

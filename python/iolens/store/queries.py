@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from iolens.store.db import Database, StoreError
+from iolens.store.db import Damaged, Database, StoreError, describe
 
 RUN_COLUMNS = (
     "r.id AS id, r.started_at AS started_at, r.ended_at AS ended_at, s.name AS system, r.tool AS tool,"
@@ -102,6 +102,18 @@ def _run_filter(system: str | None, tool: str | None, since: float | None) -> tu
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
+def stored_json(db: Database, text: str, what: str) -> Any:
+    """A JSON column's value. The store wrote it as JSON: text that does not parse was damaged on disk
+    (SQLite keeps no checksum of a page's content, so this is where such damage shows)."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise Damaged(
+            f"{describe(db.url)}: {what} is not the JSON that was stored ({exc}): the database is damaged; "
+            "`iolens db check` lists what else is"
+        ) from None
+
+
 def get_run(db: Database, run_id: int, document: bool = False) -> dict[str, Any]:
     cols = RUN_COLUMNS + ", r.config AS config" + (", r.document AS document" if document else "")
     rows = db.query_dicts(
@@ -110,7 +122,7 @@ def get_run(db: Database, run_id: int, document: bool = False) -> dict[str, Any]
     if not rows:
         raise NotFound(f"no run {run_id} in the database")
     run = _fix_bools(rows, "valid")[0]
-    run["config"] = json.loads(run["config"]) if run["config"] else None
+    run["config"] = stored_json(db, run["config"], f"run {run_id}'s config") if run["config"] else None
     run["phases"] = phases_of(db, [run_id])
     return run
 
@@ -466,7 +478,7 @@ def get_profile(db: Database, profile_id: int, document: bool = True) -> dict[st
         raise NotFound(f"no profile {profile_id} in the database")
     prof = _fix_bools(rows, "truncated")[0]
     if document:
-        prof["document"] = json.loads(prof["document"])
+        prof["document"] = stored_json(db, prof["document"], f"profile:{profile_id}'s document")
     return prof
 
 

@@ -185,6 +185,12 @@ class SchemaTooNew(StoreError):
     """The database was written by a newer iolens: this one does not know its schema."""
 
 
+# Every table and view of the current schema (`iolens db check` looks for each).
+TABLES = ("iolens_meta", "systems", "runs", "phases", "series", "samples", "sample_imports", "profiles",
+          "profile_files")  # fmt: skip
+VIEWS = ("monitor_samples",)
+
+
 def current_version(db: Database) -> int:
     """The schema version of the database: 0 when it holds no iolens schema yet."""
     if not db.table_exists("iolens_meta"):
@@ -214,14 +220,26 @@ def check_version(db: Database, version: int) -> None:
         )
 
 
-def migrate(db: Database) -> int:
-    """Bring the database to SCHEMA_VERSION (creating the schema in an empty one); the version it was at.
+class NoSchema(StoreError):
+    """A database with no iolens schema, opened by a command that only reads."""
+
+
+def migrate(db: Database, create: bool = True) -> int:
+    """Bring the database to SCHEMA_VERSION (creating the schema in an empty one when `create`); the version
+    it was at.
 
     One transaction, under a lock that serialises processes migrating at once: the second one finds the
-    work done. A database at a newer version is refused (SchemaTooNew) and left as it is.
+    work done. A database at a newer version is refused (SchemaTooNew) and left as it is. Without `create`
+    (a query), a database with no iolens schema is refused (NoSchema) and left as it is: a query never
+    creates a database, and an emptied one must not answer "no runs".
     """
     version = current_version(db)
     check_version(db, version)
+    if version == 0 and not create:
+        raise NoSchema(
+            f"{describe(db.url)}: holds no iolens database (no iolens tables); nothing was changed "
+            "(a store or an import creates them)"
+        )
     if version == SCHEMA_VERSION:
         return version
     with db.migration():
@@ -250,4 +268,4 @@ def migrate(db: Database) -> int:
 
 def open_checked(db: Database) -> None:
     """For readers: the database must hold a schema this iolens knows (older ones are migrated)."""
-    migrate(db)
+    migrate(db, create=False)

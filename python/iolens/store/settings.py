@@ -177,8 +177,13 @@ def resolve(opts: StoreOptions, fallback_to_default: bool) -> Resolved:
     return Resolved(url, system, origin)
 
 
-def autostore_target(opts: StoreOptions) -> Resolved | None:
-    """Where a benchmark, profile or monitor command stores its result; None when it does not store."""
+def autostore_target(opts: StoreOptions, check: bool = True) -> Resolved | None:
+    """Where a benchmark, profile or monitor command stores its result; None when it does not store.
+
+    With `check` (what the commands do before they run anything), the database must be reachable and
+    writable and be an iolens database or an empty or new file (store.preflight): else SettingsError, so
+    that the command stops with a usage error before any I/O. The store itself checks again when it
+    writes (check=False then)."""
     if opts.no_store:
         return None
     cfg = _config_values()
@@ -188,4 +193,15 @@ def autostore_target(opts: StoreOptions) -> Resolved | None:
     if flag in ("no", "false", "0", "off") and not opts.db:
         return None
     r = resolve(opts, fallback_to_default=False)
-    return r if r.url else None
+    if not r.url:
+        return None
+    if check:
+        from iolens.store.db import StoreError
+        from iolens.store.preflight import check_writable
+
+        try:
+            check_writable(r.url)
+        except StoreError as exc:
+            where = {"--db": "--db", ENV_DB: ENV_DB}.get(r.origin, f"{r.origin}: [store] db")
+            raise SettingsError(f"{where}: {exc} (the result could not be stored: nothing was run)") from None
+    return r

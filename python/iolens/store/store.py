@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,7 +58,7 @@ class Store:
         """Open (creating a SQLite file when `create`) and bring the schema up to date."""
         db = connect(url, create=create)
         try:
-            schema.migrate(db)
+            schema.migrate(db, create=create)
         except BaseException:
             db.close()
             raise
@@ -324,18 +324,24 @@ class SampleSink:
     """Takes monitoring sample records as they come (`iolens monitor` with a database configured) and stores
     them in batches, one transaction every `flush_s` seconds and at close()."""
 
-    def __init__(self, store: Store, host: str, flush_s: float = 10.0) -> None:
+    def __init__(
+        self, store: Store, host: str, flush_s: float = 10.0, on_error: Callable[[str], None] | None = None
+    ) -> None:
         self.store = store
         self.host = host
         self.flush_s = flush_s
         self.buffer: list[Sample] = []
         self.last = time.monotonic()
         self.stored = 0
+        # Set when a batch could not be stored (a full disk, a lost server): the monitor goes on sampling
+        # and writing its other outputs; storing stops, and on_error is told once.
+        self.failed: str | None = None
+        self.on_error = on_error
 
     def __call__(self, record: dict[str, Any]) -> None:
         from iolens.store.samples import record_samples
 
-        if record.get("type", "sample") != "sample":
+        if self.failed is not None or record.get("type", "sample") != "sample":
             return
         self.buffer.extend(record_samples(record, self.host))
         if time.monotonic() - self.last >= self.flush_s:
@@ -346,8 +352,16 @@ class SampleSink:
         if not self.buffer:
             return
         batch, self.buffer = self.buffer, []
+        if self.failed is not None:
+            return
         first = min(s.t for s in batch)
-        self.store.put_samples(batch, f"monitor:{self.host}:{first!r}:{len(batch)}")
+        try:
+            self.store.put_samples(batch, f"monitor:{self.host}:{first!r}:{len(batch)}")
+        except StoreError as exc:
+            self.failed = str(exc)
+            if self.on_error is not None:
+                self.on_error(self.failed)
+            return
         self.stored += len(batch)
 
     def close(self) -> None:
