@@ -19,6 +19,8 @@ from typing import Any, NoReturn
 from rich.console import Console
 from rich.text import Text
 
+from iolens import interrupt
+from iolens.messages import PROG, error, out_console
 from iolens.report.printable import printable
 from iolens.store import queries
 from iolens.store.db import StoreError, describe
@@ -31,8 +33,6 @@ from iolens.store.settings import (
     take_options,
 )
 from iolens.store.store import Store, Stored
-
-PROG = "iolens"
 
 DB_USAGE = f"""usage: {PROG} db <command> [options]          (every command takes --db PATH_OR_URL)
 
@@ -75,16 +75,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _err(message: str, status: int = 1) -> int:
-    # One line whatever the message holds (paths and names from files: report.printable).
-    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {printable(message)}"), soft_wrap=True)
-    return status
+    """One line whatever the message holds (messages.error escapes what paths and names from files hold)."""
+    return error(message, status)
 
 
-def _console() -> Console:
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = 200
-    return console
+_console = out_console
 
 
 def _open(opts: StoreOptions, create: bool = False) -> tuple[Store, Resolved]:
@@ -392,9 +387,11 @@ def _guarded(run: Callable[[], int]) -> int:
     except sqlite3.DatabaseError as exc:
         # A driver error no store call turned into a message (read from a cursor by a view): still one line.
         return _err(f"the database cannot be read: {exc}", 1)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted (nothing half-stored)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        # SIGINT, and SIGTERM or SIGHUP (interrupt.Stopped): a transaction not committed is rolled back.
+        signum = exc.signum if isinstance(exc, interrupt.Stopped) else 2
+        print(f"{PROG}: stopped by {interrupt.signal_name(signum)} (nothing half-stored)", file=sys.stderr)
+        return interrupt.exit_status(signum)
 
 
 def db_main(argv: Sequence[str]) -> int:

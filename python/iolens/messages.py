@@ -5,12 +5,15 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from iolens.report.printable import printable
+
 PROG = "iolens"
 
 
 def error(message: str, status: int = 2) -> int:
-    """Say `iolens: error: MESSAGE` on standard error (one line, as typed: no markup); return the status."""
-    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {message}"), soft_wrap=True)
+    """Say `iolens: error: MESSAGE` on standard error, one line (no markup; control characters from paths and
+    names shown escaped, report/printable.py); return the status."""
+    Console(stderr=True, highlight=False).print(Text(f"{PROG}: error: {printable(message)}"), soft_wrap=True)
     return status
 
 
