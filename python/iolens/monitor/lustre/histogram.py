@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from iolens.monitor.common import Tree, size_value
+from iolens.monitor.common import Tree, size_value, to_float, to_int
 from iolens.monitor.lustre.stats import parse_header_time
 
 # `pages per rpc         rpcs   % cum % |       rpcs   % cum %` → title, column unit.
@@ -66,9 +66,12 @@ def _row(line: str, columns: list[str]) -> tuple[str, Tree] | None:
     if not groups[0] or len(groups) > len(columns):
         return None
     row: Tree = {}
-    for col, nums in zip(columns, groups, strict=False):
-        if nums:
-            row[col] = int(nums[0])
+    try:
+        for col, nums in zip(columns, groups, strict=False):
+            if nums:
+                row[col] = to_int(nums[0])
+    except ValueError:
+        return None
     return m.group(1).strip(), row
 
 
@@ -131,11 +134,11 @@ def parse(text: str) -> tuple[Tree, int]:
         parts = value.split()
         if sep and key.strip() and parts:
             try:
-                values[key.strip()] = int(parts[0])
+                values[key.strip()] = to_int(parts[0])
                 continue
             except ValueError:
                 try:
-                    values[key.strip()] = float(parts[0])
+                    values[key.strip()] = to_float(parts[0])
                     continue
                 except ValueError:
                     pass
