@@ -60,6 +60,12 @@ static struct fio_job_opts *new_job(struct fio_cfg *cfg, const struct fio_job_op
         iol_err_set(err, IOL_ERR_USAGE, "%s: a job name must have 1 to %d characters", where, FIO_NAME_MAX - 1);
         return NULL;
     }
+    /* Messages and the report name the job: a control character would reach the terminal raw. */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            iol_err_set(err, IOL_ERR_USAGE, "%s: a control character (\\x%02x) in the job name", where, *p);
+            return NULL;
+        }
     struct fio_job_opts *job = &cfg->jobs[cfg->njobs++];
     *job = *base;
     snprintf(job->name, sizeof job->name, "%s", name);

@@ -91,7 +91,8 @@ def damaged(draw: st.DrawFn) -> bytes:
 def built(draw: st.DrawFn) -> bytes:
     out: list[bytes] = []
     for _ in range(draw(st.integers(1, 4))):
-        out.append(draw(st.sampled_from([b"[global]", b"[job]", b"[job2]", b"[" + draw(st.binary(max_size=6)) + b"]"])))
+        odd = b"[" + draw(st.binary(max_size=6)) + b"]"
+        out.append(draw(st.sampled_from([b"[global]", b"[job]", b"[job2]", odd])))
         out.extend(draw(st.lists(option_line(), max_size=6)))
     return b"\n".join(out) + b"\n"
 
@@ -134,10 +135,7 @@ def test_the_seed_job_files_are_accepted(engine: Path, tmp_path: Path) -> None:
     for i, seed in enumerate(SEEDS):
         d = tmp_path / str(i)
         d.mkdir()
-        check_job_file(engine, seed, d)
-        r = subprocess.run([str(engine), "fio", "job.fio", "--check"], cwd=d, capture_output=True, check=False,
-                           env={**os.environ, "FIO_TEST_DIR": str(d)})  # fmt: skip
-        assert r.returncode == 0, r.stderr
+        assert check_job_file(engine, seed, d) == ""  # accepted
 
 
 @FUZZ

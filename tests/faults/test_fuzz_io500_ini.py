@@ -40,9 +40,9 @@ VALUES = [b"", b"0", b"1", b"-1", b"2", b"2147483647", b"2147483648", b"-2147483
           b"18446744073709551615", b"18446744073709551616", b"9" * 5000, b"1e+e", b"1e999", b"nan", b"inf",
           b"0.5", b"-0.0", b"TRUE", b"false", b"yes", b"1m", b"0m", b"1x", b"-5m", b"47008", b"99999999999t",
           b"1k", b"16e", b"a" * 300, b"/" * 5000, b"x/" * 3000, b"/tmp/" + b"d" * 300 + b"/x", b"\xc3\xa9",
-          b"\xff\xfe", b"\r", b" # comment", b";", b"#", b"\t", b"POSIX", b"S3", b"MPIIO", b"POSIX --posix.odirect",
-          b"./datafiles", b"/dev/null", b"/proc/self", b"..", b"-", b"--help", b"$(touch pwned)", b"a b c",
-          b'"quoted"', b"\x1b[31m"]  # fmt: skip
+          b"\xff\xfe", b"\r", b" # comment", b";", b"#", b"\t", b"POSIX", b"S3", b"MPIIO",
+          b"POSIX --posix.odirect", b"./datafiles", b"/dev/null", b"/proc/self", b"..", b"-", b"--help",
+          b"$(touch pwned)", b"a b c", b'"quoted"', b"\x1b[31m"]  # fmt: skip
 LINES = [b"[global]", b"[GLOBAL]", b"[ior-easy", b"[]", b"[unknown]", b"[[global]]", b"[ debug ]  # c",
          b"key", b"= value", b"bogus = 1", b"\x00", b"\xff\xfe\xfd", b"#" * 100, b"; comment", b"   ",
          b"\t[find]", b"datadir=", b"a" * 5000]  # fmt: skip
@@ -61,11 +61,14 @@ def option_line(draw: st.DrawFn) -> bytes:
     return b"[" + section.encode() + b"]\n" + key.encode() + b" = " + value
 
 
+OPS = ["value", "value", "value", "option", "insert", "drop", "key", "cut", "bytes"]
+
+
 @st.composite
 def damaged(draw: st.DrawFn) -> bytes:
     lines = _lines(draw(st.sampled_from(SEEDS)))
     for _ in range(draw(st.integers(1, 4))):
-        op = draw(st.sampled_from(["value", "value", "value", "option", "insert", "drop", "key", "cut", "bytes"]))
+        op = draw(st.sampled_from(OPS))
         i = draw(st.integers(0, len(lines) - 1))
         if op == "value" and b"=" in lines[i]:
             key, _, _ = lines[i].partition(b"=")
@@ -147,7 +150,9 @@ def test_the_reference_configs_dry_run(tmp_path: Path) -> None:
 
 @FUZZ
 @given(text=damaged() | built)
-def test_damaged_configs_plan_or_refuse_in_one_line(tmp_path_factory: pytest.TempPathFactory, text: bytes) -> None:
+def test_damaged_configs_plan_or_refuse_in_one_line(
+    tmp_path_factory: pytest.TempPathFactory, text: bytes
+) -> None:
     dry_run_in_process(text, tmp_path_factory.mktemp("io500"))
 
 

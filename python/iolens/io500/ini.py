@@ -19,8 +19,8 @@ Where iolens is stricter than the app (documented in docs/io500.md): an unknown 
 an error (the app ignores the line), a NUL byte is an error (the app silently stops reading there), integers
 out of their C type's range are errors (the app's atoi would wrap them), a float must parse as a number
 (the app's character check would let "1e+e" through), a value may hold at most 4095 bytes, and a path
-(datadir, resultdir, pause-dir) no name longer than 255 bytes (no such path can be used). Error messages name the file and the real line number
-(the app's count skips blank lines).
+(datadir, resultdir, pause-dir) no name longer than 255 bytes (no such path can be used). Error messages name
+the file and the real line number (the app's count skips blank lines).
 """
 
 from __future__ import annotations
