@@ -147,9 +147,17 @@ def test_damaged_job_files_are_accepted_or_refused_in_one_line(
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in fuzz_cases("fio-jobfile")])
-def test_kept_job_files(engine: Path, path: Path, tmp_path: Path) -> None:
-    """Each kept job file starts with a comment line `# expect: TEXT`: the refusal must hold TEXT."""
+def test_kept_job_files(engine: Path, iolens_bin: list[str], path: Path, tmp_path: Path) -> None:
+    """Each kept job file starts with a comment line `# expect: TEXT`: the refusal must hold TEXT, from the
+    engine and from `iolens fio JOBFILE --check` alike."""
     text = path.read_bytes()
     m = re.match(rb"# expect: (.*)\n", text)
     assert m is not None, f"{path}: the first line must be '# expect: TEXT'"
-    assert m.group(1).decode() in check_job_file(engine, text, tmp_path)
+    expected = m.group(1).decode()
+    assert expected in check_job_file(engine, text, tmp_path)
+    limit = None if "ASAN_OPTIONS" in os.environ else _limit_memory
+    r = subprocess.run([*iolens_bin, "fio", "job.fio", "--check"], cwd=tmp_path, capture_output=True,
+                       timeout=60, check=False, preexec_fn=limit)  # fmt: skip
+    err = r.stderr.decode("utf-8", "backslashreplace")
+    assert r.returncode == 2 and err.startswith("iolens: error: ") and err.count("\n") == 1, err
+    assert expected in err and "Traceback" not in err
