@@ -6,9 +6,9 @@ Neither format can carry every character, and they cannot carry the same ones:
 
 - a line-protocol tag, field key or measurement cannot hold a control character at all (a newline ends the
   point: the rest becomes a junk line), and the InfluxDB parsers disagree about backslashes: InfluxDB 1.x and
-  the line-protocol library of 2.x/3.x keep `\\` as two backslashes and read `\,` `\=` `\ ` as escapes,
-  while the protocol's reference says `\\` is one backslash. A backslash before one of those, or at the end
-  of a value, has no spelling that every reader takes the same way;
+  the Go line-protocol library (InfluxDB 2.x, Telegraf) keep `\\` as two backslashes and read `\,` `\=`
+  `\ ` as escapes, while the protocol's reference says `\\` is one backslash. A backslash before one of
+  those, or at the end of a value, has no spelling that every reader takes the same way;
 - a Prometheus label value escapes a backslash, a double quote and a newline, but a consumer that reads the
   text line by line (grep, a CSV export) still sees a control character raw.
 
