@@ -6,10 +6,10 @@ Each InfluxDB line is read back by a parser written here from the protocol's gra
 special characters, three times, once as each kind of reader takes a backslash: the protocol reference
 (`\\\\` is one backslash), InfluxDB 1.x (a backslash keeps the next character from ending the element, and
 only `\\,` `\\=` `\\ ` are unescaped) and the Go line-protocol library of InfluxDB 2.x and Telegraf (a
-backslash escapes only the element's special characters). All three must read the same point from every line, one line per
-sample; the Prometheus text is read by prometheus_client's own parser; and the job id recovered from either
-format must be the same text, equal to the original wherever the original can be carried (docs/monitor.md
-"Names and values in InfluxDB and Prometheus")."""
+backslash escapes only the element's special characters). All three must read the same point from every
+line, one line per sample; the Prometheus text is read by prometheus_client's own parser; and the job id
+recovered from either format must be the same text, equal to the original wherever the original can be
+carried (docs/monitor.md "Names and values in InfluxDB and Prometheus")."""
 
 from __future__ import annotations
 
