@@ -42,7 +42,7 @@ VALUES = [b"", b"0", b"1", b"-1", b"2", b"2147483647", b"2147483648", b"-2147483
           b"1k", b"16e", b"a" * 300, b"/" * 5000, b"x/" * 3000, b"/tmp/" + b"d" * 300 + b"/x", b"\xc3\xa9",
           b"\xff\xfe", b"\r", b" # comment", b";", b"#", b"\t", b"POSIX", b"S3", b"MPIIO",
           b"POSIX --posix.odirect", b"./datafiles", b"/dev/null", b"/proc/self", b"..", b"-", b"--help",
-          b"$(touch pwned)", b"a b c", b'"quoted"', b"\x1b[31m"]  # fmt: skip
+          b"$(touch pwned)", b"a b c", b'"quoted"', b"\x1b[31m", b" " * 3000 + b"x#"]  # fmt: skip
 LINES = [b"[global]", b"[GLOBAL]", b"[ior-easy", b"[]", b"[unknown]", b"[[global]]", b"[ debug ]  # c",
          b"key", b"= value", b"bogus = 1", b"\x00", b"\xff\xfe\xfd", b"#" * 100, b"; comment", b"   ",
          b"\t[find]", b"datadir=", b"a" * 5000]  # fmt: skip
@@ -170,3 +170,32 @@ def test_kept_configs(path: Path, tmp_path: Path, iolens_bin: list[str]) -> None
     (tmp_path / "b").mkdir()
     dry_run_in_process(path.read_bytes(), tmp_path / "a")
     dry_run_process(path.read_bytes(), tmp_path / "b", iolens_bin)
+
+
+# --- the pair expression ---------------------------------------------------------------------------------
+
+# The app's pair expression as iolens used it until it took cubic time on a value of spaces with a comment
+# glued to it (tests/data/fuzz/io500-ini/value-of-spaces-then-glued-comment.ini); ini.py now reads the value
+# in linear time and must read every line as this expression does.
+_WS = r"[ \t\n\v\f\r]"
+APP_PAIR = re.compile(rf"{_WS}*([0-9a-zA-Z_.-]+){_WS}*={_WS}*([^#;]*){_WS}*(?:{_WS}[#;].*)?", re.DOTALL)
+
+
+@settings(max_examples=500, deadline=None)
+@given(raw=st.text(alphabet=" \t\v\f\r=#;ab.-_[]é", max_size=14))
+def test_pairs_are_read_as_the_apps_expression_reads_them(raw: str) -> None:
+    from iolens.io500.ini import scan_lines
+
+    (line,) = scan_lines(raw) if raw else [None]
+    m = APP_PAIR.fullmatch(raw) if raw else None
+    if m is None:
+        assert line is None or line.kind not in ("pair", "empty-pair")
+    else:
+        assert line is not None and line.kind in ("pair", "empty-pair") and line.name == m.group(1)
+        assert line.value == m.group(2).rstrip(" \t\r")
+
+
+def test_a_long_value_of_spaces_is_read_in_linear_time(tmp_path: Path) -> None:
+    text = b"[global]\ndatadir = " + b" " * 4000 + b"x#y\n"
+    with time_limit(2, "a value of 4000 spaces"):
+        dry_run_in_process(text, tmp_path)
