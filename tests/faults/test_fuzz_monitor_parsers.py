@@ -376,3 +376,45 @@ def test_kept_inputs_of_monitor_parse_through_the_command(path: Path, tmp_path: 
         json.loads(r.stdout)
     else:
         assert r.returncode == 2 and r.stderr.startswith("iolens: error: ") and r.stderr.count("\n") == 1
+
+
+# --- expressions rewritten for linear time: the same reading as before ------------------------------------
+
+# As the parsers had them until a long line made them backtrack for minutes (kept: lustre/*-backtracking*).
+OLD_TITLE = re.compile(r"^\s*(.*?)\s+(\w+)\s+%\s+cum\s*%\s*(?:\|.*)?$")
+OLD_PARAM_LINE = re.compile(r"^([A-Za-z0-9_\-]+(?:\.[^\s=]+)+)=(.*)$")
+
+
+@settings(max_examples=500, deadline=None)
+@given(line=st.text(alphabet=" \t%|acmrsu1.=_-", max_size=24))
+def test_titles_and_parameter_lines_read_as_the_old_expressions_read_them(line: str) -> None:
+    from iolens.monitor.lustre import histogram, params
+
+    old = OLD_TITLE.match(line)
+    new = histogram._TITLE_TAIL.search(line)
+    assert (old is None) == (new is None)
+    if old is not None and new is not None:
+        assert (old.group(1).strip(), old.group(2)) == (line[: new.start()].strip(), new.group(1))
+    old_p, new_p = OLD_PARAM_LINE.match(line), params._PARAM_LINE.match(line)
+    assert (old_p and old_p.groups()) == (new_p and new_p.groups())
+
+
+OLD_OP = re.compile(
+    r"\s*([A-Za-z_][\w]*):\s*\{\s*samples:\s*([0-9]{1,20})\s*,\s*unit:\s*([\w.]+)"
+    r"(?:\s*,\s*min:\s*(-?[0-9]{1,20})\s*,\s*max:\s*(-?[0-9]{1,20})\s*,\s*sum:\s*(-?[0-9]{1,20})"
+    r"(?:\s*,\s*sumsq:\s*([0-9]{1,20}))?)?(?:\s*,\s*hist:\s*\{([^{}]*)\})?\s*,?\s*\}\s*$"
+)
+OLD_HIST_ITEM = re.compile(r"\s*([^\s:,{}]+)\s*:\s*([0-9]{1,20})\s*(?:,|$)")
+OP_WORDS = ["op", ":", " ", "\t", "{", "}", ",", "samples:", "unit:", "reqs", "min:", "max:", "sum:",
+            "sumsq:", "hist:", "1", "-2", "4K", "x"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(words=st.lists(st.sampled_from(OP_WORDS), max_size=30))
+def test_operation_lines_and_hist_maps_read_as_the_old_expressions_read_them(words: list[str]) -> None:
+    from iolens.monitor.lustre import jobstats
+
+    line = "".join(words)
+    old, new = OLD_OP.match(line), jobstats._OP.match(line)
+    assert (old and old.groups()) == (new and new.groups())
+    assert OLD_HIST_ITEM.findall(line) == jobstats._HIST_ITEM.findall(line)
