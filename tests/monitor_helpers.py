@@ -3,10 +3,13 @@ engine to give it, and the shared Lustre samples (tests/data/lustre, copied from
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,9 @@ from iolens.engine import EngineNotFound, find_engine
 from .conftest import REPO
 
 LUSTRE_DATA = REPO / "tests" / "data" / "lustre"
+# Inputs the fuzz tests (tests/faults/test_fuzz_*.py) once found failing: one directory per parser, each file
+# one input, replayed by a parametrized test of that parser.
+FUZZ_DATA = REPO / "tests" / "data" / "fuzz"
 
 
 def sample_text(name: str) -> str:
@@ -59,3 +65,30 @@ def engine_path() -> Path:
         if cand.is_file() and os.access(cand, os.X_OK):
             return cand
     pytest.skip("no iolens-bench engine built or installed")
+
+
+def fuzz_cases(parser: str) -> list[Path]:
+    """The kept inputs of one parser (tests/data/fuzz/PARSER/*), sorted; README files are not inputs."""
+    d = FUZZ_DATA / parser
+    return sorted(p for p in d.iterdir() if p.is_file() and not p.name.startswith("README"))
+
+
+class TooSlow(AssertionError):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float, what: str) -> Iterator[None]:
+    """Fails (TooSlow) when the body runs longer than `seconds` instead of hanging the suite: SIGALRM
+    interrupts Python code and regular expressions alike. Main thread only (as pytest runs tests)."""
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TooSlow(f"{what} took more than {seconds} s (a hang, or a parse that grows too fast)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -14,13 +14,32 @@
 
 #define INCLUDE_DEPTH_MAX 16
 
+/* A name from a job file as a message shows it: a byte that is not printable ASCII as \xHH (a job file may
+ * hold anything, and the message goes to a terminal), cut to fit. */
+static const char *shown(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
+        if (*p >= 0x20 && *p < 0x7f) out[o++] = (char)*p;
+        else o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+    }
+    out[o] = '\0';
+    return out;
+}
+
 static int set_job_option(struct fio_job_opts *job, const char *key, const char *value, const char *where,
                           struct iol_err *err)
 {
     struct iol_optset set = {fio_job_options, job};
+    char name[128];
     if (!iol_opts_find(&set, 1, key, NULL))
         return iol_err_set(err, IOL_ERR_USAGE, "%s: '%s' is not a fio option iolens supports (see 'iolens fio --help')",
-                           where, key);
+                           where, shown(key, name, sizeof name));
+    /* No option takes a control character (a tab aside); refused here, the value is never echoed raw. */
+    for (const unsigned char *p = (const unsigned char *)value; p && *p; p++)
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+            return iol_err_set(err, IOL_ERR_USAGE, "%s: %s: a control character (\\x%02x) in the value", where, key,
+                               *p);
     return iol_opts_set(&set, 1, key, value, where, err);
 }
 
@@ -41,6 +60,12 @@ static struct fio_job_opts *new_job(struct fio_cfg *cfg, const struct fio_job_op
         iol_err_set(err, IOL_ERR_USAGE, "%s: a job name must have 1 to %d characters", where, FIO_NAME_MAX - 1);
         return NULL;
     }
+    /* Messages and the report name the job: a control character would reach the terminal raw. */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            iol_err_set(err, IOL_ERR_USAGE, "%s: a control character (\\x%02x) in the job name", where, *p);
+            return NULL;
+        }
     struct fio_job_opts *job = &cfg->jobs[cfg->njobs++];
     *job = *base;
     snprintf(job->name, sizeof job->name, "%s", name);
@@ -144,21 +169,46 @@ static int handle_line(struct fio_cfg *cfg, struct file_state *st, const char *p
     return set_job_option(st->cur ? st->cur : &st->global, key, value, where, err);
 }
 
+/* The longest line a job file may have. Lines are read into a buffer of this size, never grown: a file that is
+ * not a job file (an include of /dev/zero, a pipe that never sends a newline) is refused at its first line
+ * instead of being read into memory until memory runs out. */
+#define JOBFILE_LINE_MAX 65536
+
+enum { LINE_END = 0, LINE_OK = 1, LINE_NUL = -1, LINE_LONG = -2 };
+
+/* One line of fp into buf (its '\n' left out; the last line may lack one). */
+static int read_line(FILE *fp, char *buf, size_t cap)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(fp)) != EOF && c != '\n') {
+        if (c == '\0') return LINE_NUL;
+        if (n + 1 >= cap) return LINE_LONG;
+        buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return c == EOF && n == 0 ? LINE_END : LINE_OK;
+}
+
 static int read_file(struct fio_cfg *cfg, struct file_state *st, const char *path, int depth, struct iol_err *err)
 {
     FILE *fp = fopen(path, "r");
     if (!fp) return iol_err_errno(err, IOL_ERR_USAGE, errno, "job file %s", path);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int lineno = 0, rc = 0;
-    while (rc == 0 && (n = getline(&line, &cap, fp)) >= 0) {
+    char *line = malloc(JOBFILE_LINE_MAX);
+    if (!line) {
+        fclose(fp);
+        return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    }
+    int lineno = 0, rc = 0, got;
+    while (rc == 0 && (got = read_line(fp, line, JOBFILE_LINE_MAX)) != LINE_END) {
         lineno++;
-        if ((size_t)n != strlen(line)) {
+        if (got == LINE_NUL)
             rc = iol_err_set(err, IOL_ERR_USAGE, "%s:%d: a NUL byte (not a job file?)", path, lineno);
-            break;
-        }
-        rc = handle_line(cfg, st, path, lineno, line, depth, err);
+        else if (got == LINE_LONG)
+            rc = iol_err_set(err, IOL_ERR_USAGE, "%s:%d: a line longer than %d bytes (not a job file?)", path,
+                             lineno, JOBFILE_LINE_MAX - 1);
+        else
+            rc = handle_line(cfg, st, path, lineno, line, depth, err);
     }
     if (rc == 0 && ferror(fp)) rc = iol_err_errno(err, IOL_ERR_USAGE, errno, "reading job file %s", path);
     free(line);

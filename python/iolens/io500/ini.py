@@ -17,9 +17,10 @@ The rules, line by line (lines are split on '\\n'; a trailing '\\r' counts as wh
 
 Where iolens is stricter than the app (documented in docs/io500.md): an unknown key with an empty value is
 an error (the app ignores the line), a NUL byte is an error (the app silently stops reading there), integers
-out of their C type's range are errors (the app's atoi would wrap them), and a float must parse as a number
-(the app's character check would let "1e+e" through). Error messages name the file and the real line number
-(the app's count skips blank lines).
+out of their C type's range are errors (the app's atoi would wrap them), a float must parse as a number
+(the app's character check would let "1e+e" through), a value may hold at most 4095 bytes, and a path
+(datadir, resultdir, pause-dir) no name longer than 255 bytes (no such path can be used). Error messages name
+the file and the real line number (the app's count skips blank lines).
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ from iolens.io500.spec import PHASES, OptionSpec, OptType, PhaseSpec, find_secti
 # The app's regexes use [[:space:]] in the C locale: space, \t, \n, \v, \f, \r.
 _WS = r"[ \t\n\v\f\r]"
 _SECTION_RE = re.compile(rf"{_WS}*\[{_WS}*([0-9a-zA-Z_-]+){_WS}*\]{_WS}*(?:{_WS}[#;].*)?", re.DOTALL)
-_PAIR_RE = re.compile(rf"{_WS}*([0-9a-zA-Z_.-]+){_WS}*={_WS}*([^#;]*){_WS}*(?:{_WS}[#;].*)?", re.DOTALL)
+# The app's pair expression is `WS* KEY WS* = WS* ([^#;]*) WS* (WS [#;] .*)?`. Its three quantifiers in a row
+# that all take whitespace make a backtracking engine take cubic time on a value of spaces with a comment
+# glued to it (1,000 spaces: 8 s; 5,000: a quarter of an hour), so only the key is matched by an expression
+# and the rest is read by _pair_value, in linear time, to the same result.
+_KEY_RE = re.compile(rf"{_WS}*([0-9a-zA-Z_.-]+){_WS}*=")
+_WS_CHARS = " \t\n\v\f\r"
+_COMMENT_RE = re.compile(r"[#;]")
 _EMPTY_RE = re.compile(rf"{_WS}*(?:[#;].*)?", re.DOTALL)
 _INT_RE = re.compile(r"-?[0-9]+")
 _UINT_RE = re.compile(r"[0-9]+")
@@ -82,12 +89,27 @@ def scan_lines(text: str) -> Iterator[IniLine]:
         if m:
             yield IniLine(index, "section", raw, name=m.group(1))
             continue
-        m = _PAIR_RE.fullmatch(raw)
-        if m:
-            value = m.group(2).rstrip(" \t\r")
+        m = _KEY_RE.match(raw)
+        raw_value = _pair_value(raw[m.end() :]) if m else None
+        if m and raw_value is not None:
+            value = raw_value.rstrip(" \t\r")
             yield IniLine(index, "pair" if value else "empty-pair", raw, name=m.group(1), value=value)
             continue
         yield IniLine(index, "blank" if _EMPTY_RE.fullmatch(raw) else "bad", raw)
+
+
+def _pair_value(rest: str) -> str | None:
+    """The value group of the app's pair expression given what follows the `=`, or None when it does not
+    match: a `#` or `;` ends the value only after whitespace (else the line is not a pair); the whitespace
+    after the `=` is not part of the value, nor the one before the comment."""
+    cut = _COMMENT_RE.search(rest)
+    end = len(rest)
+    if cut is not None:
+        if cut.start() == 0 or rest[cut.start() - 1] not in _WS_CHARS:
+            return None
+        end = cut.start() - 1
+    lead = len(rest) - len(rest.lstrip(_WS_CHARS))
+    return rest[min(lead, end) : end]
 
 
 def decode_config(data: bytes, path: str) -> str:
@@ -192,20 +214,31 @@ def render_values(values: dict[str, dict[str, str | None]], with_help: bool = Fa
 
 def _check_value(opt: OptionSpec, value: str, path: str, line: IniLine, section: str) -> str:
     where = f"key '{line.name}' in section [{section}]"
+    size = len(value.encode("utf-8", "surrogateescape"))
+    if size > _VALUE_MAX:
+        # No option needs more (a path is at most PATH_MAX); a longer value is a damaged file, and reading it
+        # as a number would meet int()'s own limit of 4300 digits.
+        raise IniError(path, line.lineno, f"{where}: the value is {size} bytes long (at most {_VALUE_MAX})")
     if opt.type is OptType.BOOL:
         if value.lower() == "true" or value == "1":
             return "TRUE"
         if value.lower() == "false" or value == "0":
             return "FALSE"
-        raise IniError(path, line.lineno, f"{where}: expected a boolean (TRUE or FALSE), got {value!r}")
+        raise IniError(
+            path, line.lineno, f"{where}: expected a boolean (TRUE or FALSE), got {_excerpt(value)}"
+        )
     if opt.type in _INT_RANGE:
         pattern, what = (_INT_RE, "an integer") if opt.type is OptType.INT else (_UINT_RE, "an integer >= 0")
         if not pattern.fullmatch(value):
-            raise IniError(path, line.lineno, f"{where}: expected {what}, got {value!r}")
+            raise IniError(path, line.lineno, f"{where}: expected {what}, got {_excerpt(value)}")
         low, high = _INT_RANGE[opt.type]
-        if not low <= int(value) <= high:
-            raise IniError(path, line.lineno, f"{where}: {value} is out of range ({low}..{high})")
+        # Compared by length first: int() refuses more than 4300 digits with an error of its own.
+        if len(value.lstrip("-")) > 20 or not low <= int(value) <= high:
+            shown = value if len(value) <= 30 else f"{value[:20]}… ({len(value)} digits)"
+            raise IniError(path, line.lineno, f"{where}: {shown} is out of range ({low}..{high})")
         return value
+    if (section.lower(), opt.name) in _PATHS:
+        _check_path(value, path, line, where)
     if opt.type is OptType.FLOAT:
         ok = _FLOAT_RE.fullmatch(value) is not None
         try:
@@ -213,8 +246,24 @@ def _check_value(opt: OptionSpec, value: str, path: str, line: IniLine, section:
         except ValueError:
             ok = False
         if not ok:
-            raise IniError(path, line.lineno, f"{where}: expected a number, got {value!r}")
+            raise IniError(path, line.lineno, f"{where}: expected a number, got {_excerpt(value)}")
     return value
+
+
+# A value may hold at most PATH_MAX - 1 bytes (no option needs more), and an option that names a path no
+# name longer than NAME_MAX (Linux): such a path cannot be used at all (ENAMETOOLONG), so it is a config
+# error, named by its line, rather than a failure of whatever first touches the path.
+_VALUE_MAX, _NAME_MAX = 4095, 255
+_PATHS = {("global", "datadir"), ("global", "resultdir"), ("debug", "pause-dir")}
+
+
+def _check_path(value: str, path: str, line: IniLine, where: str) -> None:
+    longest = max(value.encode("utf-8", "surrogateescape").split(b"/"), key=len)
+    if len(longest) > _NAME_MAX:
+        name = _excerpt(longest.decode("utf-8", "surrogateescape"))
+        raise IniError(
+            path, line.lineno, f"{where}: the name {name} is {len(longest)} bytes long (at most {_NAME_MAX})"
+        )
 
 
 def _excerpt(raw: str) -> str:

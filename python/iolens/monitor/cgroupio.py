@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file
+from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file, to_int
 
 
 def parse(text: str) -> tuple[Tree, int]:
@@ -33,7 +33,7 @@ def parse(text: str) -> tuple[Tree, int]:
             if not eq:
                 continue
             try:
-                fields[key] = int(value)
+                fields[key] = to_int(value)
             except ValueError:
                 continue
         out[dev] = fields

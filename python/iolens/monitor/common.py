@@ -9,6 +9,7 @@ current tree together (rates()).
 from __future__ import annotations
 
 import errno
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -88,30 +89,50 @@ def read_file(path: str) -> str:
     return decode(data)
 
 
+# The kernel and Lustre print 64-bit counters: at most 20 digits. A longer number is a damaged line, and it
+# would harm what comes after: int() refuses more than 4300 digits with an error of its own, float() makes
+# one infinite (which no JSON stream may hold), and a rate or a scaled value of a huge int overflows.
+MAX_DIGITS = 20
+
+
 def to_int(text: str) -> int:
-    """An integer field; ValueError when it is not one (the caller skips the line)."""
-    return int(text)
+    """An integer field of at most 20 ASCII digits (a 64-bit counter, signed or not); ValueError when it is
+    not one (the caller skips the line)."""
+    t = text.strip()
+    digits = t[1:] if t[:1] in ("-", "+") else t
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > MAX_DIGITS:
+        raise ValueError(f"not a 64-bit integer: {text[:40]!r}")
+    return int(t)
+
+
+def to_float(text: str) -> float:
+    """A finite decimal number (a load average, a pressure ratio); ValueError when it is not one (an
+    infinity or NaN, which no JSON stream may hold, is not)."""
+    t = text.strip()
+    if not t.isascii() or len(t) > 64:
+        raise ValueError(f"not a number: {text[:40]!r}")
+    value = float(t)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text[:40]!r}")
+    return value
 
 
 def parse_time(value: str, unit: str | None = None) -> float | None:
     """A Lustre time value in seconds: `S.N secs.nsecs`, `S.U secs.usecs` where U is a count of microseconds
     printed *without* zero padding (`.20113` is 20113 µs), a plain integer, or a decimal fraction. None when
-    the text is not a time."""
+    the text is not a time (a number beyond 64 bits is not: see MAX_DIGITS)."""
     unit = (unit or "").strip("()[]")
     whole, dot, frac = value.partition(".")
+    digits = whole[1:] if whole.startswith("-") else whole
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > MAX_DIGITS or len(frac) > MAX_DIGITS:
+        return None
+    if dot and not (frac.isascii() and frac.isdigit()):
+        return None
     if (unit == "secs.nsecs" and len(frac) == 9) or (unit == "secs.usecs" and len(frac) == 6):
         # Zero-padded: the decimal reading is the same; the common case, kept quick.
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    digits = whole[1:] if whole.startswith("-") else whole
-    if not digits.isdigit():
-        return None
+        return float(value)
     if not dot:
         return float(int(whole))
-    if not frac.isdigit():
-        return None
     if unit in ("secs.usecs", "secs.usec") and len(frac) <= 6:
         return int(whole) + int(frac) / 1e6
     if unit in ("secs.nsecs", "secs.nsec") and len(frac) <= 9:
@@ -129,7 +150,7 @@ def size_value(text: str) -> int | None:
         return None
     mult = _SUFFIX.get(t[-1].upper()) if not t[-1].isdigit() else 1
     num = t if t[-1].isdigit() else t[:-1]
-    if mult is None or not num.isdigit():
+    if mult is None or not (num.isascii() and num.isdigit()) or len(num) > MAX_DIGITS:
         return None
     return int(num) * mult
 
@@ -139,6 +160,9 @@ TIME_UNITS = {"usecs": 1e-6, "usec": 1e-6, "secs": 1.0, "sec": 1.0, "nsecs": 1e-
 
 
 # --- rates -------------------------------------------------------------------------------------------------
+
+
+_NUMBER = (int, float)
 
 
 def rates(
@@ -162,11 +186,14 @@ def rates(
     if prev is None or dt <= 0 or collector.all_gauges:
         return out
     node_reset = False
-    if "start_time" in cur and "start_time" in prev and cur["start_time"] != prev["start_time"]:
+    # Compared only as numbers: a reading read back from a damaged stream (nodes.py) may hold anything there.
+    start0, start1 = prev.get("start_time"), cur.get("start_time")
+    snap0, snap1 = prev.get("snapshot_time"), cur.get("snapshot_time")
+    if type(start0) in _NUMBER and type(start1) in _NUMBER and start1 != start0:
         node_reset = True
         if resets is not None:
             resets.append(".".join((*path, "start_time")))
-    elif "snapshot_time" in cur and "snapshot_time" in prev and cur["snapshot_time"] < prev["snapshot_time"]:
+    elif type(snap0) in _NUMBER and type(snap1) in _NUMBER and snap1 < snap0:
         # A snapshot older than the one before: not the same counters any more (a restarted target).
         node_reset = True
         if resets is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from iolens.monitor.common import Collector, Tree, read_file
+from iolens.monitor.common import Collector, Tree, read_file, to_int
 
 # The kernel's order; names as in iostats.rst, with units in the name.
 FIELDS = (
@@ -40,7 +40,7 @@ def parse(text: str) -> tuple[Tree, int]:
             skipped += 1
             continue
         try:
-            values = [int(x) for x in parts[3 : 3 + len(FIELDS)]]
+            values = [to_int(x) for x in parts[3 : 3 + len(FIELDS)]]
         except ValueError:
             skipped += 1
             continue

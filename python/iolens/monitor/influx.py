@@ -1,35 +1,57 @@
 """InfluxDB line protocol of sample records: one line per measured thing (a device, a process, a Lustre
 counter …) and sample, `measurement,tag=v field=v,… TIMESTAMP_NS`, raw values as in the stream (integer
 fields with the `i` suffix). Every line has a `host` tag. The measurements are listed in docs/monitor.md.
+
+Escaping follows the protocol's table: a measurement escapes comma and space; tag keys, tag values and field
+keys escape comma, equals sign and space; a string field value escapes double quote and backslash. What the
+protocol cannot carry at all (a newline, any control character) or that its readers take differently (some
+backslashes) is replaced by `\\xHH` before, as in the Prometheus labels (keytext.py), so one sample is
+always exactly one line per measured thing and a value is the same key in both outputs. A value the
+protocol cannot store (an integer outside the signed 64-bit range, a float that is NaN or infinite) is left
+out of its line; a line left without a field is not written.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
 from iolens.monitor.common import Tree
+from iolens.monitor.keytext import key_text
 
 Row = tuple[str, dict[str, str], dict[str, Any]]
 
+# What the protocol stores as an integer: a signed 64-bit value. A Lustre sumsq (an unsigned 64-bit counter)
+# can be above it; written, it would make InfluxDB refuse the whole point.
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
 
 def _escape_key(text: str) -> str:
-    return text.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=").replace(" ", "\\ ")
+    """A tag key, tag value or field key: comma, equals sign and space escaped (the protocol's table)."""
+    t = key_text(text)
+    if "," in t or "=" in t or " " in t:
+        t = t.replace(",", "\\,").replace("=", "\\=").replace(" ", "\\ ")
+    return t
 
 
 def _escape_measurement(text: str) -> str:
-    return text.replace("\\", "\\\\").replace(",", "\\,").replace(" ", "\\ ")
+    """A measurement: comma and space escaped (an equals sign is an ordinary character there)."""
+    return key_text(text).replace(",", "\\,").replace(" ", "\\ ")
 
 
 def _field(value: Any) -> str | None:
+    """A field value as the protocol writes it; None for a value it cannot hold (left out of the line)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return f"{value}i"
+        return f"{value}i" if INT_MIN <= value <= INT_MAX else None
     if isinstance(value, float):
-        return repr(value)
+        return repr(value) if math.isfinite(value) else None  # no NaN or infinity in the protocol
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        # Backslash and double quote escaped, which every reader unescapes alike; the same characters as in a
+        # tag replaced first (key_text), so that a point stays one line.
+        return '"' + key_text(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
     return None
 
 
@@ -110,7 +132,8 @@ def _lustre(param: str, entry: Tree) -> Iterator[Row]:
 
 def lines(record: dict[str, Any], host: str) -> Iterator[str]:
     """The line-protocol lines of one sample record."""
-    ts = int(round(float(record["time"]) * 1e9))
+    # Sample times are kept to the microsecond; a float holds those exactly, not their nanoseconds.
+    ts = int(round(float(record["time"]) * 1e6)) * 1000
     for measurement, tags, fields in rows(record.get("data", {})):
         text = line(measurement, {"host": host, **tags}, fields, ts)
         if text is not None:

@@ -3,7 +3,7 @@ runnable and total scheduling entities, and the last pid. All gauges."""
 
 from __future__ import annotations
 
-from iolens.monitor.common import Collector, Tree, read_file
+from iolens.monitor.common import Collector, Tree, read_file, to_float, to_int
 
 
 def parse(text: str) -> tuple[Tree, int]:
@@ -11,11 +11,11 @@ def parse(text: str) -> tuple[Tree, int]:
     try:
         running, _, total = parts[3].partition("/")
         return {
-            "load1": float(parts[0]),
-            "load5": float(parts[1]),
-            "load15": float(parts[2]),
-            "runnable": int(running),
-            "entities": int(total),
+            "load1": to_float(parts[0]),
+            "load5": to_float(parts[1]),
+            "load15": to_float(parts[2]),
+            "runnable": to_int(running),
+            "entities": to_int(total),
         }, 0
     except (IndexError, ValueError):
         return {}, 1 if text.strip() else 0

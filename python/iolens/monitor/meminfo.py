@@ -3,7 +3,7 @@ from kernels ≥ 5.8, where it reads 0 or is absent) and WritebackTmp, in bytes.
 
 from __future__ import annotations
 
-from iolens.monitor.common import Collector, Tree, read_file
+from iolens.monitor.common import Collector, Tree, read_file, to_int
 
 KEYS = {"Dirty": "dirty_bytes", "Writeback": "writeback_bytes", "NFS_Unstable": "nfs_unstable_bytes",
         "WritebackTmp": "writeback_tmp_bytes"}  # fmt: skip
@@ -21,7 +21,7 @@ def parse(text: str) -> tuple[Tree, int]:
         try:
             if not sep or not parts:
                 raise ValueError
-            value = int(parts[0])
+            value = to_int(parts[0])
         except ValueError:
             skipped += 1
             continue

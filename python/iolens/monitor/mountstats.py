@@ -6,7 +6,7 @@ Only NFS mounts (fstype nfs, nfs4) carry statistics; other mounts are not in the
 
 from __future__ import annotations
 
-from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file
+from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file, to_int
 
 # `bytes:` in the kernel's order.
 BYTES = (
@@ -42,7 +42,7 @@ def _unescape(path: str) -> str:
         return path
     out, i = [], 0
     while i < len(path):
-        if path[i] == "\\" and i + 4 <= len(path) and path[i + 1 : i + 4].isdigit():
+        if path[i] == "\\" and i + 4 <= len(path) and all(c in "01234567" for c in path[i + 1 : i + 4]):
             out.append(chr(int(path[i + 1 : i + 4], 8)))
             i += 4
         else:
@@ -52,7 +52,7 @@ def _unescape(path: str) -> str:
 
 
 def _numbers(names: tuple[str, ...], values: list[str]) -> Tree:
-    return {n: int(v) for n, v in zip(names, values, strict=False)}
+    return {n: to_int(v) for n, v in zip(names, values, strict=False)}
 
 
 def parse(text: str) -> tuple[Tree, int]:
@@ -102,7 +102,7 @@ def parse(text: str) -> tuple[Tree, int]:
             elif key == "opts":
                 cur["opts"] = rest.strip()
             elif key == "age":
-                cur["age_s"] = int(rest)
+                cur["age_s"] = to_int(rest)
             elif key == "bytes":
                 cur["bytes"] = _numbers(BYTES, rest.split())
             elif key == "events":

@@ -4,6 +4,7 @@ windows marked on that node's own samples (docs/schema.md "monitor")."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,10 @@ def read_streams(directory: Path) -> dict[str, NodeStream]:
         if header is None:
             continue
         host = str(header.get("host") or path.stem)
-        node = out.setdefault(host, NodeStream(host, header))
+        node = out.setdefault(host, NodeStream(host, _usable_header(header)))
         node.files.append(path.name)
-        node.samples.extend(r for r in records if r.get("type") == "sample" and _has_time(r))
-        node.events.extend(r for r in records if r.get("type") == "event")
+        node.samples.extend(r for r in records if r.get("type") == "sample" and _usable_sample(r))
+        node.events.extend(r for r in records if r.get("type") == "event" and _usable_event(r))
         node.complete = node.complete and any(r.get("type") == "end" for r in records)
     for node in out.values():
         node.samples.sort(key=lambda r: r["time"])
@@ -55,9 +56,61 @@ def read_streams(directory: Path) -> dict[str, NodeStream]:
     return out
 
 
+# What a record read back must be for the phase figures and the document: the shape the monitor writes.
+# A file in a shared directory may be damaged in any way; a record that is not of that shape is left out
+# (its node then has fewer samples), never a crash of the run's report.
+_BIG = 2**64
+
+
 def _has_time(record: Record) -> bool:
     t = record.get("time")
-    return isinstance(t, int | float) and not isinstance(t, bool)
+    return isinstance(t, int | float) and not isinstance(t, bool) and abs(t) < _BIG and math.isfinite(t)
+
+
+def _sound(value: Any, depth: int = 0) -> bool:
+    """Plain JSON of the sizes the monitor writes: numbers finite and within 64 bits, nesting not deep."""
+    if isinstance(value, dict):
+        return depth < 16 and all(_sound(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return depth < 16 and all(_sound(v, depth + 1) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) < _BIG
+    return True
+
+
+def _tree_of_readings(value: Any) -> bool:
+    """A sample's `data` or `rates`: {source: {…}}."""
+    return isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())
+
+
+def _usable_sample(record: Record) -> bool:
+    return (
+        _has_time(record)
+        and _tree_of_readings(record.get("data"))
+        and _tree_of_readings(record.get("rates", {}))
+        and _sound(record)
+    )
+
+
+def _usable_event(record: Record) -> bool:
+    return ("time" not in record or _has_time(record)) and _sound(record)
+
+
+def _usable_header(header: Record) -> Record:
+    """The header with only what the node's section uses in a usable shape: `sources` {name: {…}}, `node`
+    an object."""
+    out = dict(header)
+    sources = header.get("sources")
+    out["sources"] = (
+        {str(k): v for k, v in sources.items() if isinstance(v, dict) and _sound(v)}
+        if isinstance(sources, dict)
+        else {}
+    )
+    if not isinstance(header.get("node"), dict):
+        out.pop("node", None)
+    return out
 
 
 def node_section(node: NodeStream, windows: list[Record]) -> Record:

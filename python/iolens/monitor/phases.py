@@ -223,7 +223,8 @@ def mark(w: dict[str, Any], records: list[dict[str, Any]], collectors: dict[str,
         figures["lustre"] = [_io(f) for f in lustre_targets(tree, data)]
         figures["processes"] = [_io(f) for f in processes(tree, data)]
         for kind in ("some", "full"):
-            total = tree.get("pressure", {}).get(kind, {}).get("total_us")
+            part = tree.get("pressure", {}).get(kind)
+            total = part.get("total_us") if isinstance(part, dict) else None  # a damaged stream: anything
             if total is not None:
                 figures[f"io_pressure_{kind}_pct"] = round(total / 1e4, 3)
     for key, source, field in (

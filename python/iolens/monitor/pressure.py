@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from iolens.monitor.common import Collector, Tree, read_file
+from iolens.monitor.common import Collector, Tree, read_file, to_float, to_int
 
 
 def parse(text: str) -> tuple[Tree, int]:
@@ -22,9 +22,9 @@ def parse(text: str) -> tuple[Tree, int]:
                 if not eq:
                     raise ValueError
                 if key == "total":
-                    values["total_us"] = int(value)
+                    values["total_us"] = to_int(value)
                 else:
-                    values[key] = float(value)
+                    values[key] = to_float(value)
         except ValueError:
             skipped += 1
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file
+from iolens.monitor.common import Collector, SourceUnavailable, Tree, read_file, to_int
 
 FIELDS = ("rchar", "wchar", "syscr", "syscw", "read_bytes", "write_bytes", "cancelled_write_bytes")
 
@@ -29,7 +29,7 @@ def parse(text: str) -> tuple[Tree, int]:
         try:
             if not sep:
                 raise ValueError
-            out[key.strip()] = int(value)
+            out[key.strip()] = to_int(value)
         except ValueError:
             skipped += 1
     return out, skipped

@@ -3,7 +3,7 @@ procs_running (gauge), and the counters processes (forks since boot) and ctxt (c
 
 from __future__ import annotations
 
-from iolens.monitor.common import Collector, Tree, read_file
+from iolens.monitor.common import Collector, Tree, read_file, to_int
 
 KEYS = ("procs_blocked", "procs_running", "processes", "ctxt")
 
@@ -16,7 +16,7 @@ def parse(text: str) -> tuple[Tree, int]:
         if key not in KEYS:
             continue
         try:
-            out[key] = int(rest)
+            out[key] = to_int(rest)
         except ValueError:
             skipped += 1
     return out, skipped

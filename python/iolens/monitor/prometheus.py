@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from iolens.monitor.common import TIME_UNITS, Tree
+from iolens.monitor.keytext import key_text
 from iolens.monitor.mountstats import EVENTS
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -35,7 +36,11 @@ class Family:
 
 
 class Exposition:
-    """Metric families in the order first seen; a label set given twice keeps its first value."""
+    """Metric families in the order first seen; a label set given twice keeps its first value.
+
+    Label values are taken as key_text gives them, the text InfluxDB lines carry too (a control character or
+    an odd backslash as `\\xHH`), so that a job id is the same key in both; two values that come out the
+    same are one series (a scrape with a series twice would be refused whole)."""
 
     def __init__(self) -> None:
         self.families: dict[str, Family] = {}
@@ -46,7 +51,7 @@ class Exposition:
         fam = self.families.get(name)
         if fam is None:
             fam = self.families[name] = Family(name, kind, help_)
-        key = tuple(labels.items())
+        key = tuple((k, key_text(v)) for k, v in labels.items())
         if key in fam.seen:
             return
         fam.seen.add(key)
@@ -71,6 +76,7 @@ def _help(text: str) -> str:
 
 
 def _label(text: str) -> str:
+    """A label value as the exposition format writes it: backslash, double quote and newline escaped."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 

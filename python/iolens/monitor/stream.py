@@ -60,15 +60,22 @@ class Writer:
         self.out.flush()
 
 
+def _no_constant(name: str) -> Any:
+    # json.loads reads NaN, Infinity and -Infinity, which the writer never writes (allow_nan=False) and no
+    # other JSON reader takes: a line holding one is damaged.
+    raise ValueError(f"{name} is not JSON")
+
+
 def read(lines: IO[str] | list[str]) -> Iterator[Record]:
-    """The records of a stream; a line that is not a JSON object (a crash cut it short) is skipped."""
+    """The records of a stream; a line that is not a JSON object (a crash cut it short, the file is damaged:
+    NaN, nesting too deep to read) is skipped."""
     for line in lines:
         line = line.strip()
         if not line:
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
+            rec = json.loads(line, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
             continue
         if isinstance(rec, dict):
             yield rec

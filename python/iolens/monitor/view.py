@@ -42,6 +42,13 @@ class IoFigures:
         return (self.read_bps + self.write_bps) / ops if ops else 0.0
 
 
+def _sub(tree: Any, key: str) -> Tree:
+    """tree[key] when both are objects, else {}: a reading read back from a damaged stream may hold anything
+    where an object belongs (nodes.py keeps only records of the right outline)."""
+    value = tree.get(key) if isinstance(tree, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def _num(tree: Tree, *keys: str) -> float:
     cur: Any = tree
     for k in keys:
@@ -53,7 +60,7 @@ def _num(tree: Tree, *keys: str) -> float:
 
 def devices(rates: Tree) -> list[IoFigures]:
     out = []
-    for dev, r in rates.get("diskstats", {}).items():
+    for dev, r in _sub(rates, "diskstats").items():
         out.append(
             IoFigures(
                 dev,
@@ -69,8 +76,8 @@ def devices(rates: Tree) -> list[IoFigures]:
 
 def nfs_mounts(rates: Tree) -> list[IoFigures]:
     out = []
-    for mnt, r in rates.get("mountstats", {}).items():
-        ops = r.get("ops", {})
+    for mnt, r in _sub(rates, "mountstats").items():
+        ops = _sub(r, "ops")
         out.append(
             IoFigures(
                 mnt,
@@ -91,11 +98,11 @@ def nfs_mounts(rates: Tree) -> list[IoFigures]:
 def lustre_targets(rates: Tree, data: Tree) -> list[IoFigures]:
     """llite (per mount), obdfilter/mdt (per target) and md_stats figures from the stats files."""
     out = []
-    for param, r in rates.get("lustre", {}).items():
-        entry = data.get("lustre", {}).get(param, {})
+    for param, r in _sub(rates, "lustre").items():
+        entry = _sub(_sub(data, "lustre"), param)
         if entry.get("kind") != "stats" or "nid" in entry:
             continue
-        counters = r.get("counters", {})
+        counters = _sub(r, "counters")
         meta = sum(_num(c, "samples") for op, c in counters.items() if op in METADATA_OPS)
         out.append(
             IoFigures(
@@ -113,8 +120,8 @@ def lustre_targets(rates: Tree, data: Tree) -> list[IoFigures]:
 
 def processes(rates: Tree, data: Tree) -> list[IoFigures]:
     out = []
-    for pid, r in rates.get("proc_io", {}).items():
-        comm = data.get("proc_io", {}).get(pid, {}).get("comm", "")
+    for pid, r in _sub(rates, "proc_io").items():
+        comm = _sub(_sub(data, "proc_io"), pid).get("comm", "")
         out.append(
             IoFigures(
                 f"{pid} {comm}",

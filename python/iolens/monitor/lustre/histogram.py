@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import re
 
-from iolens.monitor.common import Tree, size_value
+from iolens.monitor.common import Tree, size_value, to_float, to_int
 from iolens.monitor.lustre.stats import parse_header_time
 
-# `pages per rpc         rpcs   % cum % |       rpcs   % cum %` → title, column unit.
-_TITLE = re.compile(r"^\s*(.*?)\s+(\w+)\s+%\s+cum\s*%\s*(?:\|.*)?$")
+# `pages per rpc         rpcs   % cum % |       rpcs   % cum %` → title, column unit. The title is what comes
+# before the first place this tail matches (_title); searched for, not matched with a lazy `(.*?)` before
+# `\s+`, which backtracks in quadratic time and more on a long line of spaces.
+_TITLE_TAIL = re.compile(r"\s(\w+)\s+%\s+cum\s*%\s*(?:\|.*)?$")
 _ROW = re.compile(r"^\s*([^\s:][^:]*?):\s*(-?\d[\d\s]*(?:\|[\d\s]*)*)$")
 # The column headings Lustre prints above its tables.
 COLUMNS = ("read", "write", "modify")
@@ -66,9 +68,12 @@ def _row(line: str, columns: list[str]) -> tuple[str, Tree] | None:
     if not groups[0] or len(groups) > len(columns):
         return None
     row: Tree = {}
-    for col, nums in zip(columns, groups, strict=False):
-        if nums:
-            row[col] = int(nums[0])
+    try:
+        for col, nums in zip(columns, groups, strict=False):
+            if nums:
+                row[col] = to_int(nums[0])
+    except ValueError:
+        return None
     return m.group(1).strip(), row
 
 
@@ -97,8 +102,8 @@ def parse(text: str) -> tuple[Tree, int]:
         if want_title:
             want_title = False
             if _row(line, columns) is None:
-                m = _TITLE.match(line)
-                title, unit = (m.group(1).strip(), m.group(2)) if m else (line.strip(), "")
+                m = _TITLE_TAIL.search(line)
+                title, unit = (line[: m.start()].strip(), m.group(1)) if m else (line.strip(), "")
                 if columns != READ_WRITE:
                     title = f"{' '.join(columns)} {title}"
                 base, n = title, 2
@@ -131,11 +136,11 @@ def parse(text: str) -> tuple[Tree, int]:
         parts = value.split()
         if sep and key.strip() and parts:
             try:
-                values[key.strip()] = int(parts[0])
+                values[key.strip()] = to_int(parts[0])
                 continue
             except ValueError:
                 try:
-                    values[key.strip()] = float(parts[0])
+                    values[key.strip()] = to_float(parts[0])
                     continue
                 except ValueError:
                     pass

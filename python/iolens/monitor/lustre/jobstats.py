@@ -22,12 +22,17 @@ from __future__ import annotations
 import gc
 import re
 
-from iolens.monitor.common import Tree, parse_time
+from iolens.monitor.common import Tree, parse_time, to_int
 
+# A number in these expressions: at most 20 ASCII digits (a 64-bit counter, common.MAX_DIGITS); a longer
+# one fails its line, which is then skipped and counted.
+_NUM = "[0-9]{1,20}"
 _OP = re.compile(
-    r"\s*([A-Za-z_][\w]*):\s*\{\s*samples:\s*(\d+)\s*,\s*unit:\s*([\w.]+)"
-    r"(?:\s*,\s*min:\s*(-?\d+)\s*,\s*max:\s*(-?\d+)\s*,\s*sum:\s*(-?\d+)(?:\s*,\s*sumsq:\s*(\d+))?)?"
-    r"(?:\s*,\s*hist:\s*\{([^{}]*)\})?\s*,?\s*\}\s*$"
+    rf"\s*([A-Za-z_][\w]*):\s*\{{\s*samples:\s*({_NUM})\s*,\s*unit:\s*([\w.]+)"
+    rf"(?:\s*,\s*min:\s*(-?{_NUM})\s*,\s*max:\s*(-?{_NUM})\s*,\s*sum:\s*(-?{_NUM})(?:\s*,\s*sumsq:\s*({_NUM}))?)?"
+    # `\s*(?:,\s*)?` rather than `\s*,?\s*`: two whitespace runs side by side backtrack in quadratic time on a
+    # long run of blanks (96,000: 22 s).
+    r"(?:\s*,\s*hist:\s*\{([^{}]*)\})?\s*(?:,\s*)?\}\s*$"
 )
 _HEADER_KEYS = ("snapshot_time", "start_time", "elapsed_time")
 
@@ -65,7 +70,9 @@ def _is_hex(s: str) -> bool:
     return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
 
 
-_HIST_ITEM = re.compile(r"\s*([^\s:,{}]+)\s*:\s*(\d+)\s*(?:,|$)")
+# No leading `\s*`: findall tries it at every blank of a long run of them (quadratic); the items found are the
+# same without it.
+_HIST_ITEM = re.compile(rf"([^\s:,{{}}]+)\s*:\s*({_NUM})\s*(?:,|$)")
 
 
 def parse_hist(text: str) -> dict[str, int]:
@@ -73,7 +80,7 @@ def parse_hist(text: str) -> dict[str, int]:
     items = _HIST_ITEM.findall(text)
     if len(items) != text.count(":"):
         raise ValueError(text)
-    return {k: int(v) for k, v in items}
+    return {k: int(v) for k, v in items}  # at most 20 digits each (_HIST_ITEM)
 
 
 def _split_top(text: str) -> list[str]:
@@ -113,7 +120,7 @@ def parse_op_slow(line: str) -> tuple[str, Tree] | None:
             elif key == "unit":
                 counter["unit"] = value
             else:
-                counter[key] = int(value)
+                counter[key] = to_int(value)
     except ValueError:
         return None
     if "samples" not in counter:
@@ -126,8 +133,8 @@ def parse_op_slow(line: str) -> tuple[str, Tree] | None:
 # line they do not match (other spacing, key order, a malformed line) goes through the line reader instead.
 _JOB = re.compile(r"\n[ \t]*-[ \t]*job_id:")
 _OPS = re.compile(
-    r"\n +(\w+): *\{ samples: *(\d+), unit: *(\w+)(?:, min: *(-?\d+), max: *(-?\d+), sum: *(-?\d+)"
-    r"(?:, sumsq: *(\d+))?)?(?:, hist: (\{[^{}\n]*\}))? \}[ \t]*(?=\n|\Z)"
+    rf"\n +(\w+): *\{{ samples: *({_NUM}), unit: *(\w+)(?:, min: *(-?{_NUM}), max: *(-?{_NUM}), "
+    rf"sum: *(-?{_NUM})(?:, sumsq: *({_NUM}))?)?(?:, hist: (\{{[^{{}}\n]*\}}))? \}}[ \t]*(?=\n|\Z)"
 )
 _HDR = re.compile(
     r"\n[ \t]*(snapshot_time|start_time|elapsed_time):[ \t]*(\S+)(?:[ \t]+(\S+))?[ \t]*(?=\n|\Z)"
@@ -141,8 +148,8 @@ _HDR = re.compile(
 _WHOLE = re.compile(
     r"\n(?:[ \t]*-[ \t]*(job_id:[^\n]*)"
     r"((?:\n[ \t]*(?:snapshot_time|start_time|elapsed_time):[^\n]*)*)\n)?"
-    r" +(\w+): *\{ samples: *(\d+), unit: *(\w+)(?:, min: *(-?\d+), max: *(-?\d+), sum: *(-?\d+)"
-    r"(?:, sumsq: *(\d+))?)?(?:, hist: (\{[^{}\n]*\}))? \}[ \t]*(?=\n|\Z)"
+    rf" +(\w+): *\{{ samples: *({_NUM}), unit: *(\w+)(?:, min: *(-?{_NUM}), max: *(-?{_NUM}), "
+    rf"sum: *(-?{_NUM})(?:, sumsq: *({_NUM}))?)?(?:, hist: (\{{[^{{}}\n]*\}}))? \}}[ \t]*(?=\n|\Z)"
 )
 
 

@@ -49,7 +49,10 @@ COMPONENTS = {
     "ldlm": "ldlm",
 }
 
-_PARAM_LINE = re.compile(r"^([A-Za-z0-9_\-]+(?:\.[^\s=]+)+)=(.*)$")
+# `NAME=`: a first part, a dot, then anything without space or `=` (dots included). Written without a
+# repeated group: `(?:\.[^\s=]+)+` reads the same names but backtracks exponentially on a long dotted line
+# without `=` (`a.a.a.…`: 6,000 characters took minutes).
+_PARAM_LINE = re.compile(r"^([A-Za-z0-9_\-]+\.[^\s=]+)=(.*)$")
 
 
 def kind_of(name: str) -> str:

@@ -15,7 +15,7 @@ Counters with no samples are absent from these files. A line that fits none of t
 
 from __future__ import annotations
 
-from iolens.monitor.common import Tree, parse_time
+from iolens.monitor.common import Tree, parse_time, to_int
 
 TIME_KEYS = ("snapshot_time", "start_time", "elapsed_time")
 
@@ -42,7 +42,7 @@ def parse_counter(parts: list[str]) -> tuple[str, Tree] | None:
     if len(parts) < 3 or parts[2] != "samples":
         return None
     try:
-        counter: Tree = {"samples": int(parts[1])}
+        counter: Tree = {"samples": to_int(parts[1])}
     except ValueError:
         return None
     rest = parts[3:]
@@ -52,7 +52,7 @@ def parse_counter(parts: list[str]) -> tuple[str, Tree] | None:
     if len(rest) not in (0, 3, 4):
         return None
     try:
-        nums = [int(x) for x in rest]
+        nums = [to_int(x) for x in rest]
     except ValueError:
         return None
     if nums:
