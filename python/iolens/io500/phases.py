@@ -92,7 +92,8 @@ NEEDS = {
 
 NOT_IMPLEMENTED = frozenset({"mdworkbench-create", "mdworkbench-bench", "mdworkbench-delete"})
 
-_SIZE_RE = re.compile(r"([0-9]+)([kKmMgGtT]?)")
+# At most 20 digits (any 64-bit count): a longer number is malformed, not a slow int() or a huge size.
+_SIZE_RE = re.compile(r"([0-9]{1,20})([kKmMgGtT]?)")
 _SIZE_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 
