@@ -1,11 +1,13 @@
 /* interrupt.c — see interrupt.h. A signal handler can only talk to the program through a variable of static
- * storage, so this is the one mutable global of the engine. */
+ * storage, so this is the one mutable global of the engine (with its twin for a signal learned from a peer,
+ * which is state of the same process-wide event). */
 #include "interrupt.h"
 
 #include <signal.h>
 #include <string.h>
 
 static volatile sig_atomic_t received;
+static volatile sig_atomic_t learned;
 
 static void record(int sig)
 {
@@ -21,9 +23,35 @@ void iol_interrupt_install(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 int iol_interrupt_pending(void)
 {
-    return received;
+    return received ? received : learned;
+}
+
+void iol_interrupt_note(int sig)
+{
+    if (sig > 0 && !learned) learned = sig;
+}
+
+const char *iol_signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGKILL: return "SIGKILL";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    default: return "an unnamed signal";
+    }
 }

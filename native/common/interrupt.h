@@ -1,13 +1,20 @@
-/* interrupt.h — a run stopped by Ctrl-C or a batch system's SIGTERM ends like a failed run: every rank stops
- * at its next transfer, the ranks agree, the files the run created are removed (unless -k) and the document
- * says "interrupted". The handler only records the signal; the workload polls it. */
+/* interrupt.h — a run stopped by Ctrl-C, a batch system's SIGTERM or a hang-up ends like a failed run: every
+ * rank stops at its next transfer or item, the ranks agree, the phase in progress is reported as cut short,
+ * the files the run created are removed (unless kept, see docs/reliability.engine.md) and the document says
+ * "interrupted" with the signal and the phase. The handler only records the signal; the workload polls it. */
 #ifndef IOL_INTERRUPT_H
 #define IOL_INTERRUPT_H
 
 /* Installs the recording handler for SIGINT, SIGTERM and SIGHUP (without SA_RESTART, so a blocked wait
- * returns EINTR). Forked children inherit it and record into their own copy. */
+ * returns EINTR), and ignores SIGPIPE: a launcher that closes the ranks' output while the run ends must not
+ * kill a rank before it has cleaned up and written its document. Forked children inherit both. */
 void iol_interrupt_install(void);
-/* The signal received, or 0. */
+/* The signal received by this process, or learned from another rank (iol_interrupt_note), or 0. */
 int iol_interrupt_pending(void);
+/* Records a signal another rank received (the ranks exchange what they got when they agree), so every rank
+ * names the same signal. Keeps a signal this process received itself. */
+void iol_interrupt_note(int sig);
+/* "SIGINT", "SIGTERM", "SIGHUP", ... ("signal N" for others). */
+const char *iol_signal_name(int sig);
 
 #endif

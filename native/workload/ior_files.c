@@ -262,13 +262,89 @@ int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *
     ior_file_path(cfg, rank, iteration, p, sizeof p);
     file_name(cfg, rank, iteration, name, sizeof name);
     /* Whatever -E says: a file iolens did not create is never removed. */
-    if (access(p, F_OK) == 0 && iol_ledger_owns(dir, name) && unlink(p) != 0 && errno != ENOENT)
-        return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
+    int removed = 0;
+    if (access(p, F_OK) == 0 && iol_ledger_owns(dir, name)) {
+        if (unlink(p) == 0) removed = 1;
+        else if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
+    }
     if (cfg->fpp && cfg->unique_dir) {
         char d[IOL_STR_MAX + 32], dname[64];
         rank_dir(cfg, rank, d, sizeof d, dname, sizeof dname);
         /* Only a directory iolens made, and only once empty (rmdir refuses otherwise). */
         if (iol_ledger_owns(dir, dname)) rmdir(d);
     }
-    return 0;
+    return removed;
+}
+
+/* Is `name` (a ledger line) one of the names ior gives files of this -o base, for any rank count, iteration
+ * or layout: "[R/]BASE", "[R/]BASE.N" or "[R/]BASE.N.N" (digits), or a -u directory "R/"? */
+static int is_ior_name(const char *name, const char *base, int *is_dir)
+{
+    const char *p = name;
+    *is_dir = 0;
+    if (*p >= '0' && *p <= '9') {
+        const char *q = p;
+        while (*q >= '0' && *q <= '9') q++;
+        if (*q == '/') {
+            if (q[1] == '\0') {
+                *is_dir = 1;
+                return 1;
+            }
+            p = q + 1;
+        }
+    }
+    size_t blen = strlen(base);
+    if (strncmp(p, base, blen) != 0) return 0;
+    p += blen;
+    for (int parts = 0; *p; parts++) {
+        if (parts == 2 || *p != '.' || !(p[1] >= '0' && p[1] <= '9')) return 0;
+        p++;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return 1;
+}
+
+int ior_remove_listed(const struct ior_cfg *cfg, uint64_t *removed, uint64_t *missing, struct iol_err *err)
+{
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    struct iol_ledger_view v;
+    if (iol_ledger_load(dir, &v, err)) return -1;
+    const char **gone = v.n ? calloc(v.n, sizeof *gone) : NULL;
+    size_t ngone = 0;
+    int rc = v.n && !gone ? iol_err_set(err, IOL_ERR_RUNTIME, "out of memory") : 0;
+    /* Files first, then the -u directories that held them (sorted lines put "3/" before "3/f..."). */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        for (size_t i = 0; i < v.n && !rc; i++) {
+            int is_dir = 0;
+            if (!is_ior_name(v.lines[i], base, &is_dir) || is_dir != pass) continue;
+            char p[2 * IOL_STR_MAX + 2];
+            snprintf(p, sizeof p, "%s/%s", dir, v.lines[i]);
+            struct stat st;
+            if (lstat(p, &st) != 0) {
+                if (errno != ENOENT) {
+                    rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "stat %s", p);
+                    break;
+                }
+                if (!is_dir) (*missing)++;   /* a cut-short run never made it, or it went already */
+                gone[ngone++] = v.lines[i];
+                continue;
+            }
+            if (is_dir) {
+                /* Only once empty: something else inside stays, with the directory. */
+                if (rmdir(p) == 0) gone[ngone++] = v.lines[i];
+                continue;
+            }
+            if (unlink(p) != 0 && errno != ENOENT) {
+                rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
+                break;
+            }
+            (*removed)++;
+            gone[ngone++] = v.lines[i];
+        }
+    }
+    if (ngone && iol_ledger_remove_many(dir, gone, ngone, rc ? NULL : err) && !rc) rc = -1;
+    free(gone);
+    iol_ledger_view_free(&v);
+    return rc;
 }
