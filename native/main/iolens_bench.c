@@ -61,12 +61,19 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* The free space and inode check, unless --no-space-check. */
+static int check_space(const struct job *job, int nranks, struct iol_err *err)
+{
+    if (job->info.no_space_check || !job->wl->check_space) return 0;
+    return job->wl->check_space(job->cfg, nranks, err);
+}
+
 /* Rank 0 checks every rank's paths (stat calls, no I/O) and tells the others, so a refusal is one message
  * and nothing has been touched. */
 static int check_paths_collective(struct iol_comm *c, const struct job *job, struct iol_err *err)
 {
     struct iol_err e = {0, ""};
-    if (c->rank == 0) job->wl->check_paths(job->cfg, c->size, &e);
+    if (c->rank == 0 && job->wl->check_paths(job->cfg, c->size, &e) == 0) check_space(job, c->size, &e);
     if (c->bcast(c, &e, sizeof e, 0)) return iol_err_set(err, IOL_ERR_RUNTIME, "communicator failed");
     if (e.code) {
         *err = e;
@@ -96,7 +103,9 @@ static int run_local(struct job *job)
 {
     struct iol_err err = {0, ""};
     int np = (int)job->info.np;
-    if (job->wl->validate(job->cfg, np, &err) || job->wl->check_paths(job->cfg, np, &err)) return usage_error(&err);
+    if (job->wl->validate(job->cfg, np, &err) || job->wl->check_paths(job->cfg, np, &err) ||
+        check_space(job, np, &err))
+        return usage_error(&err);
     if (job->info.check_only) return IOL_OK;
 
     struct iol_local_outcome out;

@@ -18,6 +18,7 @@
 #include "../common/clock.h"
 #include "../common/crc32c.h"
 #include "../common/interrupt.h"
+#include "run_sync.h"
 #include "../common/mix.h"
 #include "../common/permute.h"
 #include "fio_internal.h"
@@ -456,7 +457,7 @@ static int main_loop(struct io_run *r)
             if (last >= r->t->deadline_ns) stop = 1;
         }
         if (!stop && iol_interrupt_pending()) {
-            iol_err_set(&in->err, IOL_ERR_RUNTIME, "interrupted");
+            iol_note_interrupt(&in->err);
             stop = 1;
         }
     }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../common/ledger.h"
+#include "../common/space.h"
 
 void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen)
 {
@@ -113,6 +114,7 @@ static int check_names(const struct ior_cfg *cfg, int lo, int hi, const struct i
 
 int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struct iol_err *err)
 {
+    (void)nranks;   /* the room check that used it is ior_check_space */
     const struct iol_backend *be = iol_backend_find(cfg->api);
     if (!be || !be->does_io) return 0;
 
@@ -132,24 +134,6 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     iol_ledger_view_free(&v);
     if (rc || lo != 0) return rc;
 
-    int reps = cfg->multi_file ? (int)cfg->reps : 1;
-    /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
-     * than any file system, so the room check only applies to runs that write everything. */
-    if (cfg->write && cfg->deadline_s == 0) {
-        struct statvfs sv;
-        /* Data written per iteration; with -m every iteration keeps its own file until the end. */
-        long double need = (long double)cfg->segments * cfg->block * nranks * reps;
-        if (statvfs(dir, &sv) == 0) {
-            long double avail = (long double)sv.f_bavail * sv.f_frsize;
-            if (need > avail) {
-                char a[32], b[32];
-                iol_format_size(need > 1.8e19L ? UINT64_MAX : (uint64_t)need, a, sizeof a);
-                iol_format_size((uint64_t)avail, b, sizeof b);
-                return iol_err_set(err, IOL_ERR_USAGE,
-                                   "-b: the run would write %s (-b x -s x ranks) but '%s' has only %s free", a, dir, b);
-            }
-        }
-    }
     if (cfg->direct) {
         /* The weakest alignment any Linux file system accepts for O_DIRECT; a stricter device still
          * fails at open/transfer time with a message. */
@@ -160,6 +144,23 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
                                (unsigned long long)cfg->xfer, (unsigned long long)align);
     }
     return 0;
+}
+
+int ior_check_space(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
+{
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
+     * than any file system, so the room check only applies to runs that write everything. */
+    if (!be || !be->does_io || !cfg->write || cfg->deadline_s != 0 || cfg->segments < 0) return 0;
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    int reps = cfg->multi_file ? (int)cfg->reps : 1;
+    /* Data written per iteration; with -m every iteration keeps its own file until the end. */
+    long double need = (long double)cfg->segments * cfg->block * nranks * reps;
+    struct iol_space sp;
+    sp.n = 0;
+    iol_space_add(&sp, dir, need, (long double)(cfg->fpp ? nranks : 1) * reps);
+    return iol_space_check(&sp, "-b", "-b x -s x ranks", err);
 }
 
 /* The names of one iteration (every rank's file, and with -u every rank's directory), as malloc'd strings in

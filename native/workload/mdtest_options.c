@@ -8,6 +8,7 @@
 
 #include "../backend/backend.h"
 #include "../common/ledger.h"
+#include "../common/space.h"
 #include "mdtest_internal.h"
 
 #define F(field) offsetof(struct mdtest_cfg, field)
@@ -242,4 +243,37 @@ int mdtest_check_paths(const struct mdtest_cfg *cfg, int nranks, struct iol_err 
         if (check_testdirs(cfg, d, err)) return -1;
     }
     return 0;
+}
+
+int mdtest_check_space(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err)
+{
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    /* With a stonewall (-W) the deadline, not -n, ends the creates (IO500 gives -n far beyond any file
+     * system), as ior's check skips -D. */
+    if (!be || !be->does_io || !cfg->create || cfg->stonewall_s) return 0;
+    struct mdtest_paths paths;
+    struct mdtest_geometry g;
+    if (mdtest_split_dirs(cfg->dirs, &paths, err) || mdtest_geometry(cfg, &g, err)) return -1;
+    struct iol_space sp;
+    sp.n = 0;
+    int used = paths.count < nranks ? paths.count : nranks;
+    for (int i = 0; i < used; i++) {
+        int ranks = nranks / paths.count + (i < nranks % paths.count);
+        long double items = (long double)g.items * cfg->reps * ranks * ((cfg->files_only != 0) + (cfg->dirs_only != 0));
+        long double trees = (long double)g.dirs_in_tree * g.loops * cfg->reps * (cfg->unique_dir ? ranks : 1);
+        /* A file's data takes whole blocks: counted in 4 KiB pages, as tmpfs and most file systems do. */
+        long double bytes = cfg->files_only ? (long double)g.items * cfg->reps * ranks *
+                                                  (long double)((cfg->write_bytes + 4095) / 4096 * 4096)
+                                            : 0;
+        char parent[IOL_STR_MAX];
+        struct stat st;
+        const char *d = paths.dir[i];
+        if (stat(d, &st) != 0) {
+            split_parent(d, parent, sizeof parent);
+            d = parent;
+        }
+        iol_space_add(&sp, d, bytes, items + trees + (long double)g.loops * cfg->reps);
+    }
+    return iol_space_check(&sp, cfg->write_bytes ? "-n/-w" : "-n",
+                           "-w in 4 KiB blocks x files x ranks x iterations", err);
 }
