@@ -14,6 +14,7 @@
 #include "../backend/posix_ops.h"
 #include "../common/interrupt.h"
 #include "../common/ledger.h"
+#include "../common/pathcheck.h"
 #include "../common/space.h"
 #include "../common/mix.h"
 #include "fio_internal.h"
@@ -30,9 +31,9 @@ static int check_file(const struct fio_plan *p, const char *path, struct iol_err
     fio_file_dir_name(path, dir, sizeof dir, &name);
     if (stat(path, &st) != 0) {
         if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_USAGE, errno, "filename: %s", path);
-        struct stat ds;
-        if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
-            return iol_err_set(err, IOL_ERR_USAGE, "directory: %s does not exist (for %s)", dir, path);
+        char why[IOL_STR_MAX + 64];
+        if (iol_dir_problem(dir, why, sizeof why))
+            return iol_err_set(err, IOL_ERR_USAGE, "directory: %s (for %s)", why, path);
         if (access(dir, W_OK | X_OK) != 0)
             return iol_err_errno(err, IOL_ERR_USAGE, errno, "directory: cannot create files in %s", dir);
         return 0;
@@ -59,9 +60,9 @@ int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
         if (!p->be->does_io) continue;
         const struct fio_job_opts *o = p->o;
         if (o->directory[0]) {
-            struct stat st;
-            if (stat(o->directory, &st) != 0 || !S_ISDIR(st.st_mode)) {
-                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s does not exist or is not a directory", o->directory);
+            char why[IOL_STR_MAX + 64];
+            if (iol_dir_problem(o->directory, why, sizeof why)) {
+                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s", why);
                 break;
             }
         }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../common/ledger.h"
+#include "../common/pathcheck.h"
 #include "../common/space.h"
 
 void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen)
@@ -121,10 +122,8 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
     if (!base[0]) return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s' names a directory, not a file", cfg->path);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return iol_err_set(err, IOL_ERR_USAGE, "-o: directory '%s' does not exist", dir);
-    if (!S_ISDIR(st.st_mode)) return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s' is not a directory", dir);
+    char why[IOL_STR_MAX + 64];
+    if (iol_dir_problem(dir, why, sizeof why)) return iol_err_set(err, IOL_ERR_USAGE, "-o: %s (for '%s')", why, cfg->path);
     if (cfg->write && access(dir, W_OK | X_OK) != 0)
         return iol_err_set(err, IOL_ERR_USAGE, "-o: directory '%s' is not writable", dir);
 

@@ -8,6 +8,7 @@
 
 #include "../backend/backend.h"
 #include "../common/ledger.h"
+#include "../common/pathcheck.h"
 #include "../common/space.h"
 #include "mdtest_internal.h"
 
@@ -231,8 +232,9 @@ int mdtest_check_paths(const struct mdtest_cfg *cfg, int nranks, struct iol_err 
             if (!cfg->create)
                 return iol_err_set(err, IOL_ERR_USAGE, "-d: directory '%s' does not exist: nothing to stat, read or "
                                    "remove", d);
-            if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
-                return iol_err_set(err, IOL_ERR_USAGE, "-d: directory '%s' does not exist", parent);
+            char why[IOL_STR_MAX + 64];
+            if (iol_dir_problem(parent, why, sizeof why))
+                return iol_err_set(err, IOL_ERR_USAGE, "-d: %s (for '%s')", why, d);
             if (access(parent, W_OK | X_OK) != 0)
                 return iol_err_set(err, IOL_ERR_USAGE, "-d: directory '%s' is not writable", parent);
             continue;
