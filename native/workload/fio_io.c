@@ -302,10 +302,12 @@ static int transfer_failed(struct io_run *r, const struct iol_req *d)
         return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "hipri: polled I/O is not supported on %s (its file "
                              "system or device cannot poll; run without hipri): %s of %zu bytes at offset %" PRIu64,
                              r->paths[d->file - r->files], what, d->len, d->offset);
+    const char *path = r->paths[d->file - r->files];
     if (d->error)
-        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s of %zu bytes at offset %" PRIu64, what, d->len, d->offset);
-    return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "%s of %zu bytes at offset %" PRIu64 " moved %" PRId64 " bytes (end of file?)",
-                       what, d->len, d->offset, d->result);
+        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s %s: %zu bytes at offset %" PRIu64, what, path,
+                             d->len, d->offset);
+    return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "%s %s: %zu bytes at offset %" PRIu64 " moved %" PRId64
+                       " bytes (end of file?)", what, path, d->len, d->offset, d->result);
 }
 
 /* Hands r->batch[0..n) to the backend and notes the times the next steps need. */

@@ -1,6 +1,7 @@
-"""Signals at the engine: SIGINT, SIGTERM and SIGHUP, to the engine process alone or to its whole process group,
-at seeded random moments of real runs of every workload. Each run must stop within the time a batch system
-allows, remove what it created, write a document that names the signal and the phase, and exit with status 1."""
+"""Signals at the engine: SIGINT, SIGTERM and SIGHUP, to the engine process alone or to its whole process
+group, at seeded random moments of real runs of every workload. Each run must stop within the time a batch
+system allows, remove what it created, write a document that names the signal and the phase, and exit
+with status 1."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def _workload_args(workload: str, d: Path, tree: Path) -> list[str]:
                 "-o", str(d / "f")],
         "ior-shared": ["-t", "1m", "-b", "6g", "-w", "-o", str(d / "f")],
         "mdtest": ["-F", "-n", "500000", "-u", "-w", "100", "-d", str(d / "md")],
-        "fio": [f"--name=j", f"--directory={d}", "--rw=randwrite", "--bs=4k", "--size=256m", "--time_based",
+        "fio": ["--name=j", f"--directory={d}", "--rw=randwrite", "--bs=4k", "--size=256m", "--time_based",
                 "--runtime=60", "--numjobs=2"],
         "find": [str(tree), "-name", "*7*"],
     }[workload]  # fmt: skip
@@ -54,11 +55,10 @@ def big_tree(engine: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = Path(tmp_path_factory.mktemp("x")).name
     root = shm / f"iolens-tree-{base}"
     root.mkdir()
-    subprocess.run([str(engine), "mdtest", "--np", "2", "--quiet", "-C", "-F", "-n", "200000", "-z", "2", "-b", "8",
-                    "-u", "-d", str(root / "md")], check=True, timeout=300)  # fmt: skip
+    shape = ["-F", "-n", "200000", "-z", "2", "-b", "8", "-u", "-d", str(root / "md")]
+    subprocess.run([str(engine), "mdtest", "--np", "2", "--quiet", "-C", *shape], check=True, timeout=300)
     yield root
-    subprocess.run([str(engine), "mdtest", "--np", "2", "--quiet", "-r", "-F", "-n", "200000", "-z", "2", "-b", "8",
-                    "-u", "-d", str(root / "md")], timeout=300)  # fmt: skip
+    subprocess.run([str(engine), "mdtest", "--np", "2", "--quiet", "-r", *shape], timeout=300)
     os.rmdir(root)
 
 
@@ -76,7 +76,9 @@ def test_signal_stops_cleans_up_and_documents_the_run(
     name = "ior" if workload.startswith("ior") else workload
     cmd = [str(engine), name, "--np", "2", "--quiet", "--json", str(doc_path),
            *_workload_args(workload, tmpfs_dir, big_tree)]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         # A random moment once the ranks are at work (find's walk is short: signal it early).
         time.sleep(rng.uniform(0.03, 0.1) if workload == "find" else rng.uniform(0.6, 2.0))
@@ -134,15 +136,16 @@ def test_cut_short_ior_phase_shows_its_figures_in_the_tables(engine: Path, tmpfs
 def test_mdtest_remove_finishes_a_killed_run_with_another_np(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
     args = ["-F", "-n", "100000", "-z", "1", "-b", "3", "-u", "-d", str(tmpfs_dir / "md")]
-    proc = subprocess.Popen([str(engine), "mdtest", "--np", "3", "--quiet", "-C", *args], start_new_session=True)
+    cmd = [str(engine), "mdtest", "--np", "3", "--quiet", "-C", *args]
+    proc = subprocess.Popen(cmd, start_new_session=True)
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert (tmpfs_dir / "md" / ".iolens-owned").exists()
     doc_path = tmpfs_dir.parent / f"{tmpfs_dir.name}-rm.json"
     try:
-        res = subprocess.run([str(engine), "mdtest", "--np", "2", "--quiet", "--json", str(doc_path), "-r", *args],
-                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        cmd = [str(engine), "mdtest", "--np", "2", "--quiet", "--json", str(doc_path), "-r", *args]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         doc = json.loads(doc_path.read_text())
     finally:
         doc_path.unlink(missing_ok=True)
