@@ -62,7 +62,7 @@ int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
         if (o->directory[0]) {
             char why[IOL_STR_MAX + 64];
             if (iol_dir_problem(o->directory, why, sizeof why)) {
-                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s", why);
+                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s: %s", o->directory, why);
                 break;
             }
         }
