@@ -117,6 +117,8 @@ def test_signal_stops_cleans_up_and_documents_the_run(
         assert len(cut) == 1 and cut[0]["items"] > 0
     if workload == "fio":
         assert [g["cut_short"] for g in doc["fio"]["groups"]] == [True]
+    if workload == "find":
+        assert doc["find"]["cut_short"] is True
 
 
 def test_cut_short_ior_phase_shows_its_figures_in_the_tables(engine: Path, tmpfs_dir: Path) -> None:
