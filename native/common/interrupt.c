@@ -8,10 +8,18 @@
 
 static volatile sig_atomic_t received;
 static volatile sig_atomic_t learned;
+static volatile sig_atomic_t *shared;
 
 static void record(int sig)
 {
     received = sig;
+    volatile sig_atomic_t *w = shared;
+    if (w) *w = sig;   /* a plain store: safe in a handler */
+}
+
+void iol_interrupt_share(volatile sig_atomic_t *word)
+{
+    shared = word;
 }
 
 void iol_interrupt_install(void)
@@ -28,7 +36,10 @@ void iol_interrupt_install(void)
 
 int iol_interrupt_pending(void)
 {
-    return received ? received : learned;
+    if (received) return received;
+    volatile sig_atomic_t *w = shared;
+    if (w && *w) return *w;
+    return learned;
 }
 
 void iol_interrupt_note(int sig)

@@ -4,6 +4,7 @@
  * "interrupted" with the signal and the phase. The handler only records the signal; the workload polls it. */
 #ifndef IOL_INTERRUPT_H
 #define IOL_INTERRUPT_H
+#include <signal.h>
 
 /* Installs the recording handler for SIGINT, SIGTERM and SIGHUP (without SA_RESTART, so a blocked wait
  * returns EINTR), and ignores SIGPIPE: a launcher that closes the ranks' output while the run ends must not
@@ -14,6 +15,10 @@ int iol_interrupt_pending(void);
 /* Records a signal another rank received (the ranks exchange what they got when they agree), so every rank
  * names the same signal. Keeps a signal this process received itself. */
 void iol_interrupt_note(int sig);
+/* Local ranks (forked processes sharing memory): a word in the shared region every process's handler also
+ * writes, so a signal that reaches one rank alone (or the engine process) stops every rank at its next poll,
+ * not at the end of the phase. NULL stops sharing. */
+void iol_interrupt_share(volatile sig_atomic_t *word);
 /* "SIGINT", "SIGTERM", "SIGHUP", ... ("signal N" for others). */
 const char *iol_signal_name(int sig);
 

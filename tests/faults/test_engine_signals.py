@@ -182,3 +182,37 @@ def test_ior_remove_only_finishes_a_killed_run_with_another_np(engine: Path, tmp
     assert doc["cleanup"] == {"state": "done", "removed": 3, "missing": 0, "left": 0}
     assert sorted(p.name for p in tmpfs_dir.iterdir()) == ["canary.txt"]
     assert canary.read_text() == CANARY_TEXT
+
+
+@pytest.mark.parametrize("workload", ["ior", "mdtest"])
+def test_signal_to_one_rank_alone_stops_every_rank(engine: Path, tmpfs_dir: Path, workload: str) -> None:
+    """kill -TERM of one rank's process (not the engine, not the group): the other ranks learn it through the
+    ranks' shared memory and stop at once instead of at the end of their (60 s) phase."""
+    doc_path = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
+    args = {
+        "ior": ["-F", "-t", "4k", "-b", "8g", "-w", "-D", "60", "-o", str(tmpfs_dir / "f")],
+        "mdtest": ["-F", "-n", "500000", "-u", "-d", str(tmpfs_dir / "md")],
+    }[workload]
+    cmd = [str(engine), workload, "--np", "2", "--quiet", "--json", str(doc_path), *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        children: list[int] = []
+        deadline = time.time() + 20
+        while len(children) < 2 and time.time() < deadline:
+            time.sleep(0.1)
+            kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text()
+            children = [int(k) for k in kids.split()]
+        time.sleep(1.0)
+        sent = time.monotonic()
+        os.kill(children[1], signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        doc = json.loads(doc_path.read_text())
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        doc_path.unlink(missing_ok=True)
+    assert took < 10, took
+    assert proc.returncode == 1, err
+    assert doc["interrupted"]["signal"] == "SIGTERM"
+    assert list(tmpfs_dir.iterdir()) == []
