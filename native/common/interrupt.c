@@ -5,10 +5,12 @@
 
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 
 static volatile sig_atomic_t received;
 static volatile sig_atomic_t learned;
 static volatile sig_atomic_t *shared;
+static struct timespec first_seen;   /* when iol_interrupt_pending first returned a signal (normal context) */
 
 static void record(int sig)
 {
@@ -34,12 +36,27 @@ void iol_interrupt_install(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int iol_interrupt_pending(void)
+static int pending_now(void)
 {
     if (received) return received;
     volatile sig_atomic_t *w = shared;
     if (w && *w) return *w;
     return learned;
+}
+
+int iol_interrupt_pending(void)
+{
+    int sig = pending_now();
+    if (sig && first_seen.tv_sec == 0 && first_seen.tv_nsec == 0) clock_gettime(CLOCK_MONOTONIC, &first_seen);
+    return sig;
+}
+
+int iol_interrupt_overdue(void)
+{
+    if (!iol_interrupt_pending()) return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec - first_seen.tv_sec >= IOL_INTERRUPT_CLEANUP_S;
 }
 
 void iol_interrupt_note(int sig)

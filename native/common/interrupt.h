@@ -19,6 +19,12 @@ void iol_interrupt_note(int sig);
  * writes, so a signal that reaches one rank alone (or the engine process) stops every rank at its next poll,
  * not at the end of the phase. NULL stops sharing. */
 void iol_interrupt_share(volatile sig_atomic_t *word);
+/* The cleanup of an interrupted run is bounded: a batch system kills the job some time after its signal
+ * (Slurm's KillWait is 30 s by default), and the run must have ended, with its document, well before. 1 once
+ * IOL_INTERRUPT_CLEANUP_S seconds have passed since this process first saw the signal; cleanup loops stop
+ * there and say what is left. */
+#define IOL_INTERRUPT_CLEANUP_S 7
+int iol_interrupt_overdue(void);
 /* "SIGINT", "SIGTERM", "SIGHUP", ... ("signal N" for others). */
 const char *iol_signal_name(int sig);
 

@@ -195,6 +195,7 @@ struct path_cache {
     int owner, iteration;
     uint64_t loop, dir;
     int len;                             /* of the directory part in buf; -1 = nothing cached */
+    int dir_missing;                     /* a remove phase found this directory gone: its items are too */
     char buf[PATH_LEN];
 };
 
@@ -212,6 +213,7 @@ static int item_path(struct mdtest_run *r, struct path_cache *pc, const struct m
         pc->len = mdtest_tree_dir(pc->buf, sizeof pc->buf, td, r->cfg->unique_dir ? ps->owner : -1, dir, geo->branch);
         if (pc->len < 0) return -1;
         pc->owner = ps->owner;
+        pc->dir_missing = 0;
         pc->iteration = ps->iteration;
         pc->loop = loop;
         pc->dir = dir;
@@ -250,6 +252,13 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
             rc = iol_err_set(&r->err, IOL_ERR_RUNTIME, "path of item %" PRIu64 " is too long", g);
             break;
         }
+        /* The directory of a cut-short run's items may be gone as a whole (a tree never made): counted
+         * without a system call per item. */
+        if (pc->dir_missing) {
+            lp->missing++;
+            lp->done = x + 1;
+            continue;
+        }
         if (fn(r, pc->buf, ps->owner, num, lp)) {
             int e = errno;
             /* Removing what a run cut short never made (or a kill left half removed): skipped and counted,
@@ -258,6 +267,10 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
                 iol_err_clear(&r->err);
                 lp->missing++;
                 lp->done = x + 1;
+                char c = pc->buf[pc->len];
+                pc->buf[pc->len] = '\0';
+                if (access(pc->buf, F_OK) != 0 && errno == ENOENT) pc->dir_missing = 1;
+                pc->buf[pc->len] = c;
                 a = iol_now_ns();
                 continue;
             }
@@ -454,13 +467,21 @@ static void cleanup_after_failure(struct mdtest_run *r)
             ok = 0;
             break;
         }
+        int64_t late = iol_interrupt_overdue(), any_late = 0;
+        if (c->allreduce(c, &late, &any_late, 1, IOL_DT_I64, IOL_OP_MAX) || any_late) {
+            ok = -1;   /* out of time: the rest stays for a remove run */
+            break;
+        }
         if (rc == 0) rc = remove_testdirs(r, it);
         if (rc) ok = 0;
     }
     r->err = first;
     r->err_phase = phase;
-    r->cleanup.state = IOL_CLEANUP_DONE;
+    r->cleanup.state = ok < 0 ? IOL_CLEANUP_PENDING : IOL_CLEANUP_DONE;
     if (!ok) r->cleanup.left++;
+    if (ok < 0 && c->rank == 0)
+        fprintf(stderr, "iolens-bench: note: the cleanup stopped %d s after the signal; run this mdtest again with "
+                "-r (any --np) to remove what is left\n", IOL_INTERRUPT_CLEANUP_S);
 }
 
 /* ---- phases ----------------------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/interrupt.h"
 #include "mdtest_internal.h"
 
 enum kind { OTHER, ITEM_FILE, ITEM_DIR, TREE_DIR };
@@ -95,6 +96,11 @@ static int sweep_fd(int fd, const char *path, int nshare, int me, int depth, str
     int rc = 0;
     for (size_t off = 0; off < len && rc == 0; off += strlen(names + off) + 1) {
         const char *name = names + off;
+        /* An interrupted run's cleanup is bounded (interrupt.h): what is left stays for a remove run. */
+        if (iol_interrupt_overdue()) {
+            out->left++;
+            break;
+        }
         unsigned long long num = 0;
         enum kind k = classify(name, &num);
         if (k == ITEM_FILE || k == ITEM_DIR) {
