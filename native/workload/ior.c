@@ -742,8 +742,8 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
-    /* --remove-only: what a run without -k would have removed at its end (files iolens created, found by
-     * the same names), for a run that kept them with -k. */
+    /* --remove-only: the files iolens created under -o's names, for a run that kept them with -k or was
+     * killed: every name the ledger lists, whatever rank count or layout made it (ior_remove_listed). */
     if (!failed && cfg->remove_only) {
         r->err_phase = "cleanup";
         if (comm->rank == 0 && r->be->does_io)
