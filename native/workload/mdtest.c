@@ -409,10 +409,15 @@ static int remove_testdirs(struct mdtest_run *r, int iteration)
         }
         if (iol_ledger_remove(base, name, &r->err)) return -1;
     }
-    if (iol_ledger_owns(base, ".")) {
+    /* -d goes only when "." is the ledger's last entry: another iteration's test directory still listed (a
+     * failed run's cleanup goes over several) keeps it, and its own removal comes back here. */
+    struct iol_ledger_view v;
+    if (iol_ledger_load(base, &v, &r->err)) return -1;
+    int only_self = v.n == 1 && strcmp(v.lines[0], ".") == 0;
+    iol_ledger_view_free(&v);
+    if (only_self) {
         char ledger[IOL_STR_MAX + 32];
         snprintf(ledger, sizeof ledger, "%s/%s", base, IOL_LEDGER_NAME);
-        /* Only the "." entry left: the directory holds nothing of anyone else's. */
         if (iol_ledger_remove(base, ".", &r->err)) return -1;
         if (access(ledger, F_OK) != 0) rmdir(base);
     }
