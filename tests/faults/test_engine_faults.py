@@ -203,3 +203,23 @@ def test_a_file_in_a_directory_path_is_named_as_a_file(
     assert res.returncode == 2
     assert f"'{afile}' is a file, not a directory" in res.stderr, res.stderr
     assert "does not exist" not in res.stderr
+
+
+@pytest.mark.parametrize("where", ["directory", "missing-dir", "through-a-file"])
+def test_json_path_that_cannot_be_written_is_refused_before_the_run(
+    engine: Path, tmpfs_dir: Path, where: str
+) -> None:
+    (tmpfs_dir / "afile").write_text("x")
+    target = {
+        "directory": tmpfs_dir,
+        "missing-dir": tmpfs_dir / "no" / "doc.json",
+        "through-a-file": tmpfs_dir / "afile" / "doc.json",
+    }[where]
+    data = tmpfs_dir / "data"
+    data.mkdir()
+    cmd = [str(engine), "ior", "--json", str(target), "-w", "-o", str(data / "f")]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.startswith("iolens-bench: error: --json: ") and res.stderr.count("\n") == 1, res.stderr
+    assert list(data.iterdir()) == []  # the benchmark never ran
+    assert sorted(p.name for p in tmpfs_dir.iterdir()) == ["afile", "data"]  # and no .tmp document
