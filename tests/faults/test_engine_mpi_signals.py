@@ -32,7 +32,13 @@ def mpi_engine(engine: Path) -> Path:
 def _mpirun(mpi_env: dict[str, str], engine: Path, workload: str, args: list[str]) -> subprocess.Popen[str]:
     cmd = ["mpirun", "--oversubscribe", "-np", "2", str(engine), workload, "--comm", "mpi", "--quiet", *args]
     return subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        env=mpi_env,
+        start_new_session=True,
     )
 
 
@@ -77,10 +83,11 @@ def test_mdtest_cut_short_under_mpirun_is_finished_by_a_remove_run(
 ) -> None:
     canary = place_canary(tmpfs_dir)
     doc_path = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
-    shape = ["-F", "-n", "400000", "-u", "-d", str(tmpfs_dir / "md")]
+    # Files of 3901 bytes (IO500's mdtest-hard): slow enough to be inside the create phase after 2 s.
+    shape = ["-F", "-n", "400000", "-w", "3901", "-u", "-d", str(tmpfs_dir / "md")]
     proc = _mpirun(mpi_env, mpi_engine, "mdtest", ["--json", str(doc_path), "-C", *shape])
     try:
-        time.sleep(3)
+        time.sleep(2)
         assert proc.poll() is None, proc.communicate()
         os.kill(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=30)

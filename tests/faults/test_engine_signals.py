@@ -77,7 +77,12 @@ def test_signal_stops_cleans_up_and_documents_the_run(
     cmd = [str(engine), name, "--np", "2", "--quiet", "--json", str(doc_path),
            *_workload_args(workload, tmpfs_dir, big_tree)]  # fmt: skip
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
     )
     try:
         # A random moment once the ranks are at work (find's walk is short: signal it early).
