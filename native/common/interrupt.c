@@ -4,13 +4,24 @@
 #include "interrupt.h"
 
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
 static volatile sig_atomic_t received;
 static volatile sig_atomic_t learned;
 static volatile sig_atomic_t *shared;
-static struct timespec first_seen;   /* when iol_interrupt_pending first returned a signal (normal context) */
+/* When iol_interrupt_pending first returned a signal (monotonic ns; normal context, possibly several threads:
+ * the first to see it sets it). */
+static _Atomic int64_t first_seen_ns;
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void record(int sig)
 {
@@ -47,16 +58,17 @@ static int pending_now(void)
 int iol_interrupt_pending(void)
 {
     int sig = pending_now();
-    if (sig && first_seen.tv_sec == 0 && first_seen.tv_nsec == 0) clock_gettime(CLOCK_MONOTONIC, &first_seen);
+    if (sig && atomic_load_explicit(&first_seen_ns, memory_order_relaxed) == 0) {
+        int64_t zero = 0;
+        atomic_compare_exchange_strong(&first_seen_ns, &zero, mono_ns());
+    }
     return sig;
 }
 
 int iol_interrupt_overdue(void)
 {
     if (!iol_interrupt_pending()) return 0;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec - first_seen.tv_sec >= IOL_INTERRUPT_CLEANUP_S;
+    return mono_ns() - atomic_load(&first_seen_ns) >= (int64_t)IOL_INTERRUPT_CLEANUP_S * 1000000000;
 }
 
 void iol_interrupt_note(int sig)
