@@ -142,10 +142,14 @@ def test_cut_short_ior_phase_shows_its_figures_in_the_tables(engine: Path, tmpfs
 
 def test_mdtest_remove_finishes_a_killed_run_with_another_np(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
-    args = ["-F", "-n", "100000", "-z", "1", "-b", "3", "-u", "-d", str(tmpfs_dir / "md")]
+    args = ["-F", "-n", "300000", "-z", "1", "-b", "3", "-u", "-d", str(tmpfs_dir / "md")]
     cmd = [str(engine), "mdtest", "--np", "3", "--quiet", "-C", *args]
     proc = subprocess.Popen(cmd, start_new_session=True)
-    time.sleep(1.0)
+    deadline = time.time() + 20
+    while not (tmpfs_dir / "md" / "test-dir.0-0").exists() and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)
+    assert proc.poll() is None, "the create run ended before it could be killed"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert (tmpfs_dir / "md" / ".iolens-owned").exists()
@@ -168,7 +172,7 @@ def test_mdtest_remove_finishes_a_killed_run_with_another_np(engine: Path, tmpfs
 
 def test_ior_remove_only_finishes_a_killed_run_with_another_np(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
-    proc = subprocess.Popen([str(engine), "ior", "--np", "3", "--quiet", "-F", "-t", "1m", "-b", "4g", "-w",
+    proc = subprocess.Popen([str(engine), "ior", "--np", "3", "--quiet", "-F", "-t", "1m", "-b", "2g", "-w",
                              "-o", str(tmpfs_dir / "f")], start_new_session=True)  # fmt: skip
     deadline = time.time() + 20
     while len(list(tmpfs_dir.glob("f.*"))) < 3 and time.time() < deadline:
