@@ -65,6 +65,11 @@ int iol_interrupt_pending(void)
     return sig;
 }
 
+int iol_interrupt_received(void)
+{
+    return received;
+}
+
 int iol_interrupt_overdue(void)
 {
     if (!iol_interrupt_pending()) return 0;

@@ -12,6 +12,8 @@
 void iol_interrupt_install(void);
 /* The signal received by this process, or learned from another rank (iol_interrupt_note), or 0. */
 int iol_interrupt_pending(void);
+/* The signal this process's own handler recorded (not one learned from another rank), or 0. */
+int iol_interrupt_received(void);
 /* Records a signal another rank received (the ranks exchange what they got when they agree), so every rank
  * names the same signal. Keeps a signal this process received itself. */
 void iol_interrupt_note(int sig);

@@ -116,7 +116,7 @@ static void progress(struct find_run *r, uint64_t now)
 int find_check_clock(struct find_run *r)
 {
     if (r->stopped) return 1;
-    if (iol_interrupt_pending()) {
+    if (iol_interrupted(r->comm)) {
         r->stopped = 1;
         return 1;
     }

@@ -265,11 +265,14 @@ static int run_group(struct fio_run *r, int gid)
             window_open(&win, args, started);
             windowed = 1;
         }
+        /* The instance threads poll the signal; the main thread passes it between the ranks. */
+        if (c->poll_interrupt) c->poll_interrupt(c);
         if (t_now >= next_progress) {
             if (r->info->progress && c->rank == 0) progress(r, gid, args, started, now);
             next_progress = t_now + 500000000ull;
         }
         uint64_t wake = !windowed && first_count < next_progress ? first_count : next_progress;
+        if (c->poll_interrupt && wake > t_now + 100000000ull) wake = t_now + 100000000ull;   /* see the poll above */
         struct timespec until = {(time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull)};
         pthread_cond_timedwait(&g.cv, &g.m, &until);
     }

@@ -170,7 +170,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
         /* -Y: a write's latency is the write call alone, as IOR times it; the fsync after it is in the
          * phase's transfer time but must not be counted in the next write's latency. */
         if (synced) chain = iol_now_ns();
-        if (!stop && iol_interrupt_pending()) {
+        if (!stop && iol_interrupted(r->comm)) {
             iol_note_interrupt(&r->err);
             stop = 1;
         }

@@ -295,7 +295,7 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
             break;
         }
         if (show && b >= r->next_progress_ns) progress(r, ps, lp, b, t0);
-        if (iol_interrupt_pending()) {
+        if (iol_interrupted(r->comm)) {
             iol_note_interrupt(&r->err);
             rc = -1;
             break;

@@ -6,6 +6,12 @@
 
 #include "../common/interrupt.h"
 
+int iol_interrupted(struct iol_comm *c)
+{
+    if (c && c->poll_interrupt) c->poll_interrupt(c);
+    return iol_interrupt_pending();
+}
+
 void iol_note_interrupt(struct iol_err *err)
 {
     int sig = iol_interrupt_pending();
@@ -14,6 +20,8 @@ void iol_note_interrupt(struct iol_err *err)
 
 int iol_agree(struct iol_comm *c, struct iol_err *err, int *err_rank)
 {
+    /* A rank that stopped on its own signal tells the others before it waits for them here. */
+    iol_interrupted(c);
     iol_note_interrupt(err);
     /* One reduction carries both the lowest failing rank and the largest signal any rank received (as its
      * negative), so every rank names the same signal in its document even if only one rank was signalled. */

@@ -106,3 +106,54 @@ def test_mdtest_cut_short_under_mpirun_is_finished_by_a_remove_run(
     if doc["cleanup"]["state"] == "pending":
         assert rm.returncode == 0, rm.stderr
     assert [p.name for p in tmpfs_dir.iterdir()] == [canary.name]
+
+
+def _rank_pids(engine: Path) -> dict[int, int]:
+    """The engine's MPI ranks on this machine: rank -> pid (from each process's OMPI_COMM_WORLD_RANK)."""
+    ranks: dict[int, int] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if str(engine).encode() not in (proc / "cmdline").read_bytes():
+                continue
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        for var in env:
+            if var.startswith(b"OMPI_COMM_WORLD_RANK="):
+                ranks[int(var.split(b"=", 1)[1])] = int(proc.name)
+    return ranks
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("workload", ["ior", "fio"])
+def test_signal_to_one_mpi_rank_alone_stops_every_rank(
+    mpi_engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, workload: str
+) -> None:
+    """kill -TERM of one rank's process: the rank passes the signal on to the others through MPI, so they
+    stop within seconds instead of at the end of their 60 s phase."""
+    doc_path = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
+    args = {
+        "ior": ["-F", "-t", "4k", "-b", "8g", "-w", "-D", "60", "-o", str(tmpfs_dir / "f")],
+        "fio": ["--name=j", f"--directory={tmpfs_dir}", "--rw=randwrite", "--bs=4k", "--size=64m",
+                "--time_based", "--runtime=60"],
+    }[workload]  # fmt: skip
+    proc = _mpirun(mpi_env, mpi_engine, workload, ["--json", str(doc_path), *args])
+    try:
+        time.sleep(2.5)
+        ranks = _rank_pids(mpi_engine)
+        assert sorted(ranks) == [0, 1], ranks
+        sent = time.monotonic()
+        os.kill(ranks[1], signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+        doc = json.loads(doc_path.read_text())
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        doc_path.unlink(missing_ok=True)
+    assert took < 10, took
+    assert doc["status"] == "failed" and doc["interrupted"]["signal"] == "SIGTERM"
+    assert doc["cleanup"]["state"] == "done"
+    assert list(tmpfs_dir.iterdir()) == []
