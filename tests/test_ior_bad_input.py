@@ -62,8 +62,17 @@ def test_bad_option_exits_2_naming_it_and_creates_nothing(
 def test_missing_directory_is_refused(engine: Path, tmpfs_dir: Path) -> None:
     res = run_engine(engine, ["-o", str(tmpfs_dir / "no" / "such" / "f")], np=2)
     assert res.returncode == 2
-    assert "-o: directory" in res.stderr and "does not exist" in res.stderr
+    # The first missing component is named, not the whole directory.
+    assert f"-o: '{tmpfs_dir / 'no'}' does not exist" in res.stderr, res.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_a_file_in_the_directory_path_is_named_as_a_file(engine: Path, tmpfs_dir: Path) -> None:
+    (tmpfs_dir / "afile").write_text("x")
+    res = run_engine(engine, ["-w", "-o", str(tmpfs_dir / "afile" / "sub" / "f")], np=1)
+    assert res.returncode == 2
+    assert f"-o: '{tmpfs_dir / 'afile'}' is a file, not a directory" in res.stderr, res.stderr
+    assert sorted(p.name for p in tmpfs_dir.iterdir()) == ["afile"]
 
 
 def test_reading_a_missing_file_is_refused(engine: Path, tmpfs_dir: Path) -> None:

@@ -1043,3 +1043,18 @@ def test_engine_progress_lines_become_mdtest_live_lines(engine: Path, md_dir: Pa
 def _env(engine: Path) -> dict[str, str]:
     """The CLI's environment, pointing it at the engine under test (the packaged one or IOLENS_BENCH)."""
     return dict(os.environ, IOLENS_BENCH=str(engine))
+
+
+def test_separate_remove_run_over_several_iterations_removes_the_run_directory(
+    engine: Path, md_dir: Path
+) -> None:
+    # -C -i 3 keeps three test directories; the -r run removes them one iteration at a time, and the -d
+    # directory iolens made goes with the last one (not kept because another iteration was still listed).
+    run_dir = md_dir / "new"
+    base = ["-F", "-n", "50", "-i", "3", "-d", str(run_dir)]
+    ok(md(engine, [*base, "-C"], np=2))
+    assert sorted(p.name for p in run_dir.iterdir()) == [".iolens-owned", "test-dir.0-0", "test-dir.1-0",
+                                                         "test-dir.2-0"]  # fmt: skip
+    ok(md(engine, [*base, "-r"], np=2))
+    assert not run_dir.exists()
+    canary_only(md_dir)

@@ -26,6 +26,11 @@ struct iol_comm {
     int (*gather)(struct iol_comm *c, const void *in, size_t bytes, void *out, int root);
     int (*bcast)(struct iol_comm *c, void *buf, size_t bytes, int root);
     void (*abort)(struct iol_comm *c, int code) __attribute__((noreturn));
+    /* Optional (MPI): passes a signal this process received on to the other ranks, and notes one another
+     * rank passed on (interrupt.h), so a rank signalled alone stops the others mid-phase. Cheap enough to
+     * call per transfer or item (it looks at the network at most every few ms); rank's main thread only.
+     * NULL for local ranks, which share the signal through their shared memory. */
+    void (*poll_interrupt)(struct iol_comm *c);
     void *impl;
 
     /* Filled by iol_comm_setup() */

@@ -62,6 +62,7 @@ struct local_shared {
     _Atomic uint32_t departed;     /* a rank has returned from its function (or died) */
     _Atomic uint32_t aborted;      /* a rank called abort(), or the parent is killing the run: the others
                                     * stop in their next (or current) collective and wait for SIGKILL */
+    volatile sig_atomic_t interrupted; /* the signal any process of the run received (interrupt.h) */
     int np;
     int spin;                      /* 0 when ranks outnumber CPUs: spinning would steal the CPU we wait for */
     size_t slots_offset;           /* from the start of the region to bank 0 */
@@ -535,6 +536,7 @@ int iol_local_run(int np, iol_rank_fn fn, void *arg, struct iol_local_outcome *o
     /* Anything still in our stdio buffers would otherwise be written once by each child as well. */
     fflush(NULL);
     iol_interrupt_install();
+    iol_interrupt_share(&sh->interrupted);
     pid_t parent = getpid();
     int rc = 0;
     for (int i = 0; i < np; i++) {
@@ -558,6 +560,9 @@ int iol_local_run(int np, iol_rank_fn fn, void *arg, struct iol_local_outcome *o
         out->failed_rank = -1;
         out->signal = 0;
     }
+    /* The signal stays known to this process after the region goes. */
+    if (sh->interrupted) iol_interrupt_note(sh->interrupted);
+    iol_interrupt_share(NULL);
     free(kids);
     munmap(region, len);
     return rc;

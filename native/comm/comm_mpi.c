@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "../common/interrupt.h"
 
 /* MPI counts are int. Chunks of 1 GiB stay far from INT_MAX and cost nothing measurable against the
  * transfer itself. Overridable so a test build can exercise the chunked paths with small buffers. */
@@ -19,9 +22,21 @@
 #define IOL_MPI_CHUNK_BYTES ((size_t)1 << 30)
 #endif
 
+/* Signals between ranks (see poll_interrupt in comm.h): one int message, on a communicator of its own so it
+ * can never match a collective's traffic. Every rank keeps one receive posted; a rank whose own handler
+ * recorded a signal sends it once to every other rank. At the end the ranks count the messages sent and
+ * receive every one addressed to them, so none is left unmatched when MPI is finalised. */
+#define SIGNAL_TAG 15
+#define POLL_EVERY_NS 2000000   /* look at the network at most every 2 ms */
+
 struct mpi_impl {
     MPI_Comm comm;
     int we_initialized;      /* finalize only what we initialised: a host program may own MPI */
+    MPI_Comm sigcomm;
+    MPI_Request recv;
+    int recv_done, sig_in, sent, sig_out;
+    MPI_Request *sends;
+    int64_t last_poll_ns;
 };
 
 static MPI_Comm comm_of(const struct iol_comm *c)
@@ -117,6 +132,61 @@ __attribute__((noreturn)) static void mpi_abort(struct iol_comm *c, int code)
     _exit(status);   /* MPI_Abort does not return; the compiler cannot know that */
 }
 
+static int64_t coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void mpi_poll_interrupt(struct iol_comm *c)
+{
+    struct mpi_impl *mi = c->impl;
+    int own = iol_interrupt_received();
+    /* Our own signal goes out at once; looking for theirs is rate-limited. */
+    if (own && !mi->sent && mi->sends) {
+        mi->sig_out = own;
+        for (int r = 0, k = 0; r < c->size; r++)
+            if (r != c->rank) MPI_Isend(&mi->sig_out, 1, MPI_INT, r, SIGNAL_TAG, mi->sigcomm, &mi->sends[k++]);
+        mi->sent = 1;
+    }
+    if (mi->recv_done) return;
+    int64_t now = coarse_ns();
+    if (now - mi->last_poll_ns < POLL_EVERY_NS) return;
+    mi->last_poll_ns = now;
+    int flag = 0;
+    if (MPI_Test(&mi->recv, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag) {
+        mi->recv_done = 1;
+        iol_interrupt_note(mi->sig_in);
+    }
+}
+
+/* Collective, at the end: every signal message sent to this rank is received (the posted receive takes the
+ * first), the posted receive is cancelled if none came, and our own sends complete. */
+static void drain_signals(struct iol_comm *c)
+{
+    struct mpi_impl *mi = c->impl;
+    if (!mi->sends) return;
+    int sent = mi->sent, total = 0;
+    if (MPI_Allreduce(&sent, &total, 1, MPI_INT, MPI_SUM, mi->comm) != MPI_SUCCESS) return;
+    int expect = total - sent, got = 0;
+    if (expect > 0) {
+        if (!mi->recv_done) MPI_Wait(&mi->recv, MPI_STATUS_IGNORE);
+        mi->recv_done = 1;
+        for (got = 1; got < expect; got++) {
+            int v = 0;
+            MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, SIGNAL_TAG, mi->sigcomm, MPI_STATUS_IGNORE);
+        }
+    } else if (!mi->recv_done) {
+        MPI_Cancel(&mi->recv);
+        MPI_Wait(&mi->recv, MPI_STATUS_IGNORE);
+    }
+    if (mi->sent) MPI_Waitall(c->size - 1, mi->sends, MPI_STATUSES_IGNORE);
+    free(mi->sends);
+    mi->sends = NULL;
+    MPI_Comm_free(&mi->sigcomm);
+}
+
 int iol_mpi_available(void)
 {
     return 1;
@@ -159,6 +229,15 @@ int iol_comm_mpi_init(int *argc, char ***argv, struct iol_comm **out, struct iol
     MPI_Comm_set_errhandler(mi->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(mi->comm, &c->rank);
     MPI_Comm_size(mi->comm, &c->size);
+    /* Without these the run still works; only a signal that reaches one rank alone waits for the phase's end. */
+    mi->sends = c->size > 1 ? calloc((size_t)c->size - 1, sizeof *mi->sends) : NULL;
+    if (mi->sends && (MPI_Comm_dup(mi->comm, &mi->sigcomm) != MPI_SUCCESS ||
+                      MPI_Irecv(&mi->sig_in, 1, MPI_INT, MPI_ANY_SOURCE, SIGNAL_TAG, mi->sigcomm, &mi->recv) !=
+                          MPI_SUCCESS)) {
+        free(mi->sends);
+        mi->sends = NULL;
+    }
+    if (mi->sends) c->poll_interrupt = mpi_poll_interrupt;
     c->kind = "mpi";
     c->barrier = mpi_barrier;
     c->allreduce = mpi_allreduce;
@@ -180,6 +259,7 @@ void iol_comm_mpi_finalize(struct iol_comm *c)
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) {
+        drain_signals(c);
         MPI_Comm_free(&mi->comm);
         if (mi->we_initialized)
             MPI_Finalize();

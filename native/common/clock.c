@@ -1,5 +1,6 @@
 /* clock.c — time sources (see clock.h). */
 #include "clock.h"
+#include "interrupt.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,7 +48,8 @@ void iol_sleep_s(double seconds)
     req.tv_nsec = (long)((seconds - (double)req.tv_sec) * 1e9);
     if (req.tv_nsec >= 1000000000L)
         req.tv_nsec = 999999999L;
-    /* A signal (e.g. SIGCHLD from a sibling rank exiting) must not shorten an inter-test delay. */
-    while (nanosleep(&req, &rem) != 0 && errno == EINTR)
+    /* A signal (e.g. SIGCHLD from a sibling rank exiting) must not shorten an inter-test delay; an interrupt
+     * (SIGINT, SIGTERM, SIGHUP) ends it, so a run told to stop does not sleep on. */
+    while (nanosleep(&req, &rem) != 0 && errno == EINTR && !iol_interrupt_pending())
         req = rem;
 }

@@ -151,11 +151,12 @@ static bool option_matches(const struct iol_option *o, const char *name, size_t 
     return false;
 }
 
-/* Exact matches win over case-insensitive ones, so "-O blockSize" never hits a "blocksize" elsewhere. */
+/* Exact matches win over case-insensitive ones, so "-O blockSize" never hits a "blocksize" elsewhere.
+ * `icase` 0: exact matches only (the command line's --long options, matched as their case is written). */
 static const struct iol_option *find_long(const struct iol_optset *sets, int nsets, const char *name,
-                                          size_t nlen, int *set_index)
+                                          size_t nlen, int icase, int *set_index)
 {
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < (icase ? 2 : 1); pass++) {
         for (int s = 0; s < nsets; s++) {
             for (const struct iol_option *o = sets[s].table; o->name != NULL; o++) {
                 if (option_matches(o, name, nlen, pass == 1)) {
@@ -167,6 +168,27 @@ static const struct iol_option *find_long(const struct iol_optset *sets, int nse
         }
     }
     return NULL;
+}
+
+/* The spelling (name or alias) of o that matches name (nlen bytes) ignoring case, for "did you mean". */
+static const char *option_spelled(const struct iol_option *o, const char *name, size_t nlen, char *buf,
+                                  size_t blen)
+{
+    if (word_equal(o->name, strlen(o->name), name, nlen, true))
+        return o->name;
+    for (const char *a = o->aliases; a != NULL && *a != '\0';) {
+        a = skip_space(a);
+        size_t len = strcspn(a, ",");
+        if (len > 0 && len < blen && word_equal(a, len, name, nlen, true)) {
+            memcpy(buf, a, len);
+            buf[len] = '\0';
+            return buf;
+        }
+        a += len;
+        if (*a == ',')
+            a++;
+    }
+    return o->name;
 }
 
 static const struct iol_option *find_short(const struct iol_optset *sets, int nsets, char c, int *set_index)
@@ -186,7 +208,7 @@ const struct iol_option *iol_opts_find(const struct iol_optset *sets, int nsets,
 {
     if (name == NULL)
         return NULL;
-    return find_long(sets, nsets, name, strlen(name), set_index);
+    return find_long(sets, nsets, name, strlen(name), 1, set_index);
 }
 
 /* ---- setting values -------------------------------------------------------------------------------- */
@@ -403,9 +425,17 @@ static int parse_long(const struct iol_optset *sets, int nsets, int argc, char *
     char what[256];
     snprintf(what, sizeof what, "--%.*s", (int)(nlen < 200 ? nlen : 200), name);
     int s = 0;
-    const struct iol_option *o = nlen ? find_long(sets, nsets, name, nlen, &s) : NULL;
-    if (o == NULL)
+    /* Exact only: "--nP 2" or "--JSON f" must be refused, not quietly taken for --np or --json (a typo in
+     * a job script would otherwise change what runs; getopt, IOR and fio match long options exactly). */
+    const struct iol_option *o = nlen ? find_long(sets, nsets, name, nlen, 0, &s) : NULL;
+    if (o == NULL) {
+        char spelled[128];
+        const struct iol_option *near = nlen ? find_long(sets, nsets, name, nlen, 1, &s) : NULL;
+        if (near != NULL)
+            return iol_err_set(err, IOL_ERR_USAGE, "unknown option '%s' (options are case-sensitive: did you mean "
+                               "'--%s'?)", what, option_spelled(near, name, nlen, spelled, sizeof spelled));
         return iol_err_set(err, IOL_ERR_USAGE, "unknown option '%s'", what);
+    }
     const char *value;
     if (eq == NULL && o->type == IOL_OPT_COUNT) {
         (*(int *)((char *)sets[s].cfg + o->offset))++;

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <errno.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -13,6 +15,7 @@
 #include "common/clock.h"
 #include "common/interrupt.h"
 #include "common/options.h"
+#include "common/pathcheck.h"
 #include "main/workloads.h"
 #include "git_commit.h"
 #include "workload/run_doc.h"
@@ -64,12 +67,42 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* --json FILE must be writable before the run starts: a benchmark that runs for an hour and then cannot
+ * write its document has lost its result. The document is written to FILE.tmp.PID beside it and renamed. */
+static int check_json_path(const char *path, struct iol_err *err)
+{
+    if (!path[0] || strcmp(path, "-") == 0) return 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return iol_err_set(err, IOL_ERR_USAGE, "--json: '%s' is a directory (give a file name)", path);
+    char dir[IOL_STR_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    char why[IOL_STR_MAX + 64];
+    if (iol_dir_problem(dir, why, sizeof why)) return iol_err_set(err, IOL_ERR_USAGE, "--json: %s (for '%s')", why, path);
+    if (access(dir, W_OK | X_OK) != 0)
+        return iol_err_errno(err, IOL_ERR_USAGE, errno, "--json: cannot create files in '%s'", dir);
+    return 0;
+}
+
+/* The free space and inode check, unless --no-space-check. */
+static int check_space(const struct job *job, int nranks, struct iol_err *err)
+{
+    if (job->info.no_space_check || !job->wl->check_space) return 0;
+    return job->wl->check_space(job->cfg, nranks, err);
+}
+
 /* Rank 0 checks every rank's paths (stat calls, no I/O) and tells the others, so a refusal is one message
  * and nothing has been touched. */
 static int check_paths_collective(struct iol_comm *c, const struct job *job, struct iol_err *err)
 {
     struct iol_err e = {0, ""};
-    if (c->rank == 0) job->wl->check_paths(job->cfg, c->size, &e);
+    /* Only rank 0 writes the document: its --json path is the one to check (another node may not have it). */
+    if (c->rank == 0 && check_json_path(job->info.json_path, &e) == 0 && job->wl->check_paths(job->cfg, c->size, &e) == 0)
+        check_space(job, c->size, &e);
     if (c->bcast(c, &e, sizeof e, 0)) return iol_err_set(err, IOL_ERR_RUNTIME, "communicator failed");
     if (e.code) {
         *err = e;
@@ -99,7 +132,9 @@ static int run_local(struct job *job)
 {
     struct iol_err err = {0, ""};
     int np = (int)job->info.np;
-    if (job->wl->validate(job->cfg, np, &err) || job->wl->check_paths(job->cfg, np, &err)) return usage_error(&err);
+    if (job->wl->validate(job->cfg, np, &err) || check_json_path(job->info.json_path, &err) ||
+        job->wl->check_paths(job->cfg, np, &err) || check_space(job, np, &err))
+        return usage_error(&err);
     if (job->info.check_only) return IOL_OK;
 
     struct iol_local_outcome out;
@@ -190,7 +225,7 @@ static void follow_front_end(void)
     long pid = strtol(v, &end, 10);
     if (*end || pid <= 0) return;
     /* Its progress and error lines go to a pipe that iolens reads: once iolens is gone, writing them must not
-     * kill the engine (SIGPIPE) before it has cleaned up; the write fails with EPIPE instead. */
+     * kill the engine (SIGPIPE) before it has cleaned up (iol_interrupt_install ignores it too, later). */
     signal(SIGPIPE, SIG_IGN);
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() != (pid_t)pid) raise(SIGTERM);
 }

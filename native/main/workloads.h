@@ -16,6 +16,9 @@ struct iol_workload {
     void (*normalize)(void *cfg);                                            /* implied settings */
     int (*validate)(const void *cfg, int nranks, struct iol_err *err);       /* options together, no I/O */
     int (*check_paths)(const void *cfg, int nranks, struct iol_err *err);    /* every rank's paths, no I/O */
+    /* Optional: what the run will write (bytes, files) against the free space and inodes of each file system,
+     * no I/O; skipped with --no-space-check. */
+    int (*check_space)(const void *cfg, int nranks, struct iol_err *err);
     int (*run)(const void *cfg, struct iol_comm *comm, const struct iol_run_info *info);  /* collective */
     /* Optional: parses the command line itself (find: a DIR argument, find's one-dash predicates);
      * NULL = the options tables alone, no positional arguments. sets[0].cfg is the workload's config. */

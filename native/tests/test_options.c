@@ -116,6 +116,14 @@ static void test_valid_forms(void)
     CHECK(npos == 5 && !strcmp(pos[0], "a") && !strcmp(pos[1], "b") && !strcmp(pos[2], "-r") &&
               !strcmp(pos[3], "--np=3") && !strcmp(pos[4], "-"), "positional arguments in order (%d)", npos);
     CHECK(parse("-t", "1m", "-t", "2m", NULL) == 0 && cfg.xfer == 2097152, "the last setting wins");
+    /* Long options on the command line match as written: a miscased one is refused, naming it. */
+    CHECK(parse("--nP", "2", NULL) == -1 && err.code == IOL_ERR_USAGE && strstr(err.msg, "'--nP'") &&
+              strstr(err.msg, "'--np'"), "--nP refused: %s", err.msg);
+    CHECK(parse("--NP=2", NULL) == -1 && strstr(err.msg, "'--NP'"), "--NP=2 refused: %s", err.msg);
+    CHECK(parse("--JSON", "f", NULL) == -1 && strstr(err.msg, "'--JSON'"), "--JSON refused: %s", err.msg);
+    CHECK(parse("--TransferSize=1m", NULL) == -1 && strstr(err.msg, "'--transferSize'"),
+          "a miscased alias names the alias: %s", err.msg);
+    CHECK(parse("--bogus", NULL) == -1 && !strstr(err.msg, "did you mean"), "unknown: %s", err.msg);
 
     /* iol_opts_set: exact first, then case-insensitive */
     iol_err_clear(&err);

@@ -116,7 +116,7 @@ static void progress(struct find_run *r, uint64_t now)
 int find_check_clock(struct find_run *r)
 {
     if (r->stopped) return 1;
-    if (iol_interrupt_pending()) {
+    if (iol_interrupted(r->comm)) {
         r->stopped = 1;
         return 1;
     }
@@ -560,6 +560,16 @@ int find_run(const struct find_cfg *cfg, struct iol_comm *comm, const struct iol
         r->err_phase = "report";
         reduce(r);
         failed = agree(r);
+    } else if (iol_interrupt_pending()) {
+        /* An interrupted walk still reports what it scanned until the stop, marked cut short (the
+         * collectives fail at once if the communicator itself broke). */
+        const char *phase = r->err_phase;
+        struct iol_err first = r->err;
+        iol_err_clear(&r->err);
+        reduce(r);
+        if (r->reduced) r->cut_short = 1;
+        r->err = first;
+        r->err_phase = phase;
     }
     /* The parts are joined after every rank closed its own; on failure they are only removed. */
     if (cfg->matches[0] && comm->barrier(comm) == 0 && r->rank == 0) {
@@ -569,7 +579,7 @@ int find_run(const struct find_cfg *cfg, struct iol_comm *comm, const struct iol
         if (keep.code) r->err = keep;
     }
     if (r->rank == 0) {
-        if (!info->quiet && !r->err.code) find_report_text(stdout, r);
+        if (!info->quiet && (!r->err.code || r->cut_short)) find_report_text(stdout, r);
         if (info->json_path[0]) write_document(r);
         if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);
         fflush(stdout);

@@ -67,6 +67,7 @@ struct find_run {
     /* rank 0, after the reduction */
     struct find_rank_stat *all;
     int reduced;                    /* all, total, time_s and rate hold the job's figures */
+    int cut_short;                  /* interrupted: the figures cover the walk until the stop */
     struct find_rank_stat total;
     double time_s, rate;
 };

@@ -161,7 +161,7 @@ int find_validate(const struct find_cfg *cfg, int nranks, struct iol_err *err)
 {
     (void)nranks;   /* any number of ranks can share any tree */
     if (!cfg->root[0])
-        return iol_err_set(err, IOL_ERR_USAGE, "DIR: missing (usage: iolens-bench find DIR [-newer FILE] [-size N[c]] [-name GLOB])");
+        return iol_err_set(err, IOL_ERR_USAGE, "DIR: missing (usage: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB])");
     struct find_size sz;
     if (cfg->size[0] && find_size_parse(cfg->size, &sz, err)) return -1;
     return 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/interrupt.h"
 #include "find_internal.h"
 #include "run_doc.h"
 
@@ -71,6 +72,11 @@ void find_report_text(FILE *fp, const struct find_run *r)
         fprintf(fp, "errors      : %" PRIu64 " entries or directories could not be read; first: %s\n", r->total.errors,
                 r->first_error);
     if (r->cfg->matches[0]) fprintf(fp, "matches     : %s\n", r->cfg->matches);
+    if (r->cut_short) {
+        int sig = iol_interrupt_pending();
+        fprintf(fp, "CUT SHORT%s%s: the figures cover the walk until it stopped\n", sig ? " by " : "",
+                sig ? iol_signal_name(sig) : "");
+    }
     fflush(fp);
 }
 
@@ -93,6 +99,7 @@ void find_report_json(struct iol_json *j, const struct find_run *r)
     iol_json_key(j, "find");
     iol_json_begin_object(j);
     iol_json_kv_string(j, "root", cfg->root);
+    iol_json_kv_bool(j, "cut_short", r->cut_short);
     iol_json_kv_string(j, "file_system", r->fs_type[0] ? r->fs_type : "unknown");
     iol_json_key(j, "predicates");
     iol_json_begin_object(j);

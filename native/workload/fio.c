@@ -17,6 +17,7 @@
 #include "fio_report.h"
 #include "run_doc.h"
 #include "run_sync.h"
+#include "../common/interrupt.h"
 
 struct thread_arg {
     struct fio_inst *in;
@@ -67,7 +68,7 @@ static void *instance_thread(void *arg)
     struct fio_inst *in = a->in;
     struct fio_group_run *g = a->g;
     int evicted = 1;
-    if (a->lay) fio_prepare_files(in->plan, (const char *const *)a->paths, 1, 1, &evicted, &in->err);
+    if (a->lay) fio_prepare_files(in->plan, (const char *const *)a->paths, 1, 1, &evicted, in->created, &in->err);
     in->evicted = evicted;
     if (in->err.code) wait_start(a);
     else fio_instance_run(in, (const char *const *)a->paths, wait_start, a);
@@ -195,9 +196,10 @@ static int run_group(struct fio_run *r, int gid)
         if (p->group != gid || !p->shared_files) continue;
         const char **paths = make_paths(p, 0, &r->err);
         int evicted = 1;
-        if (paths && c->rank == 0 && !r->err.code) fio_prepare_files(p, paths, 1, 0, &evicted, &r->err);
+        if (paths && c->rank == 0 && !r->err.code)
+            fio_prepare_files(p, paths, 1, 0, &evicted, r->jobs[j].shared_created, &r->err);
         if (c->barrier(c)) iol_err_set(&r->err, IOL_ERR_RUNTIME, "communicator failed");
-        if (paths && !r->err.code) fio_prepare_files(p, paths, 0, 1, &evicted, &r->err);
+        if (paths && !r->err.code) fio_prepare_files(p, paths, 0, 1, &evicted, NULL, &r->err);
         r->jobs[j].evicted_local = evicted;
         free_paths(paths, p->nfiles);
     }
@@ -263,11 +265,14 @@ static int run_group(struct fio_run *r, int gid)
             window_open(&win, args, started);
             windowed = 1;
         }
+        /* The instance threads poll the signal; the main thread passes it between the ranks. */
+        if (c->poll_interrupt) c->poll_interrupt(c);
         if (t_now >= next_progress) {
             if (r->info->progress && c->rank == 0) progress(r, gid, args, started, now);
             next_progress = t_now + 500000000ull;
         }
         uint64_t wake = !windowed && first_count < next_progress ? first_count : next_progress;
+        if (c->poll_interrupt && wake > t_now + 100000000ull) wake = t_now + 100000000ull;   /* see the poll above */
         struct timespec until = {(time_t)(wake / 1000000000ull), (long)(wake % 1000000000ull)};
         pthread_cond_timedwait(&g.cv, &g.m, &until);
     }
@@ -301,6 +306,12 @@ static int setup(struct fio_run *r)
         if (r->plans[j].group + 1 > r->ngroups) r->ngroups = r->plans[j].group + 1;
         r->jobs[j].inst = calloc((size_t)r->plans[j].o->numjobs, sizeof *r->jobs[j].inst);
         if (!r->jobs[j].inst) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+        /* Which files this run makes: what a failed or interrupted run removes. */
+        size_t nf = (size_t)r->plans[j].nfiles;
+        r->jobs[j].shared_created = calloc(nf, 1);
+        if (!r->jobs[j].shared_created) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+        for (int64_t i = 0; i < r->plans[j].o->numjobs; i++)
+            if (!(r->jobs[j].inst[i].created = calloc(nf, 1))) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
         r->jobs[j].evicted_local = 1;
         char path[IOL_STR_MAX + 512];
         fio_file_path(&r->plans[j], (uint64_t)r->comm->rank * (uint64_t)r->plans[j].o->numjobs, 0, path, sizeof path);
@@ -316,6 +327,27 @@ static int setup(struct fio_run *r)
     return 0;
 }
 
+/* After a failure or an interrupt: every rank removes the files its instances made in this run (rank 0 the
+ * shared files it laid out); files that were there before the run stay. Collective (the counts are summed). */
+static void remove_created(struct fio_run *r)
+{
+    struct iol_comm *c = r->comm;
+    struct iol_err e = {0, ""};
+    uint64_t removed = 0;
+    for (int j = 0; j < r->cfg->njobs; j++) {
+        const struct fio_plan *p = &r->plans[j];
+        struct fio_job_result *jr = &r->jobs[j];
+        if (!jr->inst || !p->be || !p->be->does_io) continue;
+        if (c->rank == 0) fio_remove_created(p, 0, jr->shared_created, &removed, &e);
+        for (int64_t i = 0; !p->shared_files && i < p->o->numjobs; i++)
+            fio_remove_created(p, (uint64_t)c->rank * (uint64_t)p->o->numjobs + (uint64_t)i, jr->inst[i].created,
+                               &removed, &e);
+    }
+    if (c->allreduce(c, &removed, &r->cleanup.removed, 1, IOL_DT_U64, IOL_OP_SUM)) r->cleanup.removed = removed;
+    if (e.code) r->cleanup.left++;
+    r->cleanup.state = IOL_CLEANUP_DONE;
+}
+
 static void write_document(struct fio_run *r)
 {
     struct iol_doc d;
@@ -323,6 +355,7 @@ static void write_document(struct fio_run *r)
     if (iol_doc_open(&d, r->info->json_path, &e) == 0) {
         iol_doc_header(&d.json, "fio", r->info, r->comm, r->comm->size);
         fio_report_json(&d.json, r);
+        iol_doc_cleanup(&d.json, &r->cleanup);
         iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
         iol_doc_commit(&d, &e);
     }
@@ -346,11 +379,29 @@ int fio_run(const struct fio_cfg *cfg, struct iol_comm *comm, const struct iol_r
         run_group(r, gid);
         failed = iol_agree(comm, &r->err, &r->err_rank);
         r->groups_run = gid + (failed ? 0 : 1);
+        if (failed && iol_interrupt_pending()) {
+            /* What the group did until the stop is reported, marked cut short (the collectives fail at once
+             * if the communicator broke). */
+            const char *phase = r->err_phase;
+            if (fio_reduce_group(r, gid) == 0) {
+                r->groups[gid].cut_short = 1;
+                r->groups_run = gid + 1;
+            }
+            r->err_phase = phase;
+        }
         if (!failed) {
             r->err_phase = "report";
             fio_reduce_group(r, gid);
             failed = iol_agree(comm, &r->err, &r->err_rank);
         }
+    }
+    if (failed && r->ngroups) {
+        r->cleanup.state = IOL_CLEANUP_PENDING;
+        /* A launcher may kill the ranks soon after its signal (Open MPI's mpirun: one second after its
+         * SIGTERM): the document goes out first, and again once the files are gone. */
+        if (iol_interrupt_pending() && comm->rank == 0 && info->json_path[0] && strcmp(info->json_path, "-"))
+            write_document(r);
+        remove_created(r);
     }
     if (comm->rank == 0 && !r->err.code) {   /* fio ends with an error when verification failed */
         for (int j = 0; j < cfg->njobs; j++) {

@@ -85,6 +85,9 @@ void fio_normalize(struct fio_cfg *cfg);
 int fio_validate(const struct fio_cfg *cfg, int nranks, struct iol_err *err);
 /* Checks, without I/O, that directories exist and files can be used (ownership for writes). */
 int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err);
+/* What the jobs will write or lay out (every file of every instance on every rank, the part beyond what an
+ * existing file already holds) and the files they create, against each file system's free space and inodes. */
+int fio_check_space(const struct fio_cfg *cfg, int nranks, struct iol_err *err);
 /* Runs the job list on this rank (collective). */
 int fio_run(const struct fio_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info);
 

@@ -12,9 +12,13 @@
 #include <unistd.h>
 
 #include "../backend/posix_ops.h"
+#include "../common/interrupt.h"
 #include "../common/ledger.h"
+#include "../common/pathcheck.h"
+#include "../common/space.h"
 #include "../common/mix.h"
 #include "fio_internal.h"
+#include "run_sync.h"
 
 #define LAYOUT_CHUNK (1u << 20)
 
@@ -27,9 +31,9 @@ static int check_file(const struct fio_plan *p, const char *path, struct iol_err
     fio_file_dir_name(path, dir, sizeof dir, &name);
     if (stat(path, &st) != 0) {
         if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_USAGE, errno, "filename: %s", path);
-        struct stat ds;
-        if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
-            return iol_err_set(err, IOL_ERR_USAGE, "directory: %s does not exist (for %s)", dir, path);
+        char why[IOL_STR_MAX + 64];
+        if (iol_dir_problem(dir, why, sizeof why))
+            return iol_err_set(err, IOL_ERR_USAGE, "directory: %s (for %s)", why, path);
         if (access(dir, W_OK | X_OK) != 0)
             return iol_err_errno(err, IOL_ERR_USAGE, errno, "directory: cannot create files in %s", dir);
         return 0;
@@ -56,9 +60,9 @@ int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
         if (!p->be->does_io) continue;
         const struct fio_job_opts *o = p->o;
         if (o->directory[0]) {
-            struct stat st;
-            if (stat(o->directory, &st) != 0 || !S_ISDIR(st.st_mode)) {
-                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s does not exist or is not a directory", o->directory);
+            char why[IOL_STR_MAX + 64];
+            if (iol_dir_problem(o->directory, why, sizeof why)) {
+                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s: %s", o->directory, why);
                 break;
             }
         }
@@ -75,9 +79,49 @@ int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
     return rc;
 }
 
+int fio_check_space(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
+{
+    struct fio_plan *p = malloc(sizeof *p);
+    struct iol_space *sp = malloc(sizeof *sp);
+    if (!p || !sp) {
+        free(p);
+        free(sp);
+        return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    }
+    sp->n = 0;
+    int rc = 0;
+    for (int j = 0; j < cfg->njobs && rc == 0; j++) {
+        if (fio_plan_build(cfg, j, p, err)) {
+            rc = -1;
+            break;
+        }
+        if (!p->be->does_io) continue;
+        /* Every file is written up to the end of its I/O region, by the job or by its layout before a read;
+         * only the part an existing file does not hold yet takes new space. */
+        uint64_t want = p->o->offset + p->filesize;
+        uint64_t instances = p->shared_files ? 1 : (uint64_t)nranks * (uint64_t)p->o->numjobs;
+        for (uint64_t i = 0; i < instances; i++) {
+            for (int k = 0; k < p->nfiles; k++) {
+                char path[IOL_STR_MAX + 512], dir[IOL_STR_MAX];
+                const char *name;
+                fio_file_path(p, i, k, path, sizeof path);
+                fio_file_dir_name(path, dir, sizeof dir, &name);
+                struct stat st;
+                int exists = stat(path, &st) == 0;
+                uint64_t have = exists ? (uint64_t)st.st_size : 0;
+                iol_space_add(sp, dir, want > have ? (long double)(want - have) : 0, exists ? 0 : 1);
+            }
+        }
+    }
+    if (rc == 0) rc = iol_space_check(sp, "size", "every file of every job, numjobs instance and rank", err);
+    free(p);
+    free(sp);
+    return rc;
+}
+
 /* Creates path if missing (recording it in the ledger first, so even an interrupted run owns it), and for a
  * job that reads, writes it up to the end of its I/O region. */
-static int lay_out(const struct fio_plan *p, const char *path, struct iol_err *err)
+static int lay_out(const struct fio_plan *p, const char *path, unsigned char *created, struct iol_err *err)
 {
     char dir[IOL_STR_MAX];
     const char *name;
@@ -87,6 +131,7 @@ static int lay_out(const struct fio_plan *p, const char *path, struct iol_err *e
     uint64_t want = p->o->offset + p->filesize;
     if (exists && (!p->has_read || (uint64_t)st.st_size >= want)) return 0;
     if (!exists && iol_ledger_add(dir, name, err)) return -1;
+    if (!exists && created) *created = 1;   /* this run's: removed if the run fails or is interrupted */
     int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "create %s", path);
     if (!p->has_read) return close(fd) == 0 ? 0 : iol_err_errno(err, IOL_ERR_RUNTIME, errno, "close %s", path);
@@ -99,6 +144,12 @@ static int lay_out(const struct fio_plan *p, const char *path, struct iol_err *e
     uint64_t pos = exists ? (uint64_t)st.st_size : 0;
     int rc = 0;
     while (pos < want && rc == 0) {
+        /* Laying out GBs takes a while: a run told to stop does not finish it first. */
+        if (iol_interrupt_pending()) {
+            iol_note_interrupt(err);
+            rc = -1;
+            break;
+        }
         size_t n = want - pos < LAYOUT_CHUNK ? (size_t)(want - pos) : LAYOUT_CHUNK;
         for (size_t w = 0; w < LAYOUT_CHUNK / 8; w++) buf[w] = iol_mix64((pos >> 3) + w + 1);
         ssize_t done = pwrite(fd, buf, n, (off_t)pos);
@@ -142,15 +193,32 @@ static int set_cache(const struct fio_plan *p, const char *path, int *evicted, s
 }
 
 int fio_prepare_files(const struct fio_plan *p, const char *const *paths, int lay, int cache, int *evicted,
-                      struct iol_err *err)
+                      unsigned char *created, struct iol_err *err)
 {
     if (!p->be->does_io) {
         *evicted = 0;
         return 0;
     }
     for (int k = 0; k < p->nfiles; k++) {
-        if (lay && lay_out(p, paths[k], err)) return -1;
+        if (lay && lay_out(p, paths[k], created ? &created[k] : NULL, err)) return -1;
         if (cache && set_cache(p, paths[k], evicted, err)) return -1;
+    }
+    return 0;
+}
+
+int fio_remove_created(const struct fio_plan *p, uint64_t instance, const unsigned char *created, uint64_t *removed,
+                       struct iol_err *err)
+{
+    for (int k = 0; created && k < p->nfiles; k++) {
+        if (!created[k]) continue;
+        char path[IOL_STR_MAX + 512], dir[IOL_STR_MAX];
+        const char *name;
+        fio_file_path(p, instance, k, path, sizeof path);
+        fio_file_dir_name(path, dir, sizeof dir, &name);
+        if (!iol_ledger_owns(dir, name)) continue;   /* only ever what the ledger says iolens made */
+        if (unlink(path) == 0) (*removed)++;
+        else if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", path);
+        if (iol_ledger_remove(dir, name, err)) return -1;
     }
     return 0;
 }

@@ -85,6 +85,7 @@ struct fio_inst {
     struct rusage ru;                   /* the thread's own CPU over the run */
     struct iol_backend_stats bstats;
     int evicted;                        /* cold cache really dropped pages (0 on tmpfs) */
+    unsigned char *created;             /* [nfiles]: this run made file k (own files, not shared ones) */
     /* per second after the ramp: secs[s * FIO_NDIR + d] */
     struct fio_sec *secs;
     uint64_t nsecs, cap_secs;
@@ -108,6 +109,11 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
  * them up to the end of the region; with `cache`, puts their pages in the job's cache state. *evicted is
  * cleared when cold mode could not drop pages (tmpfs, the null engine). */
 int fio_prepare_files(const struct fio_plan *p, const char *const *paths, int lay, int cache, int *evicted,
-                      struct iol_err *err);
+                      unsigned char *created, struct iol_err *err);
+/* created[k] (from fio_prepare_files, may be NULL): file k of `instance` was made by this run. Removes those
+ * (if the ledger lists them) and their ledger names, counting in *removed: a failed or interrupted run takes
+ * away what it made; files that were there before stay. */
+int fio_remove_created(const struct fio_plan *p, uint64_t instance, const unsigned char *created, uint64_t *removed,
+                       struct iol_err *err);
 
 #endif

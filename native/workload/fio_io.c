@@ -18,6 +18,7 @@
 #include "../common/clock.h"
 #include "../common/crc32c.h"
 #include "../common/interrupt.h"
+#include "run_sync.h"
 #include "../common/mix.h"
 #include "../common/permute.h"
 #include "fio_internal.h"
@@ -301,10 +302,12 @@ static int transfer_failed(struct io_run *r, const struct iol_req *d)
         return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "hipri: polled I/O is not supported on %s (its file "
                              "system or device cannot poll; run without hipri): %s of %zu bytes at offset %" PRIu64,
                              r->paths[d->file - r->files], what, d->len, d->offset);
+    const char *path = r->paths[d->file - r->files];
     if (d->error)
-        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s of %zu bytes at offset %" PRIu64, what, d->len, d->offset);
-    return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "%s of %zu bytes at offset %" PRIu64 " moved %" PRId64 " bytes (end of file?)",
-                       what, d->len, d->offset, d->result);
+        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s %s: %zu bytes at offset %" PRIu64, what, path,
+                             d->len, d->offset);
+    return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "%s %s: %zu bytes at offset %" PRIu64 " moved %" PRId64
+                       " bytes (end of file?)", what, path, d->len, d->offset, d->result);
 }
 
 /* Hands r->batch[0..n) to the backend and notes the times the next steps need. */
@@ -456,7 +459,7 @@ static int main_loop(struct io_run *r)
             if (last >= r->t->deadline_ns) stop = 1;
         }
         if (!stop && iol_interrupt_pending()) {
-            iol_err_set(&in->err, IOL_ERR_RUNTIME, "interrupted");
+            iol_note_interrupt(&in->err);
             stop = 1;
         }
     }

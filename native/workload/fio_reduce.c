@@ -308,7 +308,11 @@ void fio_run_free(struct fio_run *r)
     for (int j = 0; j < r->cfg->njobs; j++) {
         struct fio_job_result *jr = &r->jobs[j];
         if (jr->inst)
-            for (int64_t i = 0; i < r->plans[j].o->numjobs; i++) free(jr->inst[i].secs);
+            for (int64_t i = 0; i < r->plans[j].o->numjobs; i++) {
+                free(jr->inst[i].secs);
+                free(jr->inst[i].created);
+            }
+        free(jr->shared_created);
         free(jr->inst);
         free(jr->secs);
         free(jr->summ);

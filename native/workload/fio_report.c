@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/interrupt.h"
 #include "fio_report.h"
 #include "run_doc.h"
 
@@ -287,6 +288,7 @@ static void json_group(struct iol_json *j, const struct fio_run *r, int gid)
     const struct fio_group_result *g = &r->groups[gid];
     iol_json_begin_object(j);
     iol_json_kv_int(j, "id", gid);
+    iol_json_kv_bool(j, "cut_short", g->cut_short);
     iol_json_key(j, "jobs");
     iol_json_begin_array(j);
     double usr = 0, sys = 0, instances = 0;
@@ -428,6 +430,11 @@ void fio_report_text(FILE *fp, const struct fio_run *r)
         for (int k = 0; k < r->cfg->njobs; k++)
             if (r->plans[k].group == g && r->jobs[k].done) text_job(fp, r, k);
         const struct fio_group_result *gr = &r->groups[g];
+        if (gr->cut_short) {
+            int sig = iol_interrupt_pending();
+            fprintf(fp, "\nCUT SHORT%s%s: group %d stopped before its end; the figures cover what was done until then\n",
+                    sig ? " by " : "", sig ? iol_signal_name(sig) : "", g);
+        }
         fprintf(fp, "\nRun status group %d (all jobs):\n", g);
         for (int d = 0; d < FIO_NDIR; d++) {
             uint64_t bytes = 0;

@@ -6,6 +6,7 @@
 
 #include "../common/json.h"
 #include "fio_internal.h"
+#include "run_doc.h"
 #include "run_info.h"
 
 /* fio's default percentile list (its percentile_list option), which fio's JSON gives for every entry. */
@@ -52,6 +53,7 @@ unsigned fio_latdist_slot(uint64_t ns);
 struct fio_job_result {
     struct fio_inst *inst;              /* this rank's numjobs instances */
     int evicted_local;                  /* shared files: this rank's cold cache really dropped pages */
+    unsigned char *shared_created;      /* [nfiles] shared files rank 0 made in this run */
     char first_file[IOL_STR_MAX + 512];
     char fs_type[64];
     /* combined over every rank (valid on rank 0 after fio_reduce_group) */
@@ -80,6 +82,7 @@ struct fio_group_result {
         uint64_t t_start, t_end;
     } local;
     int done;
+    int cut_short;                      /* interrupted: the figures cover what was done until the stop */
     uint64_t t_start, t_end;            /* aligned clock: the first job's end of ramp, the last job's end */
     double elapsed_s;
     double process_cpu_s, kernel_workers_s;
@@ -99,6 +102,7 @@ struct fio_run {
     struct iol_err err;
     int err_rank;
     const char *err_phase;
+    struct iol_cleanup cleanup;         /* the files a failed or interrupted run made and removed */
 };
 
 /* Collective: combines the figures of every instance of group gid's jobs on every rank (rank 0 keeps them). */

@@ -170,7 +170,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
         /* -Y: a write's latency is the write call alone, as IOR times it; the fsync after it is in the
          * phase's transfer time but must not be counted in the next write's latency. */
         if (synced) chain = iol_now_ns();
-        if (!stop && iol_interrupt_pending()) {
+        if (!stop && iol_interrupted(r->comm)) {
             iol_note_interrupt(&r->err);
             stop = 1;
         }
@@ -278,7 +278,10 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
 
     lp->t[4] = iol_comm_time(c, iol_now_ns());
     if (opened) {
-        if (pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code) r->be->fsync(r->bctx, &f, &r->err);
+        /* An interrupted run skips the fsync: writing GBs back could outlast a batch system's grace time,
+         * and the file is about to be removed (or kept as a cut-short run's, not a measured one's). */
+        if (pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending())
+            r->be->fsync(r->bctx, &f, &r->err);
         struct iol_err cerr = {0, ""};
         if (r->be->close(r->bctx, &f, &cerr) && !r->err.code) r->err = cerr;
     }
@@ -395,6 +398,7 @@ static int evict_before_read(struct ior_run *r, int data_rank, int iteration)
     int evicted = 0;
     ior_file_path(r->cfg, r->cfg->fpp ? data_rank : 0, iteration, p, sizeof p);
     struct iol_err e = {0, ""};
+    if (iol_interrupt_pending()) return 0;   /* writing back dirty pages can take long: not when told to stop */
     if (r->be->open(r->bctx, &f, p, IOL_O_READ, 0, &e) != 0) return 0;   /* the read pass reports it */
     if (r->be->evict(r->bctx, &f, &evicted, &e) != 0) evicted = 0;
     r->be->close(r->bctx, &f, &e);
@@ -449,6 +453,25 @@ static int check_pass(struct ior_run *r, int data_rank, uint64_t pairs, int iter
     return rc;
 }
 
+/* After a phase's transfers: the ranks agree, then combine what they did, also when the phase failed or was
+ * interrupted (what was moved until the stop is reported, marked cut short, rather than a row of zeros).
+ * Returns 0 when the phase completed, -1 when the run stops here. */
+static int finish_phase(struct ior_run *r, struct phase_local *lp, struct ior_phase *ph, FILE *text)
+{
+    int failed = agree(r);
+    const char *phase = r->err_phase;
+    /* reduce_phase is collective: after a failure every rank is here too (they agreed), unless the
+     * communicator itself broke, and then it fails at once. */
+    int reduced = reduce_phase(r, lp, ph) == 0;
+    r->err_phase = phase;
+    if (!failed) return agree(r) ? -1 : 0;
+    if (reduced && ph) {
+        ph->cut_short = 1;
+        if (text) ior_report_text_phase(text, r, ph);
+    }
+    return -1;
+}
+
 static int do_write(struct ior_run *r, int it, FILE *text)
 {
     const struct ior_cfg *cfg = r->cfg;
@@ -467,9 +490,7 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     for (int i = 0; i < r->qd; i++) iol_pattern_init(&r->pats[i], r->bufs[i], cfg->xfer, key);
     struct xfer_plan pl = {IOL_IO_WRITE, c->rank, 0, r->pairs_total, 0, 0, key, "write", it};
     run_pass(r, &pl, &lp);
-    if (agree(r)) return -1;
-    if (reduce_phase(r, &lp, ph)) return -1;
-    if (agree(r)) return -1;
+    if (finish_phase(r, &lp, ph, text)) return -1;
     /* Bytes at the deadline: every rank's count times the transfer size. */
     uint64_t at_deadline = lp.pairs_at_deadline * cfg->xfer;
     if (c->allreduce(c, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
@@ -514,11 +535,9 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     if (cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);   /* -d, as before a write */
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
-    if (agree(r)) return -1;
-    if (reduce_phase(r, &lp, ph)) return -1;
-    if (agree(r)) return -1;
+    if (ph) ph->cache.evict_requested = evict;
+    if (finish_phase(r, &lp, ph, text)) return -1;
     if (ph) {
-        ph->cache.evict_requested = evict;
         if (cfg->direct)
             ph->cache.note = NULL;
         else if (!r->be->does_io)
@@ -538,13 +557,16 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     return 0;
 }
 
+static void write_outputs(struct ior_run *r, int early);
+
 /* Every rank removes its file of iteration `it` (if iolens created it; with `unlink_files` 0 none), then
  * rank 0 drops the names of what no longer exists from the ledger. */
 static int remove_files(struct ior_run *r, int it, int unlink_files, struct iol_err *err)
 {
     struct iol_comm *c = r->comm;
     if (c->barrier(c)) return comm_failed(r);
-    if (unlink_files && (r->cfg->fpp || c->rank == 0)) ior_remove_file(r, c->rank, it, err);
+    if (unlink_files && (r->cfg->fpp || c->rank == 0) && ior_remove_file(r, c->rank, it, err) == 1)
+        r->cleanup.removed++;
     if (c->barrier(c)) return comm_failed(r);
     if (c->rank == 0 && r->be->does_io) ior_forget_removed(r->cfg, r->nranks, it, err);
     return 0;
@@ -558,8 +580,15 @@ static void cleanup_after_failure(struct ior_run *r)
 {
     struct iol_err e = {0, ""};
     int reps = r->cfg->multi_file ? (int)r->cfg->reps : 1;
+    int unlink_files = !r->cfg->keep && !r->verify_failed;
+    r->cleanup.state = unlink_files ? IOL_CLEANUP_PENDING : IOL_CLEANUP_KEPT;
+    /* A launcher may kill the ranks soon after its signal (Open MPI's mpirun sends SIGKILL one second after
+     * its SIGTERM): the document goes out first, saying the cleanup is pending, and is written again once
+     * it is done. */
+    if (unlink_files && iol_interrupt_pending() && r->comm->rank == 0) write_outputs(r, 1);
     for (int it = 0; it < reps; it++)
-        if (remove_files(r, it, !r->cfg->keep && !r->verify_failed, &e)) return;
+        if (remove_files(r, it, unlink_files, &e)) return;
+    if (unlink_files) r->cleanup.state = IOL_CLEANUP_DONE;
 }
 
 /* -s -1: as many segments as the file to read holds (the smallest over the ranks, so none reads past
@@ -670,11 +699,14 @@ static void verification_verdict(struct ior_run *r)
     }
 }
 
-static void write_outputs(struct ior_run *r)
+/* The documents (--json, and IOR's -O summaryFormat=JSON). `early`: only the --json file, written before the
+ * cleanup of a cut-short run (and rewritten after it). */
+static void write_outputs(struct ior_run *r, int early)
 {
     const struct ior_cfg *cfg = r->cfg;
-    int json_summary = strcasecmp(cfg->summary_format, "json") == 0;
+    int json_summary = strcasecmp(cfg->summary_format, "json") == 0 && !early;
     const char *paths[2] = {r->info->json_path[0] ? r->info->json_path : NULL, NULL};
+    if (early && paths[0] && strcmp(paths[0], "-") == 0) return;
     if (json_summary) paths[1] = cfg->summary_file[0] ? cfg->summary_file : "-";
     for (int i = 0; i < 2; i++) {
         if (!paths[i]) continue;
@@ -683,6 +715,7 @@ static void write_outputs(struct ior_run *r)
         if (iol_doc_open(&d, paths[i], &e) == 0) {
             iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
             ior_report_json(&d.json, r);
+            iol_doc_cleanup(&d.json, &r->cleanup);
             iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
             iol_doc_commit(&d, &e);
         }
@@ -709,10 +742,18 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
-    /* --remove-only: what a run without -k would have removed at its end (files iolens created, found by
-     * the same names), for a run that kept them with -k. */
-    for (int it = 0; !failed && cfg->remove_only && it < (cfg->multi_file ? cfg->reps : 1); it++)
-        if (remove_files(r, it, 1, &r->err) || agree(r)) break;
+    /* --remove-only: the files iolens created under -o's names, for a run that kept them with -k or was
+     * killed: every name the ledger lists, whatever rank count or layout made it (ior_remove_listed). */
+    if (!failed && cfg->remove_only) {
+        r->err_phase = "cleanup";
+        if (comm->rank == 0 && r->be->does_io)
+            ior_remove_listed(cfg, &r->cleanup.removed, &r->cleanup.missing, &r->err);
+        r->cleanup.state = IOL_CLEANUP_DONE;
+        if (text && !r->err.code)
+            fprintf(text, "\nRemoved %" PRIu64 " file(s) iolens had created at %s; %" PRIu64 " listed file(s) were "
+                    "already gone (skipped)\n", r->cleanup.removed, cfg->path, r->cleanup.missing);
+        agree(r);
+    }
     for (int it = 0; !failed && !cfg->remove_only && it < cfg->reps; it++) {
         if (cfg->write && do_write(r, it, text)) break;
         if (cfg->read && do_read(r, it, text)) break;
@@ -720,10 +761,19 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     }
     failed = r->err.code != 0;
     if (failed && r->files_may_exist && r->be->does_io) cleanup_after_failure(r);
+    /* Files removed by every rank, for the document. */
+    if (r->cleanup.state != IOL_CLEANUP_NONE && !cfg->remove_only) {
+        uint64_t n = r->cleanup.removed;
+        if (comm->allreduce(comm, &n, &r->cleanup.removed, 1, IOL_DT_U64, IOL_OP_SUM)) r->cleanup.removed = n;
+    } else if (!cfg->keep && !failed && !cfg->remove_only && r->be->does_io) {
+        uint64_t n = r->cleanup.removed;
+        if (comm->allreduce(comm, &n, &r->cleanup.removed, 1, IOL_DT_U64, IOL_OP_SUM) == 0)
+            r->cleanup.state = IOL_CLEANUP_DONE;
+    }
     if (comm->rank == 0) {
         verification_verdict(r);
         if (text) ior_report_text_end(text, r);
-        write_outputs(r);
+        write_outputs(r, 0);
         if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);
     }
     int status = r->err.code ? r->err.code : IOL_OK;

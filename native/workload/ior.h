@@ -57,6 +57,9 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err);
 
 /* Checks, without I/O, that ranks [lo, hi) of nranks can run against the file system (see ior_files.c). */
 int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struct iol_err *err);
+/* Room for what the run writes (-b x -s x ranks, x iterations with -m) in the free space of -o's directory;
+ * not with a stonewall (-D), where the deadline ends the write. */
+int ior_check_space(const struct ior_cfg *cfg, int nranks, struct iol_err *err);
 
 /* Runs the workload on this rank (collective). Rank 0 writes the JSON document to json_path (if set) and the
  * human report to stdout (unless quiet). Returns an enum iol_status. */

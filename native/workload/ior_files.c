@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "../common/ledger.h"
+#include "../common/pathcheck.h"
+#include "../common/space.h"
 
 void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen)
 {
@@ -113,16 +115,15 @@ static int check_names(const struct ior_cfg *cfg, int lo, int hi, const struct i
 
 int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struct iol_err *err)
 {
+    (void)nranks;   /* the room check that used it is ior_check_space */
     const struct iol_backend *be = iol_backend_find(cfg->api);
     if (!be || !be->does_io) return 0;
 
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
     if (!base[0]) return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s' names a directory, not a file", cfg->path);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return iol_err_set(err, IOL_ERR_USAGE, "-o: directory '%s' does not exist", dir);
-    if (!S_ISDIR(st.st_mode)) return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s' is not a directory", dir);
+    char why[IOL_STR_MAX + 64];
+    if (iol_dir_problem(dir, why, sizeof why)) return iol_err_set(err, IOL_ERR_USAGE, "-o: %s (for '%s')", why, cfg->path);
     if (cfg->write && access(dir, W_OK | X_OK) != 0)
         return iol_err_set(err, IOL_ERR_USAGE, "-o: directory '%s' is not writable", dir);
 
@@ -132,24 +133,6 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     iol_ledger_view_free(&v);
     if (rc || lo != 0) return rc;
 
-    int reps = cfg->multi_file ? (int)cfg->reps : 1;
-    /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
-     * than any file system, so the room check only applies to runs that write everything. */
-    if (cfg->write && cfg->deadline_s == 0) {
-        struct statvfs sv;
-        /* Data written per iteration; with -m every iteration keeps its own file until the end. */
-        long double need = (long double)cfg->segments * cfg->block * nranks * reps;
-        if (statvfs(dir, &sv) == 0) {
-            long double avail = (long double)sv.f_bavail * sv.f_frsize;
-            if (need > avail) {
-                char a[32], b[32];
-                iol_format_size(need > 1.8e19L ? UINT64_MAX : (uint64_t)need, a, sizeof a);
-                iol_format_size((uint64_t)avail, b, sizeof b);
-                return iol_err_set(err, IOL_ERR_USAGE,
-                                   "-b: the run would write %s (-b x -s x ranks) but '%s' has only %s free", a, dir, b);
-            }
-        }
-    }
     if (cfg->direct) {
         /* The weakest alignment any Linux file system accepts for O_DIRECT; a stricter device still
          * fails at open/transfer time with a message. */
@@ -160,6 +143,23 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
                                (unsigned long long)cfg->xfer, (unsigned long long)align);
     }
     return 0;
+}
+
+int ior_check_space(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
+{
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
+     * than any file system, so the room check only applies to runs that write everything. */
+    if (!be || !be->does_io || !cfg->write || cfg->deadline_s != 0 || cfg->segments < 0) return 0;
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    int reps = cfg->multi_file ? (int)cfg->reps : 1;
+    /* Data written per iteration; with -m every iteration keeps its own file until the end. */
+    long double need = (long double)cfg->segments * cfg->block * nranks * reps;
+    struct iol_space sp;
+    sp.n = 0;
+    iol_space_add(&sp, dir, need, (long double)(cfg->fpp ? nranks : 1) * reps);
+    return iol_space_check(&sp, "-b", "-b x -s x ranks", err);
 }
 
 /* The names of one iteration (every rank's file, and with -u every rank's directory), as malloc'd strings in
@@ -262,13 +262,89 @@ int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *
     ior_file_path(cfg, rank, iteration, p, sizeof p);
     file_name(cfg, rank, iteration, name, sizeof name);
     /* Whatever -E says: a file iolens did not create is never removed. */
-    if (access(p, F_OK) == 0 && iol_ledger_owns(dir, name) && unlink(p) != 0 && errno != ENOENT)
-        return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
+    int removed = 0;
+    if (access(p, F_OK) == 0 && iol_ledger_owns(dir, name)) {
+        if (unlink(p) == 0) removed = 1;
+        else if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
+    }
     if (cfg->fpp && cfg->unique_dir) {
         char d[IOL_STR_MAX + 32], dname[64];
         rank_dir(cfg, rank, d, sizeof d, dname, sizeof dname);
         /* Only a directory iolens made, and only once empty (rmdir refuses otherwise). */
         if (iol_ledger_owns(dir, dname)) rmdir(d);
     }
-    return 0;
+    return removed;
+}
+
+/* Is `name` (a ledger line) one of the names ior gives files of this -o base, for any rank count, iteration
+ * or layout: "[R/]BASE", "[R/]BASE.N" or "[R/]BASE.N.N" (digits), or a -u directory "R/"? */
+static int is_ior_name(const char *name, const char *base, int *is_dir)
+{
+    const char *p = name;
+    *is_dir = 0;
+    if (*p >= '0' && *p <= '9') {
+        const char *q = p;
+        while (*q >= '0' && *q <= '9') q++;
+        if (*q == '/') {
+            if (q[1] == '\0') {
+                *is_dir = 1;
+                return 1;
+            }
+            p = q + 1;
+        }
+    }
+    size_t blen = strlen(base);
+    if (strncmp(p, base, blen) != 0) return 0;
+    p += blen;
+    for (int parts = 0; *p; parts++) {
+        if (parts == 2 || *p != '.' || !(p[1] >= '0' && p[1] <= '9')) return 0;
+        p++;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return 1;
+}
+
+int ior_remove_listed(const struct ior_cfg *cfg, uint64_t *removed, uint64_t *missing, struct iol_err *err)
+{
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    struct iol_ledger_view v;
+    if (iol_ledger_load(dir, &v, err)) return -1;
+    const char **gone = v.n ? calloc(v.n, sizeof *gone) : NULL;
+    size_t ngone = 0;
+    int rc = v.n && !gone ? iol_err_set(err, IOL_ERR_RUNTIME, "out of memory") : 0;
+    /* Files first, then the -u directories that held them (sorted lines put "3/" before "3/f..."). */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        for (size_t i = 0; i < v.n && !rc; i++) {
+            int is_dir = 0;
+            if (!is_ior_name(v.lines[i], base, &is_dir) || is_dir != pass) continue;
+            char p[2 * IOL_STR_MAX + 2];
+            snprintf(p, sizeof p, "%s/%s", dir, v.lines[i]);
+            struct stat st;
+            if (lstat(p, &st) != 0) {
+                if (errno != ENOENT) {
+                    rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "stat %s", p);
+                    break;
+                }
+                if (!is_dir) (*missing)++;   /* a cut-short run never made it, or it went already */
+                gone[ngone++] = v.lines[i];
+                continue;
+            }
+            if (is_dir) {
+                /* Only once empty: something else inside stays, with the directory. */
+                if (rmdir(p) == 0) gone[ngone++] = v.lines[i];
+                continue;
+            }
+            if (unlink(p) != 0 && errno != ENOENT) {
+                rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s", p);
+                break;
+            }
+            (*removed)++;
+            gone[ngone++] = v.lines[i];
+        }
+    }
+    if (ngone && iol_ledger_remove_many(dir, gone, ngone, rc ? NULL : err) && !rc) rc = -1;
+    free(gone);
+    iol_ledger_view_free(&v);
+    return rc;
 }

@@ -6,6 +6,7 @@
 #include "ior.h"
 #include "../backend/backend.h"
 #include "../common/hist.h"
+#include "run_doc.h"
 #include "../common/pattern.h"
 
 struct ior_stonewall {
@@ -46,6 +47,7 @@ struct ior_phase {
     struct iol_backend_stats bstats; /* summed over ranks, the transfer step only (backends with stats) */
     uint64_t *rank_bytes, *rank_ops; /* per rank (rank 0 only) */
     double *rank_xfer_s;
+    int cut_short;                   /* the run stopped inside this phase (interrupt, error): partial figures */
 };
 
 /* Per-rank state of a run. No globals: everything lives here. */
@@ -78,6 +80,7 @@ struct ior_run {
     int written_pairs_valid;
     int files_may_exist;             /* a write phase started: there may be files to clean up */
     int verify_failed;               /* set on every rank when a check found bad bytes */
+    struct iol_cleanup cleanup;      /* what the run removed of its own files (summed on rank 0) */
     /* progress (rank 0) */
     uint64_t next_progress_ns;
     char fs_type[32];
@@ -89,10 +92,14 @@ void ior_split_path(const char *path, char *dir, size_t dlen, char *base, size_t
 /* Checks, without doing I/O, that ranks [lo, hi) can run: directories exist and are writable, files to read
  * exist, files to write are not someone else's, there is room, O_DIRECT alignment. */
 /* Removes (only if iolens created it: listed in the ledger by its full name) the file of `rank` for `iteration`; with -u also its directory. */
-int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *err);
+int ior_remove_file(struct ior_run *r, int rank, int iteration, struct iol_err *err);   /* 1 = removed a file */
 /* Rank 0: drops from the ledger the names of `iteration` (files and -u directories of every rank) that no
  * longer exist, once the ranks have removed them. */
 int ior_forget_removed(const struct ior_cfg *cfg, int nranks, int iteration, struct iol_err *err);
+/* --remove-only: removes every file (and -u directory) the ledger of -o's directory lists under -o's names,
+ * whatever rank count, layout or iteration made it, counting what it removed and what was already gone (a
+ * run cut short never made it); both leave the ledger. Rank 0 only. */
+int ior_remove_listed(const struct ior_cfg *cfg, uint64_t *removed, uint64_t *missing, struct iol_err *err);
 /* Prepares the target of a write: creates -u directories, records ownership, removes an old owned file. */
 int ior_prepare_write(struct ior_run *r, int iteration, struct iol_err *err);
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../common/clock.h"
+#include "../common/interrupt.h"
 #include "ior_internal.h"
 #include "run_doc.h"
 
@@ -21,7 +22,8 @@ int ior_summarize(const struct ior_run *r, const char *name, struct ior_summary 
     double bw_sum = 0, ops_sum = 0, t_sum = 0;
     for (int i = 0; i < r->nphases; i++) {
         const struct ior_phase *ph = &r->phases[i];
-        if (strcmp(ph->name, name)) continue;
+        /* A cut-short phase is reported on its own (marked), not averaged with whole ones. */
+        if (strcmp(ph->name, name) || ph->cut_short) continue;
         if (s->iterations == 0 || ph->bw > s->bw_max) s->bw_max = ph->bw;
         if (s->iterations == 0 || ph->bw < s->bw_min) s->bw_min = ph->bw;
         if (s->iterations == 0 || ph->ops_per_s > s->ops_max) s->ops_max = ph->ops_per_s;
@@ -39,7 +41,7 @@ int ior_summarize(const struct ior_run *r, const char *name, struct ior_summary 
     double vb = 0, vo = 0;
     for (int i = 0; i < r->nphases; i++) {
         const struct ior_phase *ph = &r->phases[i];
-        if (strcmp(ph->name, name)) continue;
+        if (strcmp(ph->name, name) || ph->cut_short) continue;
         vb += (ph->bw - s->bw_mean) * (ph->bw - s->bw_mean);
         vo += (ph->ops_per_s - s->ops_mean) * (ph->ops_per_s - s->ops_mean);
     }
@@ -156,6 +158,11 @@ void ior_report_text_phase(FILE *fp, const struct ior_run *r, const struct ior_p
             fprintf(fp, "          verify: %" PRIu64 " bytes checked, no errors\n", ph->verify.bytes_checked);
     }
     if (ph->cache.is_read && ph->cache.note) fprintf(fp, "          note: %s\n", ph->cache.note);
+    if (ph->cut_short) {
+        int sig = iol_interrupt_pending();
+        fprintf(fp, "          CUT SHORT%s%s: the figures above cover the %" PRIu64 " transfers done before the run stopped\n",
+                sig ? " by " : "", sig ? iol_signal_name(sig) : "", ph->ops);
+    }
     fflush(fp);
 }
 
@@ -192,6 +199,7 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     iol_json_kv_int(j, "iteration", ph->iteration);
     iol_json_kv_uint(j, "bytes", ph->bytes);
     iol_json_kv_uint(j, "ops", ph->ops);
+    iol_json_kv_bool(j, "cut_short", ph->cut_short);
     iol_json_key(j, "times");
     iol_json_begin_object(j);
     iol_json_kv_double(j, "open_s", ph->open_s);
@@ -297,7 +305,7 @@ void ior_report_json(struct iol_json *j, const struct ior_run *r)
         struct iol_hist all;
         iol_hist_init(&all);
         for (int i = 0; i < r->nphases; i++)
-            if (!strcmp(r->phases[i].name, names[n])) iol_hist_merge(&all, &r->phases[i].hist);
+            if (!strcmp(r->phases[i].name, names[n]) && !r->phases[i].cut_short) iol_hist_merge(&all, &r->phases[i].hist);
         iol_json_begin_object(j);
         iol_json_kv_string(j, "name", s.name);
         iol_json_kv_int(j, "iterations", s.iterations);

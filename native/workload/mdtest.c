@@ -31,6 +31,7 @@ struct md_local {
     int hit;
     uint64_t at_deadline, stop_ns;
     uint64_t v_files, v_bytes, v_errors;
+    uint64_t missing;                    /* remove phases: items already gone */
     char first_bad[IOL_STR_MAX];
     struct iol_hist hist;
 };
@@ -194,6 +195,7 @@ struct path_cache {
     int owner, iteration;
     uint64_t loop, dir;
     int len;                             /* of the directory part in buf; -1 = nothing cached */
+    int dir_missing;                     /* a remove phase found this directory gone: its items are too */
     char buf[PATH_LEN];
 };
 
@@ -211,6 +213,7 @@ static int item_path(struct mdtest_run *r, struct path_cache *pc, const struct m
         pc->len = mdtest_tree_dir(pc->buf, sizeof pc->buf, td, r->cfg->unique_dir ? ps->owner : -1, dir, geo->branch);
         if (pc->len < 0) return -1;
         pc->owner = ps->owner;
+        pc->dir_missing = 0;
         pc->iteration = ps->iteration;
         pc->loop = loop;
         pc->dir = dir;
@@ -249,8 +252,28 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
             rc = iol_err_set(&r->err, IOL_ERR_RUNTIME, "path of item %" PRIu64 " is too long", g);
             break;
         }
+        /* The directory of a cut-short run's items may be gone as a whole (a tree never made): counted
+         * without a system call per item. */
+        if (pc->dir_missing) {
+            lp->missing++;
+            lp->done = x + 1;
+            continue;
+        }
         if (fn(r, pc->buf, ps->owner, num, lp)) {
             int e = errno;
+            /* Removing what a run cut short never made (or a kill left half removed): skipped and counted,
+             * never an error, so a cleanup run always finishes. */
+            if (e == ENOENT && (ps->id == MD_FILE_REMOVE || ps->id == MD_DIR_REMOVE)) {
+                iol_err_clear(&r->err);
+                lp->missing++;
+                lp->done = x + 1;
+                char c = pc->buf[pc->len];
+                pc->buf[pc->len] = '\0';
+                if (access(pc->buf, F_OK) != 0 && errno == ENOENT) pc->dir_missing = 1;
+                pc->buf[pc->len] = c;
+                a = iol_now_ns();
+                continue;
+            }
             if (e == ENOENT && ps->id != MD_FILE_CREATE && ps->id != MD_DIR_CREATE && !r->cfg->status_file[0]) {
                 size_t len = strlen(r->err.msg);
                 snprintf(r->err.msg + len, sizeof r->err.msg - len, " (if the create run was stonewalled with -W, "
@@ -272,7 +295,7 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
             break;
         }
         if (show && b >= r->next_progress_ns) progress(r, ps, lp, b, t0);
-        if (iol_interrupt_pending()) {
+        if (iol_interrupted(r->comm)) {
             iol_note_interrupt(&r->err);
             rc = -1;
             break;
@@ -317,6 +340,21 @@ static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_lo
             uint64_t a = iol_now_ns();
             int before = r->err.code;
             int rc = create ? r->be->mkdir(r->bctx, path, 0755, &r->err) : r->be->rmdir(r->bctx, path, &r->err);
+            if (rc && !create && !before && (errno == ENOENT || errno == ENOTEMPTY)) {
+                /* A tree a cut-short run left: a directory it never made is skipped; one that still holds
+                 * items of its own (ranks of a run with another --np, items past a stonewall count) is
+                 * swept of mdtest's names and removed; anything else in it stays, and is reported. */
+                int e = errno;
+                iol_err_clear(&r->err);
+                if (e == ENOENT) {
+                    lp->missing++;
+                    continue;
+                }
+                struct iol_cleanup swept = {0, 0, 0, 0};
+                if (mdtest_sweep(r, path, 1, 0, &swept)) return -1;
+                r->cleanup.removed += swept.removed;
+                rc = r->be->rmdir(r->bctx, path, &r->err);
+            }
             if (rc) {
                 if (!create && errno == ENOTEMPTY && !before) not_ours_note(r);
                 return -1;
@@ -346,6 +384,7 @@ static int make_testdirs(struct mdtest_run *r, int iteration)
         snprintf(name, sizeof name, "test-dir.%d-%llu", iteration, (unsigned long long)loop);
         /* Recorded before it is made, so a run killed right after still owns it. */
         if (iol_ledger_add(base, name, &r->err)) return -1;
+        r->made_testdirs = 1;   /* listed: a cleanup after a failure looks for it (and skips it if absent) */
         if (mkdir(td, 0755) != 0) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "mkdir %s", td);
     }
     return 0;
@@ -370,14 +409,84 @@ static int remove_testdirs(struct mdtest_run *r, int iteration)
         }
         if (iol_ledger_remove(base, name, &r->err)) return -1;
     }
-    if (iol_ledger_owns(base, ".")) {
+    /* -d goes only when "." is the ledger's last entry: another iteration's test directory still listed (a
+     * failed run's cleanup goes over several) keeps it, and its own removal comes back here. */
+    struct iol_ledger_view v;
+    if (iol_ledger_load(base, &v, &r->err)) return -1;
+    int only_self = v.n == 1 && strcmp(v.lines[0], ".") == 0;
+    iol_ledger_view_free(&v);
+    if (only_self) {
         char ledger[IOL_STR_MAX + 32];
         snprintf(ledger, sizeof ledger, "%s/%s", base, IOL_LEDGER_NAME);
-        /* Only the "." entry left: the directory holds nothing of anyone else's. */
         if (iol_ledger_remove(base, ".", &r->err)) return -1;
         if (access(ledger, F_OK) != 0) rmdir(base);
     }
     return 0;
+}
+
+/* Collective: removes what is left in the test directories of `iteration` that the ledger lists (items and
+ * trees of ranks this run does not have, items past a count, a run cut short): every rank takes a share of
+ * the items of every directory in use, then the rank of each directory removes the rest and its trees. */
+static int sweep_testdirs(struct mdtest_run *r, int iteration)
+{
+    struct iol_comm *c = r->comm;
+    int npaths = r->paths.count < r->nranks ? r->paths.count : r->nranks, rc = 0;
+    char td[IOL_STR_MAX + 64], name[64];
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; r->be->does_io && i < npaths && !rc; i++) {
+            if (pass == 1 && i != c->rank) continue;
+            for (uint64_t loop = 0; loop < r->geo.loops && !rc; loop++) {
+                mdtest_testdir(td, sizeof td, r->paths.dir[i], iteration, loop);
+                snprintf(name, sizeof name, "test-dir.%d-%llu", iteration, (unsigned long long)loop);
+                if (!iol_ledger_owns(r->paths.dir[i], name)) continue;
+                rc = pass == 0 ? mdtest_sweep(r, td, r->nranks, c->rank, &r->cleanup)
+                               : mdtest_sweep(r, td, 1, 0, &r->cleanup);
+            }
+        }
+        if (pass == 0 && c->barrier(c)) return comm_failed(r);
+    }
+    return rc;
+}
+
+static void write_document(struct mdtest_run *r);
+
+/* After a failed or interrupted run that created items: everything it created goes (the items, the trees,
+ * the test directories, -d if it made it), found by reading the directories, so it does not matter how far
+ * the run got. Collective; the run's own error stays the one reported. */
+static void cleanup_after_failure(struct mdtest_run *r)
+{
+    struct iol_comm *c = r->comm;
+    int64_t made = r->made_testdirs, any = 0;
+    if (c->allreduce(c, &made, &any, 1, IOL_DT_I64, IOL_OP_MAX) || !any) return;
+    r->cleanup.state = IOL_CLEANUP_PENDING;
+    /* A launcher may kill the ranks soon after its signal (Open MPI's mpirun: one second after its SIGTERM):
+     * the document goes out first, saying the cleanup is pending, and again once it is done. */
+    if (iol_interrupt_pending() && c->rank == 0) write_document(r);
+    struct iol_err first = r->err;
+    const char *phase = r->err_phase;
+    int ok = 1;
+    for (int it = 0; it < r->cfg->reps; it++) {
+        iol_err_clear(&r->err);
+        int rc = sweep_testdirs(r, it);
+        if (r->comm->barrier(r->comm)) {   /* the communicator broke: the ranks can no longer share it */
+            ok = 0;
+            break;
+        }
+        int64_t late = iol_interrupt_overdue(), any_late = 0;
+        if (c->allreduce(c, &late, &any_late, 1, IOL_DT_I64, IOL_OP_MAX) || any_late) {
+            ok = -1;   /* out of time: the rest stays for a remove run */
+            break;
+        }
+        if (rc == 0) rc = remove_testdirs(r, it);
+        if (rc) ok = 0;
+    }
+    r->err = first;
+    r->err_phase = phase;
+    r->cleanup.state = ok < 0 ? IOL_CLEANUP_PENDING : IOL_CLEANUP_DONE;
+    if (!ok) r->cleanup.left++;
+    if (ok < 0 && c->rank == 0)
+        fprintf(stderr, "iolens-bench: note: the cleanup stopped %d s after the signal; run this mdtest again with "
+                "-r (any --np) to remove what is left\n", IOL_INTERRUPT_CLEANUP_S);
 }
 
 /* ---- phases ----------------------------------------------------------------------------------------- */
@@ -405,9 +514,9 @@ static int reduce_phase(struct mdtest_run *r, struct md_local *lp, enum mdtest_p
     struct iol_comm *c = r->comm;
     /* IO500's form: all ranks' items over the slowest rank's time (its own start to its own end). */
     uint64_t slowest = lp->t_end > lp->t_start ? lp->t_end - lp->t_start : 0;
-    uint64_t sums[4] = {lp->items, lp->v_files, lp->v_bytes, lp->v_errors};
+    uint64_t sums[5] = {lp->items, lp->v_files, lp->v_bytes, lp->v_errors, lp->missing};
     if (c->allreduce(c, &slowest, &slowest, 1, IOL_DT_U64, IOL_OP_MAX) ||
-        c->allreduce(c, sums, sums, 4, IOL_DT_U64, IOL_OP_SUM) || iol_hist_allreduce(c, &lp->hist))
+        c->allreduce(c, sums, sums, 5, IOL_DT_U64, IOL_OP_SUM) || iol_hist_allreduce(c, &lp->hist))
         return comm_failed(r);
     /* The first bad file's path comes from the lowest rank that saw one. */
     int64_t badrank = lp->v_errors ? c->rank : INT64_MAX;
@@ -442,6 +551,7 @@ static int reduce_phase(struct mdtest_run *r, struct md_local *lp, enum mdtest_p
     ph->v_files = sums[1];
     ph->v_bytes = sums[2];
     ph->v_errors = sums[3];
+    ph->missing = sums[4];
     if (badrank != INT64_MAX) snprintf(ph->v_first_bad, sizeof ph->v_first_bad, "%s", first_bad);
     ph->rank_items = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_time_s = calloc((size_t)r->nranks, sizeof(double));
@@ -556,7 +666,16 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
                     c->allreduce(c, &bend, &bend, 1, IOL_DT_U64, IOL_OP_MAX)))
         failed = comm_failed(r) != 0;
     double barrier_time = span_s(bstart, bend);
-    if (!failed) failed = reduce_phase(r, lp, id, iteration, shift, barrier_time) || agree(r);
+    /* A phase cut short (interrupt, error) is still combined and reported, marked, with what it did; the
+     * collectives fail at once if the communicator itself broke. */
+    if (failed) {
+        int64_t t[2] = {(int64_t)lp->t_start, -(int64_t)bend};
+        if (c->allreduce(c, t, t, 2, IOL_DT_I64, IOL_OP_MIN) == 0 &&
+            reduce_phase(r, lp, id, iteration, shift, span_s((uint64_t)t[0], (uint64_t)-t[1])) == 0 && c->rank == 0)
+            r->phases[r->nphases - 1].cut_short = 1;
+    } else {
+        failed = reduce_phase(r, lp, id, iteration, shift, barrier_time) || agree(r);
+    }
     if (!failed && id == MD_FILE_CREATE && cfg->stonewall_s && c->rank == 0) {
         struct mdtest_phase *ph = &r->phases[r->nphases - 1];
         ph->stonewall = 1;
@@ -642,7 +761,8 @@ static int run_iteration(struct mdtest_run *r, int it)
         if (!cfg->time_unique_dir && run_phase(r, MD_TREE_REMOVE, it)) return -1;
         r->err_phase = "cleanup";
         if (r->comm->barrier(r->comm)) return comm_failed(r);
-        remove_testdirs(r, it);
+        if (sweep_testdirs(r, it) == 0) remove_testdirs(r, it);
+        r->cleanup.state = IOL_CLEANUP_DONE;
         if (agree(r)) return -1;
     }
     return 0;
@@ -656,6 +776,7 @@ static void write_document(struct mdtest_run *r)
     if (iol_doc_open(&d, r->info->json_path, &e) == 0) {
         iol_doc_header(&d.json, "mdtest", r->info, r->comm, r->nranks);
         mdtest_report_json(&d.json, r);
+        iol_doc_cleanup(&d.json, &r->cleanup);
         iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
         iol_doc_commit(&d, &e);
     }
@@ -677,6 +798,15 @@ int mdtest_run(const struct mdtest_cfg *cfg, struct iol_comm *comm, const struct
     FILE *text = comm->rank == 0 && !info->quiet ? stdout : NULL;
     if (text && !failed) mdtest_report_text_begin(text, r);
     for (int it = 0; !failed && it < cfg->reps; it++) failed = run_iteration(r, it) != 0;
+    if (failed && cfg->create) cleanup_after_failure(r);
+    if (r->cleanup.state != IOL_CLEANUP_NONE) {
+        uint64_t n[2] = {r->cleanup.removed, r->cleanup.left};
+        if (comm->allreduce(comm, n, n, 2, IOL_DT_U64, IOL_OP_SUM) == 0) {
+            r->cleanup.removed = n[0];
+            r->cleanup.left = n[1];
+        }
+        for (int i = 0; comm->rank == 0 && i < r->nphases; i++) r->cleanup.missing += r->phases[i].missing;
+    }
     if (comm->rank == 0) {
         for (int i = 0; i < r->nphases && !r->err.code; i++) {
             const struct mdtest_phase *ph = &r->phases[i];

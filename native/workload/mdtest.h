@@ -47,6 +47,9 @@ void mdtest_normalize(struct mdtest_cfg *cfg);
 int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err);
 /* Checks the -d directories (exist, are directories, writable when creating) without I/O. */
 int mdtest_check_paths(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err);
+/* A create run: its items (and tree directories) against the free inodes, and with -w their bytes against the
+ * free space, of each -d directory's file system; not with a stonewall (-W). */
+int mdtest_check_space(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err);
 /* Runs the workload on this rank (collective); returns an enum iol_status. */
 int mdtest_run(const struct mdtest_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info);
 

@@ -9,6 +9,7 @@
 #include "../common/json.h"
 #include "../common/pattern.h"
 #include "mdtest.h"
+#include "run_doc.h"
 
 #define MDTEST_MAX_PATHS 64
 
@@ -72,6 +73,8 @@ struct mdtest_phase {
     int verify;                          /* the verification figures below are set */
     uint64_t v_files, v_bytes, v_errors;
     char v_first_bad[IOL_STR_MAX];
+    int cut_short;                       /* the run stopped inside this phase: partial figures */
+    uint64_t missing;                    /* remove phases: items already gone, skipped (a run cut short) */
 };
 
 struct mdtest_run {
@@ -100,10 +103,18 @@ struct mdtest_run {
     int sw_hit;
     uint64_t sw_min, sw_max, sw_sum;
     double sw_time_s;
+    struct iol_cleanup cleanup;          /* leftovers removed by the sweep (summed on rank 0) */
+    int made_testdirs;                   /* this run created test directories (a create run got that far) */
     /* rank 0 */
     struct mdtest_phase *phases;
     int nphases, max_phases;
 };
+
+/* mdtest_sweep.c: removes mdtest's names (items, tree directories) under dir, recursively, for what a run cut
+ * short left; counts them in out->removed and anything else (left in place) in out->left. nshare > 1: this
+ * rank (me) removes only the items whose number N has N mod nshare == me, and no tree directory, so ranks
+ * share the work; a final pass with nshare 1 removes the rest. */
+int mdtest_sweep(struct mdtest_run *r, const char *dir, int nshare, int me, struct iol_cleanup *out);
 
 /* mdtest_report.c */
 void mdtest_report_text_begin(FILE *fp, const struct mdtest_run *r);

@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
+#include "../common/interrupt.h"
 #include "mdtest_internal.h"
 #include "run_doc.h"
 
@@ -57,7 +58,7 @@ static struct row_stats stats_of(const struct mdtest_run *r, enum mdtest_phase_i
     struct row_stats s = {0, 0, 0, 0, 0};
     double sum = 0;
     for (int i = 0; i < r->nphases; i++) {
-        if (r->phases[i].id != id) continue;
+        if (r->phases[i].id != id || r->phases[i].cut_short) continue;   /* reported on its own */
         double v = want_time ? r->phases[i].time_s : r->phases[i].rate;
         if (!s.n || v > s.max) s.max = v;
         if (!s.n || v < s.min) s.min = v;
@@ -68,7 +69,7 @@ static struct row_stats stats_of(const struct mdtest_run *r, enum mdtest_phase_i
     s.mean = sum / s.n;
     double var = 0;
     for (int i = 0; i < r->nphases; i++) {
-        if (r->phases[i].id != id) continue;
+        if (r->phases[i].id != id || r->phases[i].cut_short) continue;
         double v = want_time ? r->phases[i].time_s : r->phases[i].rate;
         var += (v - s.mean) * (v - s.mean);
     }
@@ -114,6 +115,17 @@ void mdtest_report_text_end(FILE *fp, const struct mdtest_run *r)
         if (ph->stonewall && ph->sw_hit)
             fprintf(fp, "Continue stonewall hit min: %" PRIu64 " max: %" PRIu64 " avg: %.1f \n", ph->sw_min, ph->sw_max,
                     (double)ph->sw_sum / r->nranks);
+    }
+    for (int i = 0; i < r->nphases; i++) {
+        const struct mdtest_phase *ph = &r->phases[i];
+        if (ph->missing)
+            fprintf(fp, "%s, iteration %d: %" PRIu64 " item(s) were already gone (a run cut short?): skipped\n",
+                    mdtest_phase_titles[ph->id], ph->iteration, ph->missing);
+        if (!ph->cut_short) continue;
+        int sig = iol_interrupt_pending();
+        fprintf(fp, "CUT SHORT%s%s: %s, iteration %d: %" PRIu64 " items in %.3f s (%.3f ops/sec) before the run "
+                    "stopped\n", sig ? " by " : "", sig ? iol_signal_name(sig) : "", mdtest_phase_titles[ph->id],
+                ph->iteration, ph->items, ph->time_s, ph->rate);
     }
     summary_table(fp, r, 0);
     if (r->cfg->print_rate_and_time) summary_table(fp, r, 1);
@@ -162,6 +174,8 @@ static void json_phase(struct iol_json *j, const struct mdtest_run *r, const str
     iol_json_kv_string(j, "name", mdtest_phase_names[ph->id]);
     iol_json_kv_int(j, "iteration", ph->iteration);
     iol_json_kv_uint(j, "items", ph->items);
+    iol_json_kv_bool(j, "cut_short", ph->cut_short);
+    iol_json_kv_uint(j, "missing", ph->missing);
     iol_json_kv_double(j, "time_s", ph->time_s);
     iol_json_kv_double(j, "rate_per_s", ph->rate);
     iol_json_kv_double(j, "io500_time_s", ph->io500_time_s);
@@ -246,7 +260,7 @@ void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r)
         double io500 = 0;
         uint64_t items = 0;
         for (int i = 0; i < r->nphases; i++) {
-            if ((int)r->phases[i].id != id) continue;
+            if ((int)r->phases[i].id != id || r->phases[i].cut_short) continue;
             iol_hist_merge(&all, &r->phases[i].hist);
             io500 += r->phases[i].io500_rate;
             items = r->phases[i].items;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/clock.h"
+#include "../common/interrupt.h"
 #include "git_commit.h"
 
 int iol_doc_open(struct iol_doc *d, const char *path, struct iol_err *err)
@@ -99,6 +100,20 @@ void iol_doc_status(struct iol_json *j, const struct iol_err *err, int err_rank,
         iol_json_string(j, phase);
         iol_json_end_object(j);
     }
+    /* A failed run that had received a signal was stopped by it (an error that came first would still be
+     * the message, and the signal then only cut the cleanup short: it is named all the same). */
+    int sig = iol_interrupt_pending();
+    iol_json_key(j, "interrupted");
+    if (!failed || !sig) {
+        iol_json_null(j);
+    } else {
+        iol_json_begin_object(j);
+        iol_json_kv_string(j, "signal", iol_signal_name(sig));
+        iol_json_kv_int(j, "number", sig);
+        iol_json_key(j, "phase");
+        iol_json_string(j, phase);
+        iol_json_end_object(j);
+    }
     iol_format_utc(iol_wall_ns(), when, sizeof when);
     iol_json_kv_string(j, "ended_at", when);
 }
@@ -167,4 +182,20 @@ void iol_doc_backend_stats(struct iol_json *j, const struct iol_backend_stats *s
 void iol_doc_latency(struct iol_json *j, const struct iol_hist *h, int with_buckets)
 {
     iol_doc_latency_as(j, "latency_ns", h, with_buckets ? IOL_DOC_LAT_BUCKETS : 0);
+}
+
+void iol_doc_cleanup(struct iol_json *j, const struct iol_cleanup *c)
+{
+    static const char *const states[] = {"none", "pending", "done", "kept"};
+    iol_json_key(j, "cleanup");
+    if (c == NULL || c->state == IOL_CLEANUP_NONE) {
+        iol_json_null(j);
+        return;
+    }
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "state", states[c->state]);
+    iol_json_kv_uint(j, "removed", c->removed);
+    iol_json_kv_uint(j, "missing", c->missing);
+    iol_json_kv_uint(j, "left", c->left);
+    iol_json_end_object(j);
 }

@@ -40,6 +40,17 @@ void iol_doc_backend_stats(struct iol_json *j, const struct iol_backend_stats *s
 enum { IOL_DOC_LAT_BUCKETS = 1, IOL_DOC_LAT_STDDEV = 2 };
 void iol_doc_latency_as(struct iol_json *j, const char *key, const struct iol_hist *h, int parts);
 
+/* What a run removed of its own files at its end, after it was cut short, or as a cleanup run
+ * (docs/schema.md, "cleanup"). NONE writes null. */
+enum iol_cleanup_state { IOL_CLEANUP_NONE, IOL_CLEANUP_PENDING, IOL_CLEANUP_DONE, IOL_CLEANUP_KEPT };
+struct iol_cleanup {
+    int state;
+    uint64_t removed;           /* files, items, directories removed */
+    uint64_t missing;           /* expected (listed) but already gone: skipped, not an error */
+    uint64_t left;              /* could not be removed, or not iolens's: left in place */
+};
+void iol_doc_cleanup(struct iol_json *j, const struct iol_cleanup *c);
+
 /* A whole document for a run that died before rank 0 could write one (used by the local launcher). */
 int iol_doc_write_failure(const char *path, const char *workload, const struct iol_run_info *info, int nranks,
                           const char *message, int rank, struct iol_err *err);

@@ -12,6 +12,7 @@ struct iol_run_info {
     int progress;                   /* --progress: rank 0 prints IOLENS-PROGRESS lines to stderr */
     int quiet;                      /* --quiet: no human report on stdout */
     int check_only;                 /* --check: validate and exit */
+    int no_space_check;             /* --no-space-check: skip the free space / free inode check */
     int argc;                       /* the command line, echoed in the document */
     char **argv;
     uint64_t start_wall_ns;

@@ -5,6 +5,10 @@
 #include "../common/error.h"
 #include "../common/hist.h"
 
+/* A signal pending on this rank or on another (through the communicator's poll, see comm.h), or 0. The
+ * poll every workload loop makes. */
+int iol_interrupted(struct iol_comm *c);
+
 /* Turns a pending Ctrl-C / SIGTERM into this rank's error (if it has none yet). */
 void iol_note_interrupt(struct iol_err *err);
 
