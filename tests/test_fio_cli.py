@@ -142,8 +142,13 @@ def test_fio_prints_fios_report(iolens_bin: list[str], fake_fio: dict[str, str],
     assert "    clat percentiles (usec):" in lines and "Run status group 1 (all jobs):" in lines
     assert "warning: cache" in proc.stdout
     assert "IOLENS-PROGRESS" not in proc.stdout + proc.stderr
-    # --json keeps the engine's own document, not the fio-shaped one.
-    assert json.loads(native.read_text()) == sample_fio_document()
+    # --json keeps the engine's own document, not the fio-shaped one: with the command as typed (the engine's
+    # own as engine_command).
+    kept = json.loads(native.read_text())
+    engine_doc = sample_fio_document()
+    assert kept.pop("command") == ["iolens", *args]
+    assert kept.pop("engine_command") == engine_doc.pop("command")
+    assert kept == engine_doc
     argv = _calls(fake_fio)[-1]
     assert argv[:4] == ["fio", "--name=randrw", "--rw=randrw", "--bs=4k"] and argv[4] == "--json"
     assert {"--progress", "--quiet"} <= set(argv) and argv[-2:] == ["--np", "2"]

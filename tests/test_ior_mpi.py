@@ -241,7 +241,7 @@ def test_cli_writes_a_failed_document_when_a_rank_dies_under_mpirun(
     assert results.parse(doc).status == "failed"
     # The ranks were killed before they could clean up: their files and ledger are left for --remove-only.
     rm = run_engine(
-        Path(doc["command"][doc["command"].index("ior") - 1]),
+        Path(doc["engine_command"][doc["engine_command"].index("ior") - 1]),
         ["-F", "--remove-only", "-o", str(target)],
         np=2,
     )

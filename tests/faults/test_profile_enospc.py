@@ -1,4 +1,4 @@
-"""The profiler runtime on a full file system (docs/reliability.prof.md): a real tmpfs of a few MiB, mounted
+"""The profiler runtime on a full file system (docs/reliability.md): a real tmpfs of a few MiB, mounted
 for the test (root only), filled by the program itself or by the log. The program must see exactly what it
 would see without the runtime (every call's result and errno); the log must be either complete or say that it
 is not, and `iolens profile report` must read it without a traceback."""

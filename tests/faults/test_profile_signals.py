@@ -1,5 +1,5 @@
 """`iolens profile` under the signals a batch system, `timeout`, `kill` or a terminal send (SIGINT, SIGTERM,
-SIGHUP), to iolens alone or to its whole process group (docs/reliability.prof.md): the program gets the signal
+SIGHUP), to iolens alone or to its whole process group (docs/reliability.md): the program gets the signal
 (once from iolens when iolens alone got it), iolens waits for it, keeps and stores its log, prints the report
 marked as interrupted, and exits with the program's status, all within 10 s; a program that ignores the
 signal is killed after IOLENS_PROFILE_KILL_AFTER seconds. Real processes, the real runtime, a real SQLite

@@ -9,7 +9,7 @@ launcher's own options, not through the launcher's environment.
 A program that cannot be started is refused before anything is created (127 or 126, as a shell says); a
 signal that ends the run (SIGINT, SIGTERM, SIGHUP) is passed on to the program, which is then waited for
 (and killed after IOLENS_PROFILE_KILL_AFTER seconds when it does not end), and the logs it wrote are still
-stored and reported (interrupt.py; docs/reliability.prof.md).
+stored and reported (interrupt.py; docs/reliability.md).
 """
 
 from __future__ import annotations
