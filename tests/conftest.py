@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,35 @@ def _scratch(parent: Path) -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+MountTmpfs = Callable[..., Path]
+
+
+@pytest.fixture
+def mount_tmpfs(tmp_path: Path) -> Iterator[MountTmpfs]:
+    """mount_tmpfs(size, mode=None) -> a directory with a fresh tmpfs of that size on it (a full file
+    system made to order, for the fault tests); all are unmounted afterwards. Needs root: skips otherwise."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mounted: list[Path] = []
+
+    def mount(size: str, mode: str | None = None) -> Path:
+        d = tmp_path / f"tmpfs{len(mounted)}"
+        d.mkdir()
+        options = f"size={size}" + (f",mode={mode}" if mode else "")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(d)], capture_output=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+        mounted.append(d)
+        return d
+
+    try:
+        yield mount
+    finally:
+        for d in reversed(mounted):
+            # Lazily: a test that failed may have left a process inside; the mount goes when it does.
+            subprocess.run(["umount", "-l", str(d)], check=False)
 
 
 @pytest.fixture

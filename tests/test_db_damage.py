@@ -16,6 +16,7 @@ import pytest
 
 from iolens.store import Store, queries
 
+from .conftest import MountTmpfs
 from .db_helpers import PgServer, iolens, iolens_env, ior_document
 
 # Every command that only reads the database, with the ids a database of RUNS runs has.
@@ -276,23 +277,16 @@ def test_html_given_an_existing_directory_is_refused_before_any_work(
     assert list(target.iterdir()) == [] and list(tmp_path.glob(".*.tmp")) == []
 
 
-def test_report_that_cannot_be_written_leaves_no_tmp_file(sound_db: Path, tmp_path: Path) -> None:
+def test_report_that_cannot_be_written_leaves_no_tmp_file(
+    sound_db: Path, tmp_path: Path, mount_tmpfs: MountTmpfs
+) -> None:
     """A report larger than the space left: the error in one line, no .tmp of several MB left behind."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a tmpfs")
-    import subprocess
-
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
-    try:
-        out = mnt / "run7.html"
-        r = iolens("report", "7", "--html", str(out), "--db", str(sound_db), env=iolens_env(home=tmp_path))
-        assert r.returncode == 1 and _one_line(r.stderr), r.stderr
-        assert "No space left on device" in r.stderr and str(out) in r.stderr
-        assert list(mnt.iterdir()) == []
-    finally:
-        subprocess.run(["umount", str(mnt)], check=True)
+    mnt = mount_tmpfs("1m")
+    out = mnt / "run7.html"
+    r = iolens("report", "7", "--html", str(out), "--db", str(sound_db), env=iolens_env(home=tmp_path))
+    assert r.returncode == 1 and _one_line(r.stderr), r.stderr
+    assert "No space left on device" in r.stderr and str(out) in r.stderr
+    assert list(mnt.iterdir()) == []
 
 
 def test_check_takes_a_run_stored_under_a_uid_of_its_own_as_sound(tmp_path: Path) -> None:

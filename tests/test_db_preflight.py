@@ -20,6 +20,7 @@ import pytest
 
 from iolens.store import Store, queries
 
+from .conftest import MountTmpfs
 from .db_helpers import PgServer, iolens, iolens_env, ior_document
 
 NOBODY = 65534
@@ -50,19 +51,12 @@ def _iolens_db(path: Path, home: Path) -> None:
 
 
 @pytest.fixture
-def readonly_tmpfs(tmp_path: Path) -> Iterator[Path]:
+def readonly_tmpfs(tmp_path: Path, mount_tmpfs: MountTmpfs) -> Path:
     """A tmpfs holding a valid iolens database (iolens.db), then remounted read-only."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a tmpfs")
-    mnt = tmp_path / "ro"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], check=True)
-    try:
-        _iolens_db(mnt / "iolens.db", tmp_path)
-        subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], check=True)
+    mnt = mount_tmpfs("16m")
+    _iolens_db(mnt / "iolens.db", tmp_path)
+    subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+    return mnt
 
 
 def test_valid_database_on_a_read_only_file_system_is_refused_as_read_only(

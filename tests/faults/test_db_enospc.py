@@ -8,27 +8,19 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ..conftest import MountTmpfs
 from ..db_helpers import iolens, iolens_env, ior_document
 
 PAD = 150_000  # bytes of padding per document: a few fit on the tmpfs, then one does not
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root to mount a tmpfs")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], check=True)
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], check=True)
+def small_tmpfs(mount_tmpfs: MountTmpfs) -> Path:
+    return mount_tmpfs("2m")
 
 
 def _doc(i: int, docs: Path) -> Path:

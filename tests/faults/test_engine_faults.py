@@ -9,24 +9,19 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from ..conftest import MountTmpfs
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+def small_tmpfs(mount_tmpfs: MountTmpfs) -> Path:
     """A 64 MiB tmpfs of its own, unmounted afterwards."""
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m,mode=0777", "tmpfs", str(mnt)], check=True)
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
+    return mount_tmpfs("64m", mode="0777")
 
 
 def _run(engine: Path, workload: str, args: list[str], doc: Path, np: int = 2, timeout: float = 120,

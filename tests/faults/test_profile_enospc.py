@@ -10,41 +10,22 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from iolens.profile.reader import read_log
 
-from ..conftest import ProfileBuild
+from ..conftest import MountTmpfs, ProfileBuild
 
 Mount = Callable[[str], Path]
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Mount]:
-    """mount(size) -> a directory with a fresh tmpfs of that size on it; all are unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mounted: list[Path] = []
-
-    def mount(size: str) -> Path:
-        d = tmp_path / f"tmpfs{len(mounted)}"
-        d.mkdir()
-        r = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(d)], capture_output=True, check=False
-        )
-        if r.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
-        mounted.append(d)
-        return d
-
-    try:
-        yield mount
-    finally:
-        for d in reversed(mounted):
-            subprocess.run(["umount", str(d)], check=False)
+def small_tmpfs(mount_tmpfs: MountTmpfs) -> Mount:
+    """mount(size) -> a directory with a fresh tmpfs of that size on it (tests/conftest.py)."""
+    return mount_tmpfs
 
 
 def clean_env() -> dict[str, str]:
