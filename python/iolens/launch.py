@@ -332,6 +332,11 @@ def _children_map() -> dict[int, list[int]]:
     return children
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (under mpirun: its ranks on this node)."""
+    return list(_children_map().get(pid, []))
+
+
 def engine_descendants(root: int, engine: Path | str) -> list[int]:
     """Processes under `root` (at any depth) that run the engine binary."""
     target = os.path.realpath(engine)

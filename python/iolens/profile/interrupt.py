@@ -15,6 +15,8 @@ started with ignored (`nohup`, a background job's SIGINT) stays ignored, and the
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import time
@@ -22,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import FrameType, TracebackType
 
-from iolens import interrupt
+from iolens import interrupt, launch
 
 # The signals that end a run; SIGCHLD is blocked with them, so that the wait wakes when the program ends.
 RUN_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -92,7 +94,8 @@ class RunSignals:
     """The run's signals, from just before the program starts to the end of its report (a context manager);
     `wait` waits for the program and deals with them."""
 
-    def __init__(self) -> None:
+    def __init__(self, launcher: str = "local") -> None:
+        self.launcher = launcher
         self.handled = [s for s in RUN_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
         self._early: list[int] = []
         self._old: dict[int, object] = {}
@@ -124,13 +127,24 @@ class RunSignals:
         forward = not from_terminal and proc.returncode is None
         if forward:
             try:
-                proc.send_signal(signum)
+                self._forward(proc, signum)
             except OSError:
                 forward = False
         if self.interruption is None:
             self.interruption = Interruption(signum, from_terminal, forward, kill_after=grace)
         if not from_terminal and self._process_signal_at is None:
             self._process_signal_at = time.monotonic()
+
+    def _forward(self, proc: subprocess.Popen[bytes], signum: int) -> None:
+        """To the program, or under mpirun to its ranks on this node (mpirun's children): a batch system
+        that signals the whole group has signalled mpirun already, and a second signal makes mpirun end at
+        once, its ranks left running. With no rank here (all on other nodes), to mpirun."""
+        ranks = launch.child_pids(proc.pid) if self.launcher == "mpirun" else []
+        if not ranks:
+            proc.send_signal(signum)
+        for pid in ranks:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
 
     def _take_early(self, proc: subprocess.Popen[bytes], grace: float) -> None:
         """Signals the handlers caught before they were blocked: who sent them is not known, so they are
@@ -166,6 +180,10 @@ class RunSignals:
     def _kill(self, proc: subprocess.Popen[bytes]) -> int:
         assert self.interruption is not None
         self.interruption.killed = True
+        # Under mpirun its ranks here first: mpirun killed alone would leave them running.
+        for pid in launch.child_pids(proc.pid) if self.launcher == "mpirun" else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         try:
             proc.kill()
         except OSError:

@@ -284,7 +284,7 @@ def run_profile(
         raise
     before = _existing_stems(out_dir)
     _say(err, f"iolens: profile logs go to {out_dir}")
-    with RunSignals() as signals:
+    with RunSignals(req.launcher) as signals:
         try:
             proc = subprocess.Popen(cmd, env=program_env(req, variables, env))
         except OSError as exc:
