@@ -210,9 +210,12 @@ def test_a_stop_signal_at_a_random_moment_leaves_nothing_behind(
             assert out.strip(), diag
 
 
-def test_sigkill_of_iolens_alone_still_has_the_engine_clean_up(iolens_bin: list[str], disk_dir: Path) -> None:
+def test_sigkill_of_iolens_alone_still_has_the_engine_clean_up(
+    iolens_bin: list[str], disk_dir: Path, tmp_path: Path
+) -> None:
     """An OOM kill or `kill -9` of the front end: the engine is told by the kernel (PR_SET_PDEATHSIG) and
-    removes what it wrote."""
+    removes what it wrote. (iolens's own temporary directory, with the engine's document in it, is what
+    stays: here inside the test's directory, through IOLENS_TMPDIR.)"""
     args = [
         "ior",
         "-F",
@@ -229,7 +232,10 @@ def test_sigkill_of_iolens_alone_still_has_the_engine_clean_up(iolens_bin: list[
         "2",
         "--no-live",
     ]
-    proc = subprocess.Popen([*iolens_bin, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(os.environ, IOLENS_TMPDIR=str(tmp_path))
+    proc = subprocess.Popen(
+        [*iolens_bin, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not any(p.name.startswith("f.") for p in disk_dir.iterdir()):
         time.sleep(0.05)
