@@ -232,6 +232,9 @@ static void follow_front_end(void)
 
 int main(int argc, char **argv)
 {
+    /* A stop signal is recorded from the first moment, not only once the ranks run: under mpirun a rank
+     * killed by one during MPI_Init leaves mpirun hanging (PMIx "UNREACHABLE"). */
+    iol_interrupt_install();
     follow_front_end();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         print_usage(argc < 2 ? stderr : stdout);

@@ -8,6 +8,8 @@ the first moment it is recorded instead, and the command then ends as it ends fo
 
 from __future__ import annotations
 
+import signal
+
 from iolens import interrupt
 
 
@@ -15,4 +17,8 @@ def main() -> int:
     interrupt.STOP.record_from_now()
     from iolens.cli import main as cli_main
 
-    return cli_main()
+    status = cli_main()
+    # The command is over and has said so: a stop signal now changes nothing. Blocked, it is not delivered
+    # while Python shuts down (which puts the default handlers back: the process would die of it).
+    signal.pthread_sigmask(signal.SIG_BLOCK, interrupt.STOP_SIGNALS)
+    return status

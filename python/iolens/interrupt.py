@@ -28,7 +28,9 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Well inside Slurm's default KillWait of 30 s; the engine's own stop takes a few seconds at most.
 ESCALATE_AFTER_S = 20.0
 
-Forward = Callable[[int], None]
+# Hands a signal on; False when it could not be delivered yet (the ranks under mpirun not started): it is
+# tried again every 0.2 s.
+Forward = Callable[[int], "bool | None"]
 
 
 class Stopped(KeyboardInterrupt):
@@ -99,6 +101,8 @@ class Stop:
         self.received_at: float | None = None
         self._forward: Forward | None = None
         self._forwarded = False
+        # The signal handler (main thread) and the retrying watchdog thread both hand on; one at a time.
+        self._lock = threading.RLock()
         self._installed = 0
         self._shielded = 0
 
@@ -117,14 +121,14 @@ class Stop:
         self._hand_on()
 
     def _hand_on(self) -> None:
-        forward = self._forward
-        if forward is None or self._forwarded or self.signum is None:
-            return
-        self._forwarded = True
-        try:
-            forward(self.signum)
-        except ProcessLookupError:
-            pass  # the child has just exited
+        with self._lock:
+            forward = self._forward
+            if forward is None or self._forwarded or self.signum is None:
+                return
+            try:
+                self._forwarded = forward(self.signum) is not False
+            except ProcessLookupError:
+                self._forwarded = True  # the child has just exited
 
     def record_from_now(self) -> None:
         """Record the stop signals from now on, until a command installs its own handling (main thread)."""
@@ -160,25 +164,26 @@ class Stop:
             return
         self._forward = forward
         self._forwarded = False
-        watchdog: threading.Thread | None = None
         done = threading.Event()
-        if kill_group is not None:
-            watchdog = threading.Thread(target=self._watch, args=(kill_group, done), daemon=True)
-            watchdog.start()
+        watchdog = threading.Thread(target=self._watch, args=(kill_group, done), daemon=True)
+        watchdog.start()
         try:
             self._hand_on()
             yield
         finally:
-            self._forward = None
+            with self._lock:
+                self._forward = None
             done.set()
-            if watchdog is not None:
-                watchdog.join()
+            watchdog.join()
 
-    def _watch(self, pgid: int, done: threading.Event) -> None:
+    def _watch(self, pgid: int | None, done: threading.Event) -> None:
+        """Retry a hand-on that could not be delivered yet; kill the group that outlives the bound."""
         while not done.wait(0.2):
-            if self.received_at is None or not self._forwarded:
+            if self.received_at is None:
                 continue
-            if time.monotonic() - self.received_at >= ESCALATE_AFTER_S:
+            if not self._forwarded:
+                self._hand_on()
+            elif pgid is not None and time.monotonic() - self.received_at >= ESCALATE_AFTER_S:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pgid, signal.SIGKILL)
                 return

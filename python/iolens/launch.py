@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,6 +131,8 @@ class RunOutcome:
     stopped_by_check: bool = False
     # The stop signal (SIGINT, SIGTERM, SIGHUP) that iolens received while the run went on, if any.
     signal: int | None = None
+    # False when a stop signal came before the launcher could be started: nothing ran.
+    started: bool = True
 
 
 def ranks_per_node(np: int, nodes: int) -> int:
@@ -290,27 +293,37 @@ def launch_environment(launcher: str) -> dict[str, str]:
     return env
 
 
+# Under mpirun, how long a stop signal waits for the engine ranks on this node to appear (mpirun just
+# started) before it goes to mpirun instead (every rank on other nodes): mpirun signalled while it is still
+# launching can hang.
+RANKS_WAIT_S = 3.0
+
+
 def _forwarder(proc: subprocess.Popen[str], launcher: str, engine: Path | str | None) -> interrupt.Forward:
     """How a stop signal reaches the ranks. Local: the engine, which hands it to the ranks it forked. srun:
     SIGTERM to srun, which signals every task (a single SIGINT would only make srun print its status).
     mpirun: the engine ranks on this node directly (mpirun would SIGKILL them a second after its own
-    SIGTERM); ranks on other nodes learn of it from them at the engine's next agreement point. With no
-    engine rank on this node, SIGTERM to mpirun."""
+    SIGTERM); ranks on other nodes learn of it from them. With no engine rank on this node within
+    RANKS_WAIT_S of the signal, SIGTERM to mpirun."""
 
-    def forward(signum: int) -> None:
+    def forward(signum: int) -> bool:
         if proc.poll() is not None:
-            return
+            return True
         if launcher == "local":
             proc.send_signal(signum)
-            return
+            return True
         if launcher == "mpirun" and engine is not None:
             ranks = engine_descendants(proc.pid, engine)
             if ranks:
                 for pid in ranks:
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signum)
-                return
+                return True
+            since = interrupt.STOP.received_at
+            if since is not None and time.monotonic() - since < RANKS_WAIT_S:
+                return False
         proc.send_signal(signal.SIGTERM)
+        return True
 
     return forward
 
@@ -427,6 +440,11 @@ def run(
         if checked.returncode != 0:
             checked.stopped_by_check = True
             return checked
+        if interrupt.STOP.requested:
+            # Stopped while the flags were checked: no launcher is started.
+            return RunOutcome(
+                returncode=0, command=checked.command, signal=interrupt.STOP.signum, started=False
+            )
         if launcher == "mpirun" and req.nodes is not None:
             flavor = detect_mpi_flavor()
     return _stream(

@@ -156,6 +156,8 @@ def run_workload(run: RunInput) -> int:
         except launch.LaunchError as exc:
             return error(str(exc))
 
+        if not outcome.started:
+            return _stopped_before_start(run, req, started_at)
         if quiet_rank:
             # Rank 0 of the job shows, keeps and stores the document and its exit status is the job's (the
             # engine's ranks agree on errors). The others end with 0 after a run or an agreed stop: a non-zero
