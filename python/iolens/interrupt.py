@@ -199,6 +199,11 @@ class Stop:
             self._shielded -= 1
 
     @property
+    def stopping_runs(self) -> bool:
+        """A stop signal came and no cleanup is shielded from it: a new run should not start."""
+        return self.signum is not None and not self._shielded
+
+    @property
     def installed(self) -> bool:
         return self._installed > 0
 

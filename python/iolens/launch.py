@@ -440,8 +440,8 @@ def run(
         if checked.returncode != 0:
             checked.stopped_by_check = True
             return checked
-        if interrupt.STOP.requested:
-            # Stopped while the flags were checked: no launcher is started.
+        if interrupt.STOP.stopping_runs:
+            # Stopped while the flags were checked: no launcher is started (a cleanup run still is).
             return RunOutcome(
                 returncode=0, command=checked.command, signal=interrupt.STOP.signum, started=False
             )
