@@ -1,4 +1,5 @@
-"""The IO500 INI reader: the official app's reference files (../shared/data/io500) and its parsing rules."""
+"""The IO500 INI reader: the official app's reference files (tests/data/io500, the app's own output) and its
+parsing rules."""
 
 from __future__ import annotations
 

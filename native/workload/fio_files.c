@@ -47,7 +47,14 @@ static int check_file(const struct fio_plan *p, const char *path, struct iol_err
     return 0;
 }
 
-int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
+/* Called for every file of every job that does I/O: instance i (a numjobs instance of a rank; one in all for a
+ * shared filename), file k of the instance, with the job's plan. A non-zero return stops the walk. */
+typedef int (*planned_file_fn)(const struct fio_plan *p, uint64_t i, int k, const char *path, void *ctx,
+                               struct iol_err *err);
+
+/* The files the run will use, as the checks before any I/O see them. */
+static int each_planned_file(const struct fio_cfg *cfg, int nranks, planned_file_fn visit, void *ctx,
+                             struct iol_err *err)
 {
     struct fio_plan *p = malloc(sizeof *p);
     if (!p) return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
@@ -58,20 +65,12 @@ int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
             break;
         }
         if (!p->be->does_io) continue;
-        const struct fio_job_opts *o = p->o;
-        if (o->directory[0]) {
-            char why[IOL_STR_MAX + 64];
-            if (iol_dir_problem(o->directory, why, sizeof why)) {
-                rc = iol_err_set(err, IOL_ERR_USAGE, "directory: %s: %s", o->directory, why);
-                break;
-            }
-        }
-        uint64_t instances = p->shared_files ? 1 : (uint64_t)nranks * (uint64_t)o->numjobs;
+        uint64_t instances = p->shared_files ? 1 : (uint64_t)nranks * (uint64_t)p->o->numjobs;
         for (uint64_t i = 0; i < instances && rc == 0; i++) {
             for (int k = 0; k < p->nfiles && rc == 0; k++) {
                 char path[IOL_STR_MAX + 512];
                 fio_file_path(p, i, k, path, sizeof path);
-                rc = check_file(p, path, err);
+                rc = visit(p, i, k, path, ctx, err);
             }
         }
     }
@@ -79,42 +78,50 @@ int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
     return rc;
 }
 
+static int check_planned_file(const struct fio_plan *p, uint64_t i, int k, const char *path, void *ctx,
+                              struct iol_err *err)
+{
+    (void)ctx;
+    const char *directory = p->o->directory;
+    if (i == 0 && k == 0 && directory[0]) {   /* the job's directory=, once */
+        char why[IOL_STR_MAX + 64];
+        if (iol_dir_problem(directory, why, sizeof why))
+            return iol_err_set(err, IOL_ERR_USAGE, "directory: %s: %s", directory, why);
+    }
+    return check_file(p, path, err);
+}
+
+int fio_check_paths(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
+{
+    return each_planned_file(cfg, nranks, check_planned_file, NULL, err);
+}
+
+/* Every file is written up to the end of its I/O region, by the job or by its layout before a read; only the
+ * part an existing file does not hold yet takes new space, and a file not there yet an inode. */
+static int count_planned_file(const struct fio_plan *p, uint64_t i, int k, const char *path, void *ctx,
+                              struct iol_err *err)
+{
+    (void)i;
+    (void)k;
+    (void)err;
+    char dir[IOL_STR_MAX];
+    const char *name;
+    fio_file_dir_name(path, dir, sizeof dir, &name);
+    uint64_t want = p->o->offset + p->filesize;
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    uint64_t have = exists ? (uint64_t)st.st_size : 0;
+    iol_space_add(ctx, dir, want > have ? (long double)(want - have) : 0, exists ? 0 : 1);
+    return 0;
+}
+
 int fio_check_space(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
 {
-    struct fio_plan *p = malloc(sizeof *p);
     struct iol_space *sp = malloc(sizeof *sp);
-    if (!p || !sp) {
-        free(p);
-        free(sp);
-        return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
-    }
+    if (!sp) return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
     sp->n = 0;
-    int rc = 0;
-    for (int j = 0; j < cfg->njobs && rc == 0; j++) {
-        if (fio_plan_build(cfg, j, p, err)) {
-            rc = -1;
-            break;
-        }
-        if (!p->be->does_io) continue;
-        /* Every file is written up to the end of its I/O region, by the job or by its layout before a read;
-         * only the part an existing file does not hold yet takes new space. */
-        uint64_t want = p->o->offset + p->filesize;
-        uint64_t instances = p->shared_files ? 1 : (uint64_t)nranks * (uint64_t)p->o->numjobs;
-        for (uint64_t i = 0; i < instances; i++) {
-            for (int k = 0; k < p->nfiles; k++) {
-                char path[IOL_STR_MAX + 512], dir[IOL_STR_MAX];
-                const char *name;
-                fio_file_path(p, i, k, path, sizeof path);
-                fio_file_dir_name(path, dir, sizeof dir, &name);
-                struct stat st;
-                int exists = stat(path, &st) == 0;
-                uint64_t have = exists ? (uint64_t)st.st_size : 0;
-                iol_space_add(sp, dir, want > have ? (long double)(want - have) : 0, exists ? 0 : 1);
-            }
-        }
-    }
+    int rc = each_planned_file(cfg, nranks, count_planned_file, sp, err);
     if (rc == 0) rc = iol_space_check(sp, "size", "every file of every job, numjobs instance and rank", err);
-    free(p);
     free(sp);
     return rc;
 }

@@ -227,10 +227,6 @@ def fio_output(opts: RunOptions) -> FioOutput:
     )
 
 
-_error = error
-_out_console = out_console
-
-
 def _show_help(workload: str) -> int:
     print(RUN_HELP.format(prog=PROG, workload=workload))
     if workload == "fio":
@@ -255,7 +251,7 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
         opts = split_args(argv, FIO_VALUED if workload == "fio" else ())
         output = fio_output(opts) if workload == "fio" else None
     except (UsageError, monitor_attach.MonitorOptionError) as exc:
-        return _error(str(exc))
+        return error(str(exc))
     if opts.help:
         return _show_help(workload)
     if "--check" in opts.engine_args:
@@ -270,13 +266,13 @@ def _check_only(workload: str, opts: RunOptions) -> int:
     try:
         engine = find_engine()
     except EngineNotFound as exc:
-        return _error(str(exc), 1)
+        return error(str(exc), 1)
     req = launch.RunRequest(workload, [a for a in opts.engine_args if a != "--check"], np=opts.np)
     checked = launch.precheck(req, engine)
     for line in checked.stderr_tail:
         print(line, file=sys.stderr)
     for msg in checked.errors:
-        _error(msg)
+        error(msg)
     if checked.returncode == 0:
         print(f"{PROG}: {workload} options ok")
     return checked.returncode
@@ -341,7 +337,7 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
         if opts.get("--verify"):
             if len(pos) != 2:
                 raise UsageError("io500 --verify: expects CONFIG.ini and RESULT.txt")
-            return driver.verify_command(pos[0], pos[1], _out_console())
+            return driver.verify_command(pos[0], pos[1], out_console())
         if len(pos) != 1:
             raise UsageError("io500: expects one CONFIG.ini (see iolens io500 --help)")
         launcher = opts.get("--launcher", "local")
@@ -378,16 +374,16 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
                     # Every node of every phase sampled by its local rank 0 (monitor/node_wrap.py).
                     mon.sample_nodes(tmp)
                     run_opts.engine_wrapper = mon.engine_wrapper
-                status = driver.main_run(run_opts, _out_console(), err, on_document=docs.append)
+                status = driver.main_run(run_opts, out_console(), err, on_document=docs.append)
             if mon is not None and docs:
-                mon.add_to_io500(docs[0], json_path, _out_console())
+                mon.add_to_io500(docs[0], json_path, out_console())
         if docs and store is not None and not pipeline.store_document(store, docs[0]) and status == 0:
             status = 1
         return status
     except (UsageError, monitor_attach.MonitorOptionError) as exc:
-        return _error(str(exc))
+        return error(str(exc))
     except driver.DriverError as exc:
-        return _error(driver.config_error_line(str(exc)), exc.status)
+        return error(driver.config_error_line(str(exc)), exc.status)
 
 
 _PROFILE_VALUED = ("--out", "--launcher", "--np", "--launcher-args")
@@ -475,15 +471,15 @@ def _profile(argv: Sequence[str], store: StoreOptions | None = None) -> int:
     try:
         kind, value = profile_args(argv)
     except UsageError as exc:
-        return _error(str(exc))
+        return error(str(exc))
     if kind == "help":
         sys.stdout.write(PROFILE_HELP)
         return 0
     if kind == "report":
         path, as_json = value
         if not os.path.exists(path):
-            return _error(f"profile report: {path}: no such file or directory")
-        status = profile_report.report_command(path, as_json, _out_console(), _error)
+            return error(f"profile report: {path}: no such file or directory")
+        status = profile_report.report_command(path, as_json, out_console(), error)
         if status == 0 and store is not None:
             # Stored as `iolens profile` stores what it wrote (docs/db.md); the report is printed first.
             from iolens import db_cli
@@ -499,11 +495,11 @@ def _profile(argv: Sequence[str], store: StoreOptions | None = None) -> int:
             db_cli.store_profile_logs(store, logs)
 
     try:
-        return profile_run.run_profile(value, _out_console(), Console(stderr=True, highlight=False), on_logs)
+        return profile_run.run_profile(value, out_console(), Console(stderr=True, highlight=False), on_logs)
     except profile_run.ProfileLibNotFound as exc:
-        return _error(str(exc), 1)
+        return error(str(exc), 1)
     except profile_run.ProfileRunError as exc:
-        return _error(str(exc))
+        return error(str(exc))
 
 
 def _print_version() -> int:
@@ -563,7 +559,7 @@ def _main(argv: Sequence[str] | None) -> int:
             if not _asks_help(rest):
                 autostore_target(store)  # a bad config file is said before anything runs
         except SettingsError as exc:
-            return _error(str(exc))
+            return error(str(exc))
         with interrupt.STOP.handling():
             return _run_workload(command, rest, store) if command in WORKLOADS else _io500(rest, store)
     if command == "profile":
@@ -579,7 +575,7 @@ def _main(argv: Sequence[str] | None) -> int:
             if not (_asks_help(rest, first_only=True) or (rest[:1] == ["report"] and _asks_help(rest[1:]))):
                 autostore_target(store)
         except SettingsError as exc:
-            return _error(str(exc))
+            return error(str(exc))
         return _profile(rest, store)
     if command == "monitor":
         from iolens import db_cli
@@ -591,12 +587,12 @@ def _main(argv: Sequence[str] | None) -> int:
             if rest[:1] != ["parse"] and not asks_help:
                 autostore_target(store)
         except SettingsError as exc:
-            return _error(str(exc))
+            return error(str(exc))
         if asks_help:
             return monitor_command.main(rest)
         if rest[:1] == ["parse"]:
             if store != StoreOptions():
-                return _error(
+                return error(
                     "monitor parse: stores nothing (it shows what the parsers read from a file): --db, "
                     "--system and --no-store do not apply (to store a sample stream: iolens db import FILE)"
                 )
@@ -604,7 +600,7 @@ def _main(argv: Sequence[str] | None) -> int:
         with db_cli.monitor_sink(store) as sink:
             return monitor_command.main(rest, sink)
     sys.stderr.write(USAGE)
-    return _error(f"unknown command {command!r}")
+    return error(f"unknown command {command!r}")
 
 
 if __name__ == "__main__":

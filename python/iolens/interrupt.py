@@ -9,7 +9,7 @@ group reaches it only through us), and nothing is raised. The engine stops its r
 created and writes its document marked interrupted; the caller then shows it, stores it, and exits with
 128 + the signal's number (docs/reliability.md).
 
-A child that has not exited ESCALATE_AFTER_S after the signal was handed on gets SIGKILL (its whole process
+A child that has not exited ESCALATE_AFTER_S after the signal came gets SIGKILL (its whole process
 group), still inside a KillWait, so `iolens` itself always ends and says what happened.
 """
 
@@ -158,7 +158,7 @@ class Stop:
     def forwarding(self, forward: Forward, kill_group: int | None = None) -> Iterator[None]:
         """While the block runs, a stop signal is handed on once through `forward`; a signal that came
         before the block is handed on at once. With kill_group, a process group still alive
-        ESCALATE_AFTER_S after the hand-on is killed."""
+        ESCALATE_AFTER_S after the signal came is killed."""
         if self._shielded:
             yield
             return
@@ -202,16 +202,6 @@ class Stop:
     def stopping_runs(self) -> bool:
         """A stop signal came and no cleanup is shielded from it: a new run should not start."""
         return self.signum is not None and not self._shielded
-
-    @property
-    def installed(self) -> bool:
-        return self._installed > 0
-
-    def reset(self) -> None:
-        """Forget a received signal (tests; a long-lived process between runs)."""
-        self.signum = None
-        self.received_at = None
-        self._forwarded = False
 
 
 # The process's one instance: signal dispositions are process-wide.

@@ -440,13 +440,11 @@ def run(
         if checked.returncode != 0:
             checked.stopped_by_check = True
             return checked
-        if interrupt.STOP.stopping_runs:
-            # Stopped while the flags were checked: no launcher is started (a cleanup run still is).
-            return RunOutcome(
-                returncode=0, command=checked.command, signal=interrupt.STOP.signum, started=False
-            )
         if launcher == "mpirun" and req.nodes is not None:
             flavor = detect_mpi_flavor()
-    return _stream(
-        build_command(req, engine, flavor), on_progress, on_line, stdout, on_exit, req.launcher, engine
-    )
+    cmd = build_command(req, engine, flavor)
+    if interrupt.STOP.stopping_runs:
+        # A stop signal came before anything started (while the flags were checked, say): nothing is started.
+        # A cleanup run after a stop is shielded from it and still starts.
+        return RunOutcome(returncode=0, command=cmd, signal=interrupt.STOP.signum, started=False)
+    return _stream(cmd, on_progress, on_line, stdout, on_exit, req.launcher, engine)

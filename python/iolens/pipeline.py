@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from iolens import fio_json, fio_log, interrupt, launch, render, results
+from iolens import atomic, fio_json, fio_log, interrupt, launch, render, results
 from iolens.engine import EngineNotFound, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.store.settings import StoreOptions
@@ -137,8 +136,6 @@ def run_workload(run: RunInput) -> int:
         except (launch.LaunchError, UsageError) as exc:
             return error(str(exc))
         quiet_rank = req.in_job is not None and req.in_job.rank != 0
-        if interrupt.STOP.requested:
-            return _stopped_before_start(run, req, started_at)
         try:
             with monitor_attach.attached(None if quiet_rank else run.monitor, run.workload) as mon:
                 if mon is not None and req.uses_mpi:
@@ -198,7 +195,7 @@ def _stopped_before_start(run: RunInput, req: launch.RunRequest, started_at: str
         )
         doc["interrupted"] = {"signal": interrupt.signal_name(signum), "phase": None}
         try:
-            _write_atomic(run.opts.json, json.dumps(doc, indent=2) + "\n")
+            atomic.write_text(run.opts.json, json.dumps(doc, indent=2) + "\n")
         except OSError as exc:
             error(f"--json: cannot write {run.opts.json}: {exc.strerror}", 1)
     return interrupt.exit_status(signum)
@@ -210,12 +207,11 @@ def _mark(raw: dict[str, Any], run: RunInput, outcome: launch.RunOutcome) -> Non
     if "engine_command" not in raw:
         raw["engine_command"] = raw.get("command", [])
     raw["command"] = list(run.typed)
-    if outcome.signal is not None:
-        err = raw.get("error") if isinstance(raw.get("error"), dict) else {}
-        mark = raw.get("interrupted") if isinstance(raw.get("interrupted"), dict) else {}
-        mark.setdefault("signal", interrupt.signal_name(outcome.signal))
-        mark.setdefault("phase", (err or {}).get("phase"))
-        raw["interrupted"] = mark
+    if outcome.signal is not None and not isinstance(raw.get("interrupted"), dict):
+        # The engine names the signal itself when it got it; this is for one it never saw (it had finished).
+        err = raw.get("error")
+        phase = err.get("phase") if isinstance(err, dict) else None
+        raw["interrupted"] = {"signal": interrupt.signal_name(outcome.signal), "phase": phase}
 
 
 def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
@@ -238,7 +234,7 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
         error(f"stopped by {interrupt.signal_name(outcome.signal or 0)}", 1)
     if opts.json is not None:
         try:
-            _write_atomic(opts.json, json.dumps(raw, indent=2) + "\n")
+            atomic.write_text(opts.json, json.dumps(raw, indent=2) + "\n")
         except OSError as exc:
             error(f"--json: cannot write {opts.json}: {exc.strerror}", 1)
     written = True
@@ -294,37 +290,15 @@ def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
             sys.stdout.flush()
     if output.file is not None and text is not None:
         try:
-            _write_atomic(output.file, text)
+            atomic.write_text(output.file, text)
         except OSError as exc:
             ok = not error(f"--output: cannot write {output.file}: {exc.strerror}", 1)
     if output.per_second_log is not None:
         try:
-            _write_atomic(output.per_second_log, fio_log.per_second_csv(doc))
+            atomic.write_text(output.per_second_log, fio_log.per_second_csv(doc))
         except OSError as exc:
             ok = not error(f"--per-second-log: cannot write {output.per_second_log}: {exc.strerror}", 1)
     return ok
-
-
-def _write_atomic(dst: Path, text: str) -> None:
-    """A document at the path is always complete (as the engine's own --json); no temporary file is left
-    when writing fails."""
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, dst)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def copy_atomic(src: Path, dst: Path) -> None:
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 class _LiveStatus:
@@ -419,7 +393,7 @@ def _no_document(
         if outcome.signal is not None:
             doc["interrupted"] = {"signal": interrupt.signal_name(outcome.signal), "phase": None}
         try:
-            _write_atomic(json_path, json.dumps(doc, indent=2) + "\n")
+            atomic.write_text(json_path, json.dumps(doc, indent=2) + "\n")
         except OSError as exc:
             error(f"--json: cannot write {json_path}: {exc.strerror}", 1)
     if outcome.signal is not None:

@@ -42,6 +42,15 @@ def _mpirun(mpi_env: dict[str, str], engine: Path, workload: str, args: list[str
     )
 
 
+def _sixty_seconds_of(workload: str, d: Path, fio_size: str) -> list[str]:
+    """A write by ior or fio in 4 KiB pieces into d that goes on for 60 s unless stopped."""
+    return {
+        "ior": ["-F", "-t", "4k", "-b", "8g", "-w", "-D", "60", "-o", str(d / "f")],
+        "fio": ["--name=j", f"--directory={d}", "--rw=randwrite", "--bs=4k", f"--size={fio_size}",
+                "--time_based", "--runtime=60"],
+    }[workload]  # fmt: skip
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 @pytest.mark.parametrize("workload", ["ior", "fio"])
@@ -50,11 +59,7 @@ def test_signal_to_mpirun_stops_cleans_up_and_documents(
 ) -> None:
     canary = place_canary(tmpfs_dir)
     doc_path = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
-    args = {
-        "ior": ["-F", "-t", "4k", "-b", "8g", "-w", "-D", "60", "-o", str(tmpfs_dir / "f")],
-        "fio": ["--name=j", f"--directory={tmpfs_dir}", "--rw=randwrite", "--bs=4k", "--size=128m",
-                "--time_based", "--runtime=60"],
-    }[workload]  # fmt: skip
+    args = _sixty_seconds_of(workload, tmpfs_dir, fio_size="128m")
     proc = _mpirun(mpi_env, mpi_engine, workload, ["--json", str(doc_path), *args])
     try:
         time.sleep(3)
@@ -134,11 +139,7 @@ def test_signal_to_one_mpi_rank_alone_stops_every_rank(
     """kill -TERM of one rank's process: the rank passes the signal on to the others through MPI, so they
     stop within seconds instead of at the end of their 60 s phase."""
     doc_path = tmpfs_dir.parent / f"{tmpfs_dir.name}-doc.json"
-    args = {
-        "ior": ["-F", "-t", "4k", "-b", "8g", "-w", "-D", "60", "-o", str(tmpfs_dir / "f")],
-        "fio": ["--name=j", f"--directory={tmpfs_dir}", "--rw=randwrite", "--bs=4k", "--size=64m",
-                "--time_based", "--runtime=60"],
-    }[workload]  # fmt: skip
+    args = _sixty_seconds_of(workload, tmpfs_dir, fio_size="64m")
     proc = _mpirun(mpi_env, mpi_engine, workload, ["--json", str(doc_path), *args])
     try:
         time.sleep(2.5)

@@ -37,7 +37,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from iolens import __version__, interrupt, launch, render, results
+from iolens import __version__, atomic, interrupt, launch, render, results
 from iolens.io500 import results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
@@ -890,9 +890,7 @@ def run_document(
 
 
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic.write_text(path, json.dumps(doc, indent=2) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------------- a run

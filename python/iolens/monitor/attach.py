@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from iolens import atomic
 from iolens.monitor.phases import iso_window, mark, parse_iso, windows
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
 from iolens.monitor.schedule import COARSE_S, FINE_FOR_S, FINE_S, MonitorRequest
@@ -166,9 +167,7 @@ class RunMonitor:
             if not isinstance(doc, dict):
                 return
         doc["monitor"] = self.section(doc, resultdir)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.monitor.tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.write_text(path, json.dumps(doc, indent=2) + "\n")
 
     def add_to_io500(self, doc: dict[str, Any], json_path: Path | None, console: Any = None) -> None:
         """Add the "monitor" object to an io500 run's document (the dict the driver wrote) and write it again
@@ -184,9 +183,7 @@ class RunMonitor:
         for path in (rd / DOCUMENT_NAME if rd is not None else None, json_path):
             if path is None or not path.parent.is_dir():
                 continue
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.monitor.tmp")
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
+            atomic.write_text(path, text)
         if console is not None:
             from iolens.monitor.report import monitor_section
 

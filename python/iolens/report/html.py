@@ -17,7 +17,6 @@ import html
 import importlib.util
 import json
 import math
-import os
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from iolens import __version__
+from iolens import __version__, atomic
 from iolens.render import human_bytes, latency
 from iolens.report import text as fmt
 from iolens.store import queries
@@ -146,15 +145,10 @@ def _write(path: Path, text: str) -> None:
     """Write the report whole or not at all: a temporary file beside it, renamed over it when complete.
     Whatever fails (a full disk, a directory where the file should be, an interrupt) removes the
     temporary file; the OSError goes up naming the report."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
+        atomic.write_text(path, text)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[int] = ()) -> str:
