@@ -223,17 +223,20 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* getrusage(RUSAGE_THREAD) of a running thread lags by up to a scheduler tick (the kernel brings the running
- * thread's time up to date only at ticks and switches), which on a short job is all of it, and would then be
- * counted as kernel workers' time. The thread's CPU clock is exact: keep rusage's user/system split, scaled
- * to it (all as system time when rusage saw nothing yet). */
+/* getrusage(RUSAGE_THREAD) is tick-based: a running thread's time lags by up to a scheduler tick, and the
+ * difference of two readings can as well run ahead of the CPU really used between them (the kernel scales
+ * its tick counts to the exact runtime at each reading). On a short job that error is all of it, and a lag
+ * would then be counted as kernel workers' time. The thread's CPU clock is exact: keep rusage's user/system
+ * split, scaled to it (all as system time when rusage saw nothing yet). exact_ns is also capped at the
+ * job's wall window: the reading comes a few microseconds after the last completion that ends the window,
+ * and a single thread cannot use more CPU than the time it ran. */
 static void fix_thread_cpu(struct rusage *ru, uint64_t exact_ns)
 {
     double usr = (double)ru->ru_utime.tv_sec * 1e9 + (double)ru->ru_utime.tv_usec * 1e3;
     double sys = (double)ru->ru_stime.tv_sec * 1e9 + (double)ru->ru_stime.tv_usec * 1e3;
     if (usr < 0) usr = 0;
     if (sys < 0) sys = 0;
-    if (!exact_ns || (double)exact_ns <= usr + sys) return;
+    if (!exact_ns) return;
     double scale = usr + sys > 0 ? (double)exact_ns / (usr + sys) : 0.0;
     uint64_t u = (uint64_t)(usr * scale), st = usr + sys > 0 ? exact_ns - u : exact_ns;
     ru->ru_utime.tv_sec = (time_t)(u / 1000000000ull);
@@ -257,8 +260,8 @@ static void tv_sub(struct timeval *out, struct timeval a, struct timeval b)
     out->tv_usec = (suseconds_t)(us % 1000000);
 }
 
-/* The thread's CPU since m (nothing when the ramp never ended: no figure counts). */
-static void cpu_since(const struct cpu_mark *m, struct rusage *out)
+/* The thread's CPU since m, at most wall_ns (nothing when the ramp never ended: no figure counts). */
+static void cpu_since(const struct cpu_mark *m, uint64_t wall_ns, struct rusage *out)
 {
     memset(out, 0, sizeof *out);
     if (!m->set) return;
@@ -266,7 +269,8 @@ static void cpu_since(const struct cpu_mark *m, struct rusage *out)
     cpu_mark_now(&now);
     tv_sub(&out->ru_utime, now.ru.ru_utime, m->ru.ru_utime);
     tv_sub(&out->ru_stime, now.ru.ru_stime, m->ru.ru_stime);
-    fix_thread_cpu(out, now.ns - m->ns);
+    uint64_t used = now.ns - m->ns;
+    fix_thread_cpu(out, used < wall_ns || !wall_ns ? used : wall_ns);
     out->ru_nvcsw = now.ru.ru_nvcsw - m->ru.ru_nvcsw;
     out->ru_nivcsw = now.ru.ru_nivcsw - m->ru.ru_nivcsw;
 }
@@ -637,7 +641,7 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
         uint64_t end = iol_now_ns();
         if (p->o->end_fsync && end > in->t_end) in->t_end = end;
         if (in->t_end < in->t_start) in->t_end = in->t_start;
-        cpu_since(&r.cpu0, &in->ru);
+        cpu_since(&r.cpu0, in->t_end - in->t_start, &in->ru);
         /* The read-back is not the job's figure: outside its time and CPU (the group's window still has
          * it, as this thread's, never as kernel workers'). */
         if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);
