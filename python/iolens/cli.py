@@ -21,13 +21,14 @@ from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
 from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
-WORKLOADS = ("ior", "mdtest", "find", "fio")
+WORKLOADS = ("ior", "mdtest", "md-workbench", "find", "fio")
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
 
 commands:
   ior    IOR-class bandwidth benchmark (`{PROG} ior --help` for its options)
   mdtest mdtest-class metadata benchmark: create, stat, read, remove files and directories
+  md-workbench  md-workbench's metadata benchmark: precreate, delete/create/read iterations, cleanup
   find   parallel namespace walk: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB]
   fio    fio-class I/O: iolens fio JOBFILE... | --name=NAME --rw=randread --bs=4k ... (fio's options)
   io500  the IO500 suite from an IO500 config: iolens io500 CONFIG.ini [--quick] [--dry-run] [--np N]
