@@ -30,9 +30,9 @@ from iolens.results import (
     FioLatency,
     IorDocument,
     MdtestDocument,
+    MdtestPhase,
     MdwbPhase,
     MdworkbenchDocument,
-    MdtestPhase,
     Phase,
     SummaryEntry,
 )
@@ -510,7 +510,8 @@ def mdworkbench_document(doc: MdworkbenchDocument, width: int = FULL_WIDTH) -> G
         parts.append(columns_table(_MDWB_PHASE_COLUMNS, doc.phases, width < FULL_WIDTH))
     if s is not None and s.verify_bytes:
         style = "bold red" if s.verify_errors else "green"
-        parts.append(Text(f"verify: {s.verify_bytes:,} bytes checked, {s.verify_errors:,} differ", style=style))
+        checked = f"verify: {s.verify_bytes:,} bytes checked, {s.verify_errors:,} differ"
+        parts.append(Text(checked, style=style))
     if not doc.ok:
         parts.append(error_panel(doc))
     return Group(*parts)

@@ -2,7 +2,8 @@
 
 Everything else reads a Document, never the raw JSON. Every document has the same envelope (Document: status,
 error, host, comm, build, config); its `workload` picks the subclass that reads the rest (DOCUMENT_TYPES):
-IorDocument, MdtestDocument, MdworkbenchDocument, FindDocument, FioDocument, and Io500Document (written by the io500 driver).
+IorDocument, MdtestDocument, MdworkbenchDocument, FindDocument, FioDocument, and Io500Document (written by
+the io500 driver).
 Reading is strict about what the schema requires (so a broken engine is noticed here, not as a KeyError in a
 table) and tolerant of keys it does not know (a newer engine may add fields within the same schema_version).
 """
