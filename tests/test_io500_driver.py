@@ -108,7 +108,7 @@ def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolen
         assert re.search(
             r"iolens-bench md-workbench --dataPacketType=timestamp --process-reports -a POSIX "
             rf"-o=\S+/mdworkbench -t=0\.000000 -O=1 --run-info-file=\S+/mdworkbench\.status -D=10 -G=\d+ "
-            rf"-P=N\(mdtest-easy-write\) -I=N\(mdtest-easy-write\) {step} --np 1$",
+            rf"-P=AUTO -I=AUTO {step} --np 1$",
             out.stdout,
             re.M,
         ), step

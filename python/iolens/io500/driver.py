@@ -231,7 +231,7 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
                     plan_.config.get("mdworkbench", "precreatePerSet"),
                     plan_.config.get("mdworkbench", "filesPerProc"),
                 )
-                count = "N(mdtest-easy-write)"  # the app's rule: from mdtest-easy-write's rate, once known
+                count = "AUTO"  # the app's rule: from mdtest-easy-write's rate, once that has run
                 args = mdworkbench_args(p, pps or count, fpp or count)
             req = engine_request(opts, p.kind, args, p.np)
             command = shlex.join(launch.build_command(req, "iolens-bench", flavor))

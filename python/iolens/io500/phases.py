@@ -679,7 +679,7 @@ def _fill_params(
     elif p.name.startswith("mdtest-hard"):
         p.params.update(n=str(n_hard), bytes=str(MDTEST_HARD_BYTES))
     elif p.kind == "md-workbench":
-        p.params.update(dataSets=str(MDWB_SETS))
+        p.params.update(dataSets=str(MDWB_SETS), counts="AUTO: from mdtest-easy-write's rate unless set")
     if p.stonewall_s is not None:
         p.params["stonewall"] = f"{stonewall} s"
     if p.np is not None:
