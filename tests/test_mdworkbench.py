@@ -4,9 +4,12 @@ layout of md-workbench's lines against the official tool's (tests/data/mdworkben
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -257,3 +260,32 @@ def test_iolens_md_workbench_shows_the_phases_and_keeps_the_document(iolens_bin:
     assert [p.name for p in doc.phases] == ["precreate", "benchmark", "benchmark", "cleanup"]
     assert doc.benchmarks()[1].objects == 2 * 2 * 2
     assert not out.exists()
+
+
+def test_a_run_stopped_by_sigterm_removes_what_it_created(engine: Path, tmpfs_dir: Path):
+    canary = place_canary(tmpfs_dir)
+    out, doc_path = tmpfs_dir / "out", tmpfs_dir.parent / f"{tmpfs_dir.name}.json"
+    # Far more objects than the second before the signal allows (empty objects: only inodes).
+    proc = subprocess.Popen(
+        [str(engine), "md-workbench", "--np", "2", "--json", str(doc_path), "--quiet", "-o", str(out),
+         f"--run-info-file={tmpfs_dir}/s", "-P", "100000", "-I", "10", "-D", "10", "-S", "0",
+         "--no-space-check"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not any(out.glob("*_*/file-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    try:
+        doc = json.loads(doc_path.read_text())
+    finally:
+        doc_path.unlink(missing_ok=True)
+    assert proc.returncode == 1 and "interrupted by signal 15 (SIGTERM)" in err
+    assert doc["status"] == "failed" and doc["interrupted"]["signal"] == "SIGTERM"
+    assert doc["cleanup"]["state"] == "done" and doc["cleanup"]["removed"] > 0 and doc["cleanup"]["left"] == 0
+    assert [p["name"] for p in doc["phases"]] == ["precreate"] and doc["phases"][0]["cut_short"]
+    assert_only_canary_left(tmpfs_dir, canary)

@@ -646,6 +646,8 @@ static int claim_sets(struct mdwb_run *r)
     return agree(r);
 }
 
+static void write_document(struct mdwb_run *r);
+
 /* After a failed or interrupted run that precreated: every rank removes its sets (and what is in them that is
  * iolens's), and -o if iolens made it. The run's own error stays the one reported. */
 static void cleanup_after_failure(struct mdwb_run *r)
@@ -654,6 +656,10 @@ static void cleanup_after_failure(struct mdwb_run *r)
     int64_t made = r->made_sets, any = 0;
     if (c->allreduce(c, &made, &any, 1, IOL_DT_I64, IOL_OP_MAX) || !any || !r->be->does_io) return;
     struct iol_err first = r->err;
+    /* A launcher may kill the ranks soon after its signal: the document goes out first, saying the cleanup
+     * is pending, and again once it is done. */
+    r->cleanup.state = IOL_CLEANUP_PENDING;
+    if (iol_interrupt_pending() && c->rank == 0) write_document(r);
     r->cleanup.state = IOL_CLEANUP_DONE;
     for (int64_t d = 0; d < r->cfg->data_sets; d++) {
         char path[PATH_LEN];
