@@ -50,10 +50,11 @@ IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--qu
                     [--no-live]
        {PROG} io500 --verify CONFIG.ini RESULT.txt
 
-Runs the IO500 phases with iolens's ior, mdtest and find workloads (one engine launch per phase) and writes
-the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ...) plus iolens documents.
+Runs the IO500 phases with iolens's ior, mdtest, find and md-workbench workloads (one engine launch per phase)
+and writes the IO500 app's result directory (result.txt, result_summary.txt, config.ini, the phases' outputs,
+...) plus iolens documents.
 
-  --mode M               standard (default) or extended (adds find-easy and find-hard)
+  --mode M               standard (default) or extended (adds find-easy, find-hard and md-workbench)
   --quick                a first look: 2 s stonewall and small sizes; never a valid IO500 run
   --dry-run              print every phase's command and parameters; create and run nothing
   --np N                 processes (default 1)
