@@ -289,3 +289,20 @@ def test_a_run_stopped_by_sigterm_removes_what_it_created(engine: Path, tmpfs_di
     assert doc["cleanup"]["state"] == "done" and doc["cleanup"]["removed"] > 0 and doc["cleanup"]["left"] == 0
     assert [p["name"] for p in doc["phases"]] == ["precreate"] and doc["phases"][0]["cut_short"]
     assert_only_canary_left(tmpfs_dir, canary)
+
+
+def test_every_key_of_a_real_document_is_in_the_schema_page(engine: Path, tmpfs_dir: Path):
+    text = (Path(__file__).resolve().parents[1] / "docs" / "schema.md").read_text()
+    section = text.split("## md-workbench documents", 1)[1].split("\n## ", 1)[0]
+    doc = ok(mdwb(engine, tmpfs_dir / "out", ["-P", "3", "-I", "2", "-D", "2", "-R", "1", "-X"], np=2))
+    envelope = {"schema_version", "tool", "version", "workload", "command", "started_at", "host", "comm",
+                "build", "config", "status", "error", "interrupted", "ended_at"}  # fmt: skip
+    keys = set(doc) - envelope
+    keys |= set(doc["md_workbench"]) | {k for p in doc["phases"] for k in p}
+    keys |= {k for p in doc["phases"] for k in p["ops"]} | {k for p in doc["phases"] for k in p["latency_ns"]}
+    keys |= {k for p in doc["phases"] for r in p["per_rank"] for k in r}
+    missing = sorted(k for k in keys if f'"{k}"' not in section and f"`{k}`" not in section)
+    assert missing == []
+    # Every option is in the config echo by its long name, as md-workbench.md's table names it.
+    flags = (Path(__file__).resolve().parents[1] / "docs" / "md-workbench.md").read_text()
+    assert sorted(k for k in doc["config"] if f"--{k}" not in flags) == []
