@@ -681,19 +681,15 @@ static void store_position(struct mdwb_run *r)
         iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "--run-info-file: cannot write %s", r->cfg->run_info_file);
 }
 
+static void json_body(struct iol_json *j, const void *r)
+{
+    mdwb_report_json(j, r);
+}
+
 static void write_document(struct mdwb_run *r)
 {
-    if (!r->info->json_path[0]) return;
-    struct iol_doc d;
-    struct iol_err e = {0, ""};
-    if (iol_doc_open(&d, r->info->json_path, &e) == 0) {
-        iol_doc_header(&d.json, "md-workbench", r->info, r->comm, r->nranks);
-        mdwb_report_json(&d.json, r);
-        iol_doc_cleanup(&d.json, &r->cleanup);
-        iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
-        iol_doc_commit(&d, &e);
-    }
-    if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
+    iol_doc_write("md-workbench", r->info, r->comm, r->nranks, json_body, r, &r->cleanup, &r->err, r->err_rank,
+                  r->err_phase);
 }
 
 static int run_phases(struct mdwb_run *r)
