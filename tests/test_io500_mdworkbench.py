@@ -208,3 +208,47 @@ def test_an_md_workbench_phase_that_went_wrong_invalidates_scorex_only():
     assert bench.own_reasons == [
         "During the md-workbench phase not two iterations are performed but 1 This invalidates your run."
     ]
+
+
+# ------------------------------------------------------------------------------------- the config's counts
+
+
+def _dry(iolens_bin: list[str], tmp_path: Path, extra: str) -> subprocess.CompletedProcess[str]:
+    cfg = tmp_path / "io500.ini"
+    cfg.write_text(
+        f"[global]\ndatadir = {tmp_path}/data\nresultdir = {tmp_path}/results\n"
+        "[debug]\nstonewall-time = 300\n" + extra
+    )
+    return subprocess.run(
+        [*iolens_bin, "io500", str(cfg), "--dry-run", "--mode", "extended", "--np", "2"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def test_counts_the_config_sets_are_passed_as_given(iolens_bin: list[str], tmp_path: Path):
+    counts = "[mdworkbench]\nprecreatePerSet = 20\nfilesPerProc = 7\nwaitingTime = 0.5\n"
+    out = _dry(iolens_bin, tmp_path, counts)
+    assert out.returncode == 0, out.stderr
+    lines = re.findall(r"^\s+(iolens-bench md-workbench .*)$", out.stdout, re.M)
+    assert len(lines) == 3
+    assert all(" -t=0.500000 " in ln and " -P=20 -I=7 " in ln for ln in lines)
+
+
+@pytest.mark.parametrize("given", ["precreatePerSet = 20", "filesPerProc = 7"])
+def test_one_count_without_the_other_is_refused_naming_its_line(iolens_bin, tmp_path: Path, given: str):
+    out = _dry(iolens_bin, tmp_path, f"[mdworkbench]\n{given}\n")
+    assert out.returncode == 2
+    assert out.stderr.strip().startswith(f"iolens: error: {tmp_path}/io500.ini:7: {given}: set ")
+    # Standard mode does not run md-workbench: the app checks these only in extended mode.
+    cfg = tmp_path / "io500.ini"
+    std = subprocess.run(
+        [*iolens_bin, "io500", str(cfg), "--dry-run"], capture_output=True, text=True, check=False
+    )
+    assert std.returncode == 0, std.stderr
+
+
+def test_run_false_skips_md_workbench_and_its_score(iolens_bin: list[str], tmp_path: Path):
+    out = _dry(iolens_bin, tmp_path, "[mdworkbench]\nrun = FALSE\n")
+    assert out.returncode == 0, out.stderr
+    for name in MDWB:
+        assert re.search(rf"\d+\. {name} .*\(run = FALSE in \[mdworkbench\]\)", out.stdout), name
