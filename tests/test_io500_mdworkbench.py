@@ -252,3 +252,24 @@ def test_run_false_skips_md_workbench_and_its_score(iolens_bin: list[str], tmp_p
     assert out.returncode == 0, out.stderr
     for name in MDWB:
         assert re.search(rf"\d+\. {name} .*\(run = FALSE in \[mdworkbench\]\)", out.stdout), name
+
+
+def test_data_sets_a_skipped_delete_phase_leaves_are_removed_at_the_end(iolens_bin: list[str]):
+    shm = Path("/dev/shm")
+    root = Path(tempfile.mkdtemp(prefix="iolens-io500x-", dir=shm if os.access(shm, os.W_OK) else None))
+    try:
+        out = _dry(iolens_bin, root, "[mdworkbench-delete]\nrun = FALSE\n")  # writes the config
+        assert out.returncode == 0
+        run = subprocess.run(
+            [*iolens_bin, "io500", str(root / "io500.ini"), "--quick", "--mode", "extended", "--np", "2",
+             "--no-live", "--no-store"],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert not (root / "data").exists()  # md-workbench's sets went with the engine's cleanup run (-3)
+        result = results_files.read_result(next((root / "results").iterdir()) / "result.txt")
+        stated = result.score_values(extended=True)
+        assert stated is not None and not stated[1]  # the skipped delete scores 0: [SCOREX] is invalid
+        assert result.phase_scores()["mdworkbench-bench"] > 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
