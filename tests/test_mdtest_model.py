@@ -139,7 +139,7 @@ def test_ior_documents_still_read_as_ior(sample_doc: dict[str, Any]) -> None:
 
 def test_another_workloads_document_is_refused_by_name(sample_doc: dict[str, Any]) -> None:
     sample_doc["workload"] = "elbencho"
-    expected = "workload: 'elbencho' is not an ior, mdtest, find, io500 or fio document"
+    expected = "workload: 'elbencho' is not an ior, mdtest, find, io500, fio or md-workbench document"
     with pytest.raises(results.ResultError, match=expected):
         results.parse(sample_doc)
 

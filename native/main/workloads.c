@@ -5,6 +5,7 @@
 #include "workload/fio.h"
 #include "workload/ior.h"
 #include "workload/mdtest.h"
+#include "workload/mdworkbench.h"
 
 static void ior_norm(void *cfg) { ior_normalize(cfg); }
 static int ior_valid(const void *cfg, int n, struct iol_err *e) { return ior_validate(cfg, n, e); }
@@ -17,6 +18,12 @@ static int md_valid(const void *cfg, int n, struct iol_err *e) { return mdtest_v
 static int md_paths(const void *cfg, int n, struct iol_err *e) { return mdtest_check_paths(cfg, n, e); }
 static int md_space(const void *cfg, int n, struct iol_err *e) { return mdtest_check_space(cfg, n, e); }
 static int md_go(const void *cfg, struct iol_comm *c, const struct iol_run_info *i) { return mdtest_run(cfg, c, i); }
+
+static void mdwb_norm(void *cfg) { mdwb_normalize(cfg); }
+static int mdwb_valid(const void *cfg, int n, struct iol_err *e) { return mdwb_validate(cfg, n, e); }
+static int mdwb_paths(const void *cfg, int n, struct iol_err *e) { return mdwb_check_paths(cfg, n, e); }
+static int mdwb_space(const void *cfg, int n, struct iol_err *e) { return mdwb_check_space(cfg, n, e); }
+static int mdwb_go(const void *cfg, struct iol_comm *c, const struct iol_run_info *i) { return mdwb_run(cfg, c, i); }
 
 static void find_norm(void *cfg) { (void)cfg; }
 static int find_valid(const void *cfg, int n, struct iol_err *e) { return find_validate(cfg, n, e); }
@@ -34,6 +41,8 @@ const struct iol_workload iol_workloads[] = {
      sizeof(struct ior_cfg), ior_norm, ior_valid, ior_paths, ior_space, ior_go, NULL},
     {"mdtest", "metadata rates of file and directory trees, with mdtest's flags", mdtest_options,
      sizeof(struct mdtest_cfg), md_norm, md_valid, md_paths, md_space, md_go, NULL},
+    {"md-workbench", "md-workbench's metadata benchmark: precreate, FIFO delete/create/read iterations, cleanup",
+     mdwb_options, sizeof(struct mdwb_cfg), mdwb_norm, mdwb_valid, mdwb_paths, mdwb_space, mdwb_go, NULL},
     {"find", "parallel namespace walk with find's -newer, -size, -name (IO500's find phase)", find_options,
      sizeof(struct find_cfg), find_norm, find_valid, find_paths, NULL, find_go, find_parse_argv},
     {"fio", "random and sequential I/O described as fio describes it (job files or --name=... options)", fio_job_options,

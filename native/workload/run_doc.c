@@ -199,3 +199,20 @@ void iol_doc_cleanup(struct iol_json *j, const struct iol_cleanup *c)
     iol_json_kv_uint(j, "left", c->left);
     iol_json_end_object(j);
 }
+
+void iol_doc_write(const char *workload, const struct iol_run_info *info, const struct iol_comm *comm, int nranks,
+                   void (*body)(struct iol_json *j, const void *arg), const void *arg, const struct iol_cleanup *c,
+                   const struct iol_err *err, int err_rank, const char *phase)
+{
+    if (!info->json_path[0]) return;
+    struct iol_doc d;
+    struct iol_err e = {0, ""};
+    if (iol_doc_open(&d, info->json_path, &e) == 0) {
+        iol_doc_header(&d.json, workload, info, comm, nranks);
+        body(&d.json, arg);
+        iol_doc_cleanup(&d.json, c);
+        iol_doc_status(&d.json, err, err_rank, err && err->code ? phase : NULL);
+        iol_doc_commit(&d, &e);
+    }
+    if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
+}

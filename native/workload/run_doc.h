@@ -51,6 +51,12 @@ struct iol_cleanup {
 };
 void iol_doc_cleanup(struct iol_json *j, const struct iol_cleanup *c);
 
+/* A workload's whole document to info->json_path (nothing without --json): the header, the workload's members
+ * (body), the cleanup and the status; a failure to write it is said on stderr. Rank 0 only. */
+void iol_doc_write(const char *workload, const struct iol_run_info *info, const struct iol_comm *comm, int nranks,
+                   void (*body)(struct iol_json *j, const void *arg), const void *arg, const struct iol_cleanup *c,
+                   const struct iol_err *err, int err_rank, const char *phase);
+
 /* A whole document for a run that died before rank 0 could write one (used by the local launcher). */
 int iol_doc_write_failure(const char *path, const char *workload, const struct iol_run_info *info, int nranks,
                           const char *message, int rank, struct iol_err *err);

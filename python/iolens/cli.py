@@ -21,13 +21,14 @@ from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
 from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
-WORKLOADS = ("ior", "mdtest", "find", "fio")
+WORKLOADS = ("ior", "mdtest", "md-workbench", "find", "fio")
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
 
 commands:
   ior    IOR-class bandwidth benchmark (`{PROG} ior --help` for its options)
   mdtest mdtest-class metadata benchmark: create, stat, read, remove files and directories
+  md-workbench  md-workbench's metadata benchmark: precreate, delete/create/read iterations, cleanup
   find   parallel namespace walk: iolens find DIR [-newer FILE] [-size N[c]] [-name GLOB]
   fio    fio-class I/O: iolens fio JOBFILE... | --name=NAME --rw=randread --bs=4k ... (fio's options)
   io500  the IO500 suite from an IO500 config: iolens io500 CONFIG.ini [--quick] [--dry-run] [--np N]
@@ -49,10 +50,11 @@ IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--qu
                     [--no-live]
        {PROG} io500 --verify CONFIG.ini RESULT.txt
 
-Runs the IO500 phases with iolens's ior, mdtest and find workloads (one engine launch per phase) and writes
-the IO500 app's result directory (result.txt, result_summary.txt, config.ini, ...) plus iolens documents.
+Runs the IO500 phases with iolens's ior, mdtest, find and md-workbench workloads (one engine launch per phase)
+and writes the IO500 app's result directory (result.txt, result_summary.txt, config.ini, the phases' outputs,
+...) plus iolens documents.
 
-  --mode M               standard (default) or extended (adds find-easy and find-hard)
+  --mode M               standard (default) or extended (adds find-easy, find-hard and md-workbench)
   --quick                a first look: 2 s stonewall and small sizes; never a valid IO500 run
   --dry-run              print every phase's command and parameters; create and run nothing
   --np N                 processes (default 1)

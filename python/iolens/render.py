@@ -31,6 +31,8 @@ from iolens.results import (
     IorDocument,
     MdtestDocument,
     MdtestPhase,
+    MdwbPhase,
+    MdworkbenchDocument,
     Phase,
     SummaryEntry,
 )
@@ -471,6 +473,50 @@ def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
     return Group(*parts)
 
 
+# --- md-workbench -------------------------------------------------------------------------------------------
+
+
+def _mdwb_lat(p: MdwbPhase, name: str) -> str:
+    lat = p.latency_ns.get(name)
+    return f"{latency(lat.p50)} / {latency(lat.p99)}" if lat is not None else "-"
+
+
+_MDWB_PHASE_COLUMNS: list[Column[MdwbPhase]] = [
+    ("phase", True, lambda p: p.name + (f" {p.iteration}" if p.name == "benchmark" else "")),
+    ("rate(iops/s)", True, lambda p: f"{p.rate_per_s:,.1f}" if p.rate_per_s is not None else "-"),
+    ("objects", True, lambda p: f"{p.objects:,}"),
+    ("time(s)", True, lambda p: seconds(p.time_s)),
+    ("op-max(s)", False, lambda p: f"{p.max_op_time_s:.4e}"),
+    ("errors", True, lambda p: str(p.errors)),
+    ("stat p50/p99", False, lambda p: _mdwb_lat(p, "stat")),
+    ("read p50/p99", False, lambda p: _mdwb_lat(p, "read")),
+    ("create p50/p99", False, lambda p: _mdwb_lat(p, "create")),
+    ("delete p50/p99", False, lambda p: _mdwb_lat(p, "delete")),
+]
+
+
+def mdworkbench_document(doc: MdworkbenchDocument, width: int = FULL_WIDTH) -> Group:
+    """An md-workbench run: what ran, a row per phase (md-workbench's rate, objects, time, latencies)."""
+    more = []
+    s = doc.md_workbench
+    if s is not None:
+        more.append(
+            f"data sets: {_cfg(doc, 'data-sets')} per rank in {_cfg(doc, 'output-dir')}, precreate "
+            f"{_cfg(doc, 'precreate-per-set')} and {_cfg(doc, 'obj-per-proc')} per iteration, objects of "
+            f"{_cfg(doc, 'object-size')} bytes; position {s.start_index} -> {s.end_index}"
+        )
+    parts: list[RenderableType] = [header(doc, *more)]
+    if doc.phases:
+        parts.append(columns_table(_MDWB_PHASE_COLUMNS, doc.phases, width < FULL_WIDTH))
+    if s is not None and s.verify_bytes:
+        style = "bold red" if s.verify_errors else "green"
+        checked = f"verify: {s.verify_bytes:,} bytes checked, {s.verify_errors:,} differ"
+        parts.append(Text(checked, style=style))
+    if not doc.ok:
+        parts.append(error_panel(doc))
+    return Group(*parts)
+
+
 # --- find ---------------------------------------------------------------------------------------------------
 
 _FIND_RANK_COLUMNS: list[Column[FindRankStat]] = [
@@ -829,6 +875,7 @@ def fio_document(doc: FioDocument, width: int = FULL_WIDTH) -> Group:
 VIEWS: dict[type[Document], Callable[[Any, int], Group]] = {
     IorDocument: ior_document,
     MdtestDocument: mdtest_document,
+    MdworkbenchDocument: mdworkbench_document,
     FindDocument: find_document,
     FioDocument: fio_document,
 }

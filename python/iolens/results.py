@@ -2,7 +2,8 @@
 
 Everything else reads a Document, never the raw JSON. Every document has the same envelope (Document: status,
 error, host, comm, build, config); its `workload` picks the subclass that reads the rest (DOCUMENT_TYPES):
-IorDocument, MdtestDocument, FindDocument, FioDocument, and Io500Document (written by the io500 driver).
+IorDocument, MdtestDocument, MdworkbenchDocument, FindDocument, FioDocument, and Io500Document (written by
+the io500 driver).
 Reading is strict about what the schema requires (so a broken engine is noticed here, not as a KeyError in a
 table) and tolerant of keys it does not know (a newer engine may add fields within the same schema_version).
 """
@@ -1369,6 +1370,97 @@ class RunMonitor:
         )
 
 
+# --- md-workbench documents ("workload": "md-workbench", docs/schema.md "md-workbench documents") -----------
+
+MDWB_OPS = ("dset_create", "dset_delete", "obj_create", "obj_read", "obj_stat", "obj_delete")
+
+
+@dataclass(frozen=True)
+class MdwbRankStat(_Model):
+    rank: int
+    time_s: float
+
+
+@dataclass(frozen=True)
+class MdwbPhase:
+    """One md-workbench phase as the job saw it: precreate, one benchmark iteration, or cleanup."""
+
+    name: str  # "precreate", "benchmark", "cleanup"
+    iteration: int
+    waiting_factor: float
+    cut_short: bool
+    time_s: float  # the slowest rank's time
+    time_min_s: float
+    time_mean_s: float
+    time_stddev_s: float
+    rate_per_s: float | None  # md-workbench's rate (iops/s); null when the time was 0
+    objects: int
+    max_op_time_s: float
+    stonewall_iterations: int
+    errors: int
+    ops: dict[str, int]
+    op_errors: dict[str, int]
+    latency_ns: dict[str, Latency]  # "create", "read", "stat", "delete": the ones the phase did
+    per_rank: tuple[MdwbRankStat, ...]
+
+    @classmethod
+    def parse(cls, r: _Reader) -> MdwbPhase:
+        def counts(key: str) -> dict[str, int]:
+            sub = r.required(key)
+            return {op: sub.integer(op) for op in MDWB_OPS}
+
+        lat = r.required("latency_ns")
+        latency = {
+            name: Latency.parse(lat.required(name), False) for name in ("create", "read", "stat", "delete")
+            if name in lat.obj
+        }  # fmt: skip
+        return _read_fields(
+            cls,
+            r,
+            ops=counts("ops"),
+            op_errors=counts("op_errors"),
+            latency_ns=latency,
+            per_rank=r.each("per_rank", MdwbRankStat.parse, []),
+        )
+
+
+@dataclass(frozen=True)
+class MdwbSummary(_Model):
+    seed: int
+    start_index: int
+    end_index: int
+    precreate: bool
+    benchmark: bool
+    cleanup: bool
+    verify_bytes: int
+    verify_errors: int
+    first_bad_path: str | None = None
+
+
+@dataclass(frozen=True)
+class MdworkbenchDocument(Document):
+    """An md-workbench run: its phases in order (precreate, benchmark iterations, cleanup)."""
+
+    md_workbench: MdwbSummary | None = None  # None only in a failed run's document
+    phases: tuple[MdwbPhase, ...] = ()
+    errors: int = 0
+
+    @property
+    def verify_errors(self) -> int:
+        return self.md_workbench.verify_errors if self.md_workbench is not None else 0
+
+    def benchmarks(self) -> tuple[MdwbPhase, ...]:
+        return tuple(p for p in self.phases if p.name == "benchmark")
+
+    @classmethod
+    def read_members(cls, r: _Reader) -> dict[str, Any]:
+        return {
+            "md_workbench": r.section("md_workbench", MdwbSummary.parse),
+            "phases": r.each("phases", MdwbPhase.parse, []),
+            "errors": r.integer("errors", 0),
+        }
+
+
 # --- reading a document -------------------------------------------------------------------------------------
 
 # The model of each workload's document, by the document's `workload`.
@@ -1378,6 +1470,7 @@ DOCUMENT_TYPES: dict[str, type[Document]] = {
     "find": FindDocument,
     "io500": Io500Document,
     "fio": FioDocument,
+    "md-workbench": MdworkbenchDocument,
 }
 
 

@@ -1,4 +1,5 @@
-"""The text output of IOR and mdtest (4.x, as the IO500 app keeps it per phase in its result directory).
+"""The text output of IOR, mdtest and md-workbench (4.x, as the IO500 app keeps it per phase in its result
+directory).
 
 The app writes each phase's benchmark output to RESULTDIR/PHASE.txt (ior-easy-write.txt,
 mdtest-easy-write.txt, ...). What they add to result.txt is what the benchmark itself counted:
@@ -10,6 +11,11 @@ mdtest-easy-write.txt, ...). What they add to result.txt is what the benchmark i
 - mdtest: `launched with T total task(s) on N node(s)`, `T tasks, F files`, the stonewall line
   `Continue stonewall hit min: A max: B avg: C`, and the `SUMMARY rate` and `SUMMARY time` tables (mdtest
   labels the second "ms/op", but it holds each operation's time in seconds).
+
+- md-workbench: `Args: …`, `MD-Workbench total objects: N workingset size: X MiB (version: V) time: T`, one
+  line per phase (`precreate|benchmark|cleanup process max:Ts min:… rate:R iops/s objects:N … op-max:Xs (E
+  errs) read(7 figures) stat(…) create(…) delete(…)`), with --process-reports a line per rank after it
+  (`RANK: benchmark process max:…`), and `Total runtime: Ts time: T`.
 
 A file that is not complete — IOR output without a results row, mdtest output without its rate table or its
 `-- finished at` line — raises AppOutputError naming the line it stopped at.
@@ -239,6 +245,86 @@ def parse_mdtest(text: str) -> MdtestOutput:
     out = MdtestOutput(launch[0], command, launch[1], launch[2], rates, times, files, messages=messages)
     if stonewall is not None:
         out.stonewall_min, out.stonewall_max, out.stonewall_avg = stonewall
+    return out
+
+
+_MDWB_PHASE_RE = re.compile(r"(?:(\d+): )?(precreate|benchmark|cleanup) process max:(\S+)s (.*)")
+_MDWB_HEAD_RE = re.compile(
+    r"MD-Workbench total objects: (\d+) workingset size: (\S+) MiB \(version: (.*)\) time: .*"
+)
+# A number as md-workbench prints it (%.2f, %.4e, and -nan for one rank's standard deviation).
+_MDWB_NUM = re.compile(r"-?nan|-?inf|[-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?")
+_MDWB_STATS_RE = re.compile(r" (read|stat|create|delete)\(([^)]*)\)")
+
+
+def _mdwb_value(rest: str, pattern: str) -> float | None:
+    m = re.search(pattern, rest)
+    return float(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class MdwbLine:
+    """One of md-workbench's phase lines: the job's (rank None) or, with --process-reports, one rank's."""
+
+    rank: int | None
+    phase: str  # "precreate", "benchmark", "cleanup"
+    time_s: float  # "process max"
+    rate_iops: float
+    objects: int
+    errors: int | None  # None when -q left "(N errs)" out
+    op_max_s: float
+    stats: dict[str, tuple[float, ...]]  # read/stat/create/delete: min, q1, median, q3, q90, q99, max
+    layout: str  # the line with every number replaced by '#': what a script's field positions rely on
+
+
+@dataclass
+class MdworkbenchOutput:
+    version: str | None
+    total_objects: int | None
+    lines: list[MdwbLine]
+
+    def phases(self, name: str | None = None) -> list[MdwbLine]:
+        """The job's lines (not the per-rank ones), of one phase or all."""
+        return [ln for ln in self.lines if ln.rank is None and (name is None or ln.phase == name)]
+
+
+def parse_mdworkbench(text: str) -> MdworkbenchOutput:
+    """md-workbench's output (its default lines, with or without --process-reports and -q)."""
+    out = MdworkbenchOutput(None, None, [])
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.rstrip()
+        if m := _MDWB_HEAD_RE.fullmatch(line):
+            out.total_objects, out.version = int(m.group(1)), m.group(3)
+            continue
+        m = _MDWB_PHASE_RE.fullmatch(line)
+        if m is None:
+            continue
+        rest = m.group(4)
+        rate = _mdwb_value(rest, r"rate:(\S+) iops/s")
+        objects = _mdwb_value(rest, r"objects:(\d+)")
+        op_max = _mdwb_value(rest, r"op-max:(\S+)s")
+        if rate is None or objects is None or op_max is None:
+            raise AppOutputError(f"line {number}: malformed md-workbench phase line {line[:80]!r}")
+        errs = _mdwb_value(rest, r"\((\d+) errs")
+        stats = {
+            name: tuple(float(v) for v in _MDWB_NUM.findall(values))
+            for name, values in _MDWB_STATS_RE.findall(rest)
+        }
+        out.lines.append(
+            MdwbLine(
+                rank=int(m.group(1)) if m.group(1) is not None else None,
+                phase=m.group(2),
+                time_s=float(m.group(3)),
+                rate_iops=rate,
+                objects=int(objects),
+                errors=int(errs) if errs is not None else None,
+                op_max_s=op_max,
+                stats=stats,
+                layout=_MDWB_NUM.sub("#", line),
+            )
+        )
+    if not out.lines:
+        raise AppOutputError("not md-workbench output (no phase line)")
     return out
 
 

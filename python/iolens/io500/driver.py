@@ -24,6 +24,7 @@ import shlex
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +42,17 @@ from iolens import __version__, atomic, interrupt, launch, render, results
 from iolens.io500 import results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
-from iolens.io500.phases import GIB, Plan, PlanError, PlannedPhase, option_error, plan
+from iolens.io500.phases import (
+    ENGINE_KINDS,
+    GIB,
+    MDWB_DEFAULT_KIOPS,
+    Plan,
+    PlanError,
+    PlannedPhase,
+    mdworkbench_args,
+    option_error,
+    plan,
+)
 from iolens.io500.score import (
     Evaluation,
     PhaseOutcome,
@@ -57,7 +68,6 @@ DOCUMENT_NAME = "iolens-io500.json"
 SCHEMA_VERSION = 1
 TIMESTAMP_FORMAT = "%Y.%m.%d-%H.%M.%S"
 QUICK_REASON = "QUICK MODE (iolens io500 --quick): short stonewall and capped sizes, not a valid IO500 run"
-NOT_IMPLEMENTED_REASON = "not implemented in iolens: this phase did not run (the extended score lacks it)"
 
 # Files the phases leave in the result directory that the app removes at the end (status files).
 STATUS_FILES = ("ior-easy.stonewall", "ior-hard.stonewall", "mdtest-easy.stonewall", "mdtest-hard.stonewall")
@@ -94,8 +104,8 @@ class PhaseRecord:
     """What happened in one phase: the outcome the scoring reads, and what the document reports."""
 
     planned: PlannedPhase
-    status: str  # "ok", "failed", "skipped", "not-implemented"
-    outcome: PhaseOutcome | None  # None for phases that are not part of the scoring (not implemented)
+    status: str  # "ok", "failed", "skipped"
+    outcome: PhaseOutcome | None
     engine_returncode: int | None = None
     error: str | None = None
     document: results.Document | None = None
@@ -214,8 +224,16 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
         if p.skip is not None:
             head.append(f"   ({p.skip})", style="yellow")
         console.print(head, soft_wrap=True)
-        if p.kind in ("ior", "mdtest", "find"):
-            req = engine_request(opts, p.kind, p.args, p.np)
+        if p.kind in ENGINE_KINDS:
+            args = p.args
+            if p.kind == "md-workbench":
+                pps, fpp = (
+                    plan_.config.get("mdworkbench", "precreatePerSet"),
+                    plan_.config.get("mdworkbench", "filesPerProc"),
+                )
+                count = "AUTO"  # the app's rule: from mdtest-easy-write's rate, once that has run
+                args = mdworkbench_args(p, pps or count, fpp or count)
+            req = engine_request(opts, p.kind, args, p.np)
             command = shlex.join(launch.build_command(req, "iolens-bench", flavor))
             console.print(Text(f"    {command}"), soft_wrap=True)
         elif p.kind == "timestamp":
@@ -368,7 +386,7 @@ class Display:
 
 
 def _figure(record: PhaseRecord) -> str:
-    if record.outcome is None or record.status in ("skipped", "not-implemented"):
+    if record.outcome is None or record.status == "skipped":
         return "-"
     return format_number(record.outcome.score)
 
@@ -376,7 +394,7 @@ def _figure(record: PhaseRecord) -> str:
 def _phase_line(record: PhaseRecord, index: int, total: int) -> Text:
     spec = PHASE_BY_NAME[record.name]
     t = Text(f"[{index}/{total}] {record.name:<20} ")
-    if record.status in ("skipped", "not-implemented"):
+    if record.status == "skipped":
         t.append(record.planned.skip or record.status, style="yellow")
         return t
     o = record.outcome
@@ -407,7 +425,7 @@ def phase_table(
         unit = "" if spec.dummy else spec.unit
         runtime = f"{o.runtime_s:.3f}" if o is not None else "-"
         note = ""
-        if r.status in ("skipped", "not-implemented"):
+        if r.status == "skipped":
             note = r.planned.skip or r.status
         elif r.status == "failed":
             note = f"FAILED: {r.error}"
@@ -447,6 +465,7 @@ class Runner:
         self.resultdir = Path(plan_.dirs.resultdir)
         self.drop_caches = drop_caches
         self.records: list[PhaseRecord] = []
+        self.mdwb_counts: tuple[int, int] | None = None  # (precreatePerSet, filesPerProc), once known
 
     def record(self, name: str) -> PhaseRecord | None:
         for r in self.records:
@@ -464,11 +483,11 @@ class Runner:
             self.display.done(rec)
 
     def run_phase(self, p: PlannedPhase) -> PhaseRecord:
-        if p.kind == "not-implemented":
-            self.display.message(f"{p.name}: not implemented in iolens (not run, not scored)", "yellow")
-            return PhaseRecord(p, "not-implemented", None, notes=[NOT_IMPLEMENTED_REASON])
+        setup: list[tuple[str, str]] = []
+        if p.kind == "md-workbench":
+            setup = self._mdworkbench_counts(p)
         exe = p.exe()
-        setup = [("exe", exe)] if exe else []
+        setup += [("exe", exe)] if exe else []
         if p.kind == "find":
             # The app prints the processes of its find whether or not `nproc` is set (all of them by default).
             setup.append(("nproc", str(p.np or self.opts.np)))
@@ -495,6 +514,29 @@ class Runner:
             rec.outcome.pause_started, rec.outcome.pause_file = pause
         return rec
 
+    def _mdworkbench_counts(self, p: PlannedPhase) -> list[tuple[str, str]]:
+        """The md-workbench phase's counts (the app's rule: from mdtest-easy-write's rate unless the config
+        sets them), its full arguments, and the lines result.txt shows before its exe."""
+        if self.mdwb_counts is None:
+            easy = self.record("mdtest-easy-write")
+            ok = easy is not None and easy.outcome is not None and easy.status == "ok"
+            kiops = easy.outcome.score if ok and easy is not None and easy.outcome is not None else 0.0
+            given = self.plan.config.get("mdworkbench", "precreatePerSet") is not None
+            if kiops <= 0 and not given:
+                self.display.message(
+                    "warning: md-workbench takes its sizes from mdtest-easy-write's rate, and "
+                    f"mdtest-easy-write did not run: {MDWB_DEFAULT_KIOPS:g} kIOPS is used instead (the app's "
+                    "rule)",
+                    "yellow",
+                )
+            self.mdwb_counts = self.plan.mdworkbench_counts(kiops, self.opts.np)
+            if not given:
+                # As the app: the rate the sizes came from, for a later cleanup run (a C double, host order).
+                (self.resultdir / "mdworkbench-size").write_bytes(struct.pack("=d", kiops))
+        precreate, files = self.mdwb_counts
+        p.args = mdworkbench_args(p, precreate, files)
+        return [("filesPerProc", str(files)), ("precreatePerSet", str(precreate))]
+
     def _pause(self, p: PlannedPhase) -> tuple[datetime, str] | None:
         """With `pause-dir` set, wait while PAUSE-DIR/PHASE exists, as the app does before every phase;
         returns when the wait began and the file looked for (result.txt's t_pause and its comment)."""
@@ -518,8 +560,6 @@ class Runner:
         t_start = _now()
         t0 = time.monotonic()
         with open(text_path, "w", encoding="utf-8") as out:
-            out.write(f"# {' '.join(launch.build_command(req, self.engine))}\n")
-            out.flush()
             try:
                 rc = launch.run(
                     req,
@@ -592,6 +632,8 @@ def engine_time(doc: results.Document) -> float | None:
         times = [mp.time_s for mp in doc.phases]
     elif isinstance(doc, results.FindDocument):
         times = [doc.find.time_s] if doc.find is not None else []
+    elif isinstance(doc, results.MdworkbenchDocument):
+        times = [ph.time_s for ph in doc.phases]
     else:
         times = []
     return sum(times) if times else None
@@ -654,6 +696,8 @@ def _fill_outcome(p: PlannedPhase, doc: results.Document, o: PhaseOutcome, rec: 
                 "items_sum_at_deadline": sw.items_sum_at_deadline,
                 "time_s": sw.time_s,
             }
+    elif isinstance(doc, results.MdworkbenchDocument):
+        _fill_mdworkbench(p, doc, o, rec)
     elif isinstance(doc, results.FindDocument):
         f = doc.find
         if f is None:
@@ -670,6 +714,41 @@ def _fill_outcome(p: PlannedPhase, doc: results.Document, o: PhaseOutcome, rec: 
             "rate_per_s": f.rate_per_s,
             "errors": f.errors,
         }
+
+
+def _fill_mdworkbench(
+    p: PlannedPhase, doc: results.MdworkbenchDocument, o: PhaseOutcome, rec: PhaseRecord
+) -> None:
+    """An md-workbench phase as the app scores it: md-workbench's rate / 1000 (precreate, cleanup: their
+    phase; bench: the second of its two iterations), its maxOpTime lines, its error count."""
+    o.errors = doc.errors
+    if p.engine_phase == "benchmark":
+        runs = doc.benchmarks()
+        o.iterations = len(runs)
+        if len(runs) != 2:
+            return  # invalid, score 0, as the app (score.phase_reasons says why)
+        first, main = runs
+        o.result_lines += [
+            ("maxOpTime", f"{main.max_op_time_s:f}"),
+            ("scoreIteration0", f"{(first.rate_per_s or 0.0) / 1000:f}"),
+            ("maxOpTime0", f"{first.max_op_time_s:f}"),
+        ]
+    else:
+        main_ = next((x for x in doc.phases if x.name == p.engine_phase), None)
+        if main_ is None:
+            rec.status, rec.error = "failed", f"the engine's document has no {p.engine_phase} phase"
+            return
+        main = main_
+        o.result_lines.append(("maxOpTime", f"{main.max_op_time_s:f}"))
+    o.score = (main.rate_per_s or 0.0) / 1000
+    rec.figures = {
+        "rate_per_s": main.rate_per_s,
+        "objects": main.objects,
+        "time_s": main.time_s,
+        "max_op_time_s": main.max_op_time_s,
+        "errors": doc.errors,
+        "iterations": o.iterations,
+    }
 
 
 # ------------------------------------------------------------------------------------------------- finishing
@@ -712,8 +791,6 @@ def evaluate_run(
         ev.setup_reasons.extend(reasons)
         if ev.valid:
             ev.valid, changed = False, True
-    if any(r.status == "not-implemented" for r in records) and ev.extended_valid:
-        ev.extended_valid, changed = False, True
     if changed:
         _rehash(ev)
     return ev
@@ -726,21 +803,6 @@ def write_results(
     rd = Path(plan_.dirs.resultdir)
     result = results_files.build_result(ev, plan_.config, procs, plan_.dirs.resultdir, start=start, end=end)
     notes = {r.name: r.notes for r in records if r.notes}
-    # Phases that are not scored at all (not implemented) get a section of comments where the app has one.
-    order = [p.name for p in plan_.phases]
-    for r in records:
-        if r.status != "not-implemented":
-            continue
-        section = results_files.Section(r.name)
-        section.lines.append(results_files.Comment(results_files.INVALID_PREFIX + NOT_IMPLEMENTED_REASON))
-        pos = order.index(r.name)
-        later = {n for n in order[pos + 1 :]}
-        at = next(
-            (i for i, s in enumerate(result.sections) if s.name in later or s.name in ("SCORE", "SCOREX")),
-            len(result.sections),
-        )
-        result.sections.insert(at, section)
-        notes.pop(r.name, None)
     for section in result.sections:
         for note in notes.get(section.name, []):
             # Before the score line, where the app prints a phase's own messages.
@@ -809,22 +871,20 @@ def run_document(
                 "unit": None if spec.dummy else spec.unit,
                 "score": o.score if o is not None and not spec.dummy else None,
                 "valid": v.valid if v is not None else False,
-                "invalid_reasons": v.reasons
-                if v is not None
-                else ([NOT_IMPLEMENTED_REASON] if r.status == "not-implemented" else []),
+                "invalid_reasons": v.reasons if v is not None else [],
                 "skip_reason": r.planned.skip,
                 "error": r.error,
                 "runtime_s": o.runtime_s if o is not None else None,
                 "wall_s": r.wall_s,
                 "started_at": _iso(o.t_start) if o is not None else None,
                 "ended_at": _iso(o.t_end) if o is not None else None,
-                "workload": r.planned.kind if r.planned.kind in ("ior", "mdtest", "find") else None,
+                "workload": r.planned.kind if r.planned.kind in ENGINE_KINDS else None,
                 "command": (
                     ["iolens-bench", r.planned.kind, *r.planned.args]
-                    if r.planned.kind in ("ior", "mdtest", "find")
+                    if r.planned.kind in ENGINE_KINDS
                     else []
                 ),
-                "np": r.planned.np or opts.np if r.planned.kind in ("ior", "mdtest", "find") else None,
+                "np": r.planned.np or opts.np if r.planned.kind in ENGINE_KINDS else None,
                 "params": dict(r.planned.params),
                 "figures": r.figures,
                 "engine_document": f"{r.name}.json" if r.document is not None else None,
@@ -956,6 +1016,7 @@ def cleanup_data(plan_: Plan, runner: Runner, dirs: DataDirs, opts: DriverOption
                 launch.run(req, runner.engine, on_line=lambda _line: None, stdout=null)
         except launch.LaunchError:
             pass
+    _remove_mdworkbench(plan_, runner, opts)
     rd = Path(plan_.dirs.resultdir)
     for name in (*STATUS_FILES, "timestampfile"):
         try:
@@ -963,6 +1024,23 @@ def cleanup_data(plan_: Plan, runner: Runner, dirs: DataDirs, opts: DriverOption
         except FileNotFoundError:
             pass
     return dirs.remove_created()
+
+
+def _remove_mdworkbench(plan_: Plan, runner: Runner, opts: DriverOptions) -> None:
+    """md-workbench's data sets, when its delete phase did not remove them (it did not run, or failed): the
+    engine's cleanup run (-3), which deletes only what the ledger of its directory lists."""
+    delete = plan_.phase("mdworkbench-delete")
+    tree = Path(plan_.dirs.datadir) / "mdworkbench"
+    if delete is None or not tree.exists() or not _ledger_names(tree):
+        return
+    precreate, files = runner.mdwb_counts or plan_.mdworkbench_counts(0.0, opts.np)
+    base = [a for a in delete.args if not a.startswith(("-P=", "-I=")) and a != "-3"]
+    req = engine_request(opts, "md-workbench", [*base, f"-P={precreate}", f"-I={files}", "-3", "--quiet"])
+    try:
+        with open(os.devnull, "w") as null:
+            launch.run(req, runner.engine, on_line=lambda _line: None, stdout=null)
+    except launch.LaunchError:
+        pass
 
 
 def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, err: Console) -> RunResult:
@@ -1062,22 +1140,8 @@ def print_summary(
     console.print()
     console.print(phase_table(records, verdicts))
     console.print()
-    flag = "" if ev.valid else "  [INVALID]"
-    s = ev.scores
-    console.print(
-        Text(
-            f"[SCORE ] Bandwidth {s.bw:f} GiB/s : IOPS {s.md:f} kiops : TOTAL {s.score:f}{flag}", style="bold"
-        )
-    )
-    if ev.extended_scores is not None:
-        x = ev.extended_scores
-        xflag = "" if ev.extended_valid else "  [INVALID]"
-        console.print(
-            Text(
-                f"[SCOREX] Bandwidth {x.bw:f} GiB/s : IOPS {x.md:f} kiops : TOTAL {x.score:f}{xflag}",
-                style="bold",
-            )
-        )
+    # The app's own lines (result_summary.txt, which the app also prints): what scripts read.
+    console.print(Text(results_files.build_summary(ev).render().rstrip("\n")), soft_wrap=True)
     if not ev.valid:
         reasons = ev.reasons
         console.print(

@@ -88,9 +88,24 @@ NEEDS = {
     "find": "timestamp",
     "find-easy": "mdtest-easy-write",
     "find-hard": "timestamp",
+    "mdworkbench-bench": "mdworkbench-create",
+    "mdworkbench-delete": "mdworkbench-create",
 }
 
-NOT_IMPLEMENTED = frozenset({"mdworkbench-create", "mdworkbench-bench", "mdworkbench-delete"})
+ENGINE_KINDS = ("ior", "mdtest", "find", "md-workbench")
+
+# md-workbench (extended mode), as the app runs it: 10 data sets per process, the reader 1 rank away, and,
+# when the config does not set precreatePerSet and filesPerProc, both from mdtest-easy-write's rate: what it
+# would create in min(stonewall, 60) s, spread over the processes and the 10 sets.
+MDWB_SETS = 10
+MDWB_RUN_S = 60
+MDWB_DEFAULT_KIOPS = 10.0  # the app's rate when mdtest-easy-write did not run
+QUICK_MDWB_PER_SET = 500  # --quick: objects per set and per iteration at most
+MDWB_STEPS = {
+    "mdworkbench-create": ["-1"],
+    "mdworkbench-bench": ["-2", "-R=2", "-X"],
+    "mdworkbench-delete": ["-3"],
+}
 
 # At most 20 digits (any 64-bit count): a longer number is malformed, not a slow int() or a huge size.
 _SIZE_RE = re.compile(r"([0-9]{1,20})([kKmMgGtT]?)")
@@ -138,7 +153,7 @@ class PlannedPhase:
     """One phase of the run: what the driver launches (or why it does not)."""
 
     name: str
-    kind: str  # "ior", "mdtest", "find", "timestamp", "not-implemented"
+    kind: str  # "ior", "mdtest", "find", "md-workbench", "timestamp"
     args: list[str] = field(default_factory=list)  # engine arguments after the workload (no --np/--json)
     np: int | None = None  # ranks for this phase when not the run's (find's nproc)
     stonewall_s: int | None = None  # the phase stops after this (write phases, ior-rnd4K-easy-read)
@@ -152,11 +167,11 @@ class PlannedPhase:
 
     @property
     def runs_engine(self) -> bool:
-        return self.kind in ("ior", "mdtest", "find") and self.skip is None
+        return self.kind in ENGINE_KINDS and self.skip is None
 
     def exe(self) -> str:
         """The command as result.txt's `exe` line shows it (the engine's name for the app's ./ior etc.)."""
-        if self.kind not in ("ior", "mdtest", "find"):
+        if self.kind not in ENGINE_KINDS:
             return ""
         return " ".join(["iolens-bench", self.kind, *self.args])
 
@@ -179,6 +194,28 @@ class Plan:
             if p.name == name:
                 return p
         return None
+
+    def mdworkbench_counts(self, mdtest_easy_kiops: float, np: int) -> tuple[int, int]:
+        """(precreatePerSet, filesPerProc) of the md-workbench phases: the config's when it sets them, else
+        the app's rule from mdtest-easy-write's rate in kIOPS (MDWB_DEFAULT_KIOPS when it did not run), capped
+        with --quick."""
+        pps, fpp = (
+            self.config.get("mdworkbench", "precreatePerSet"),
+            self.config.get("mdworkbench", "filesPerProc"),
+        )
+        if pps is not None and fpp is not None:
+            return int(pps), int(fpp)
+        rate = mdtest_easy_kiops if mdtest_easy_kiops > 0 else MDWB_DEFAULT_KIOPS
+        seconds = min(self.stonewall_s, MDWB_RUN_S)
+        per_set = int(rate * seconds * 1000 / np) // MDWB_SETS
+        if self.quick:
+            per_set = min(per_set, QUICK_MDWB_PER_SET)
+        return per_set, per_set
+
+
+def mdworkbench_args(p: PlannedPhase, precreate: int | str, files: int | str) -> list[str]:
+    """An md-workbench phase's full engine arguments once its counts are known (the app's order)."""
+    return [*p.args, f"-P={precreate}", f"-I={files}", *MDWB_STEPS[p.name]]
 
 
 # ------------------------------------------------------------------------------------------ config locations
@@ -477,7 +514,7 @@ def plan(
     unique = bool(config.value("ior-easy", "uniqueDir"))
     seed = {
         g: str(run_timestamp_seed(g, timestamp))
-        for g in ("ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard")
+        for g in ("ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard", "md-workbench")
     }
 
     def ior_easy(with_reorder: bool = True) -> list[str]:
@@ -521,11 +558,23 @@ def plan(
         api = _api(config, where, phase)
         if api.odirect:
             note = (
-                "--posix.odirect is not passed to mdtest phases: the engine's mdtest has no O_DIRECT option"
+                "--posix.odirect is not passed to mdtest phases (nor to md-workbench's): the engine's mdtest "
+                "and md-workbench have no O_DIRECT option"
             )
             if note not in notes:
                 notes.append(note)
         return api.args
+
+    def md_workbench(phase: str) -> list[str]:
+        # The app's arguments before the counts (-P, -I) and the phase's step, which the driver adds
+        # (mdworkbench_args) once mdtest-easy-write's rate is known.
+        verbosity = config.value("mdworkbench", "verbosity")
+        waiting = config.get("mdworkbench", "waitingTime") or "0.0"
+        a = ["--dataPacketType=" + str(config.get("global", "dataPacketType") or "timestamp")]
+        a += ["-v"] * (verbosity if isinstance(verbosity, int) else 0)
+        a += ["--process-reports", *md_api(phase), f"-o={d}/mdworkbench", f"-t={float(waiting):f}", "-O=1"]
+        a += [f"--run-info-file={r}/mdworkbench.status", f"-D={MDWB_SETS}"]
+        return a + [f"-G={seed['md-workbench']}"]
 
     sw = str(stonewall)
     phases: list[PlannedPhase] = []
@@ -591,15 +640,26 @@ def plan(
         elif name == "timestamp":
             p.kind = "timestamp"
             p.params["file"] = f"{r}/timestampfile"
-        elif name in NOT_IMPLEMENTED:
-            p.kind = "not-implemented"
-            p.skip = "not implemented in iolens"
+        elif name in MDWB_STEPS:
+            p.kind = "md-workbench"
+            p.args = md_workbench(name)
+            p.engine_phase = "benchmark" if name == "mdworkbench-bench" else name.rsplit("-", 1)[1]
+            if p.engine_phase == "create":
+                p.engine_phase = "precreate"
+            elif p.engine_phase == "delete":
+                p.engine_phase = "cleanup"
         else:  # pragma: no cover - the spec and this table are written together
             raise AssertionError(f"phase {name} has no plan")
         phases.append(p)
         _fill_params(p, xfer_text, block_text, segments, n_easy, n_hard, stonewall, fpp)
 
     _apply_skips(config, phases)
+    pps, fpp_ = config.get("mdworkbench", "precreatePerSet"), config.get("mdworkbench", "filesPerProc")
+    if mode == "extended" and (pps is None) != (fpp_ is None):
+        # The app's validate(): both or neither.
+        missing = "filesPerProc" if fpp_ is None else "precreatePerSet"
+        given = "precreatePerSet" if fpp_ is None else "filesPerProc"
+        raise where.error("mdworkbench", given, f"set {missing} too, or neither (the app's rule)")
     if config.value("debug", "pause-dir") is not None:
         notes.append("pause-dir is set: before each phase the run waits while PAUSE-DIR/PHASE exists")
     return Plan(config, mode, quick, dirs, stonewall, phases, notes, caps)
@@ -618,6 +678,8 @@ def _fill_params(
         p.params.update(n=str(n_easy))
     elif p.name.startswith("mdtest-hard"):
         p.params.update(n=str(n_hard), bytes=str(MDTEST_HARD_BYTES))
+    elif p.kind == "md-workbench":
+        p.params.update(dataSets=str(MDWB_SETS), counts="AUTO: from mdtest-easy-write's rate unless set")
     if p.stonewall_s is not None:
         p.params["stonewall"] = f"{stonewall} s"
     if p.np is not None:

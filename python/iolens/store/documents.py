@@ -4,6 +4,8 @@ What a phase row holds, by workload (docs/db.md "Phases"):
 
 - ior: one row per (access, iteration): value = bw_bytes_per_s (B/s), ops = transfers, latency per transfer.
 - mdtest: one row per (phase, iteration): value = rate_per_s (items/s, mdtest's rate), latency per item.
+- md-workbench: one row per phase (precreate, benchmark per iteration, cleanup): value = rate_per_s
+  (md-workbench's iops/s), ops = objects, latency of its main operation (create, read, delete).
 - find: one row "find": value = rate_per_s (entries/s), ops = entries scanned, latency per stat call.
 - fio: one row per job and direction that moved data, named JOB:read / JOB:write: value = bw_bytes_per_s,
   ops = I/Os, latency = lat_ns (issue to completion).
@@ -66,6 +68,26 @@ def _mdtest_phases(doc: results.MdtestDocument) -> list[PhaseRow]:
             valid=None if p.verify is None else p.verify.errors == 0,
             status="ok",
             **_latency(p.latency_ns),
+        )
+        for p in doc.phases
+    ]
+
+
+_MDWB_MAIN_OP = {"precreate": "create", "benchmark": "read", "cleanup": "delete"}
+
+
+def _mdworkbench_phases(doc: results.MdworkbenchDocument) -> list[PhaseRow]:
+    return [
+        PhaseRow(
+            name=p.name,
+            iteration=p.iteration,
+            value=p.rate_per_s,
+            unit="ops/s",
+            ops=p.objects,
+            time_s=p.time_s,
+            valid=p.errors == 0,
+            status="ok",
+            **_latency(p.latency_ns.get(_MDWB_MAIN_OP.get(p.name, ""))),
         )
         for p in doc.phases
     ]
@@ -179,6 +201,8 @@ def run_record(doc: results.Document, source_path: str | None = None) -> RunReco
         phases = _ior_phases(doc)
     elif isinstance(doc, results.MdtestDocument):
         phases = _mdtest_phases(doc)
+    elif isinstance(doc, results.MdworkbenchDocument):
+        phases = _mdworkbench_phases(doc)
     elif isinstance(doc, results.FindDocument):
         phases = _find_phases(doc)
     elif isinstance(doc, results.FioDocument):
