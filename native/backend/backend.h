@@ -58,6 +58,10 @@ enum iol_req_flags {
     /* The caller set t_submit_ns already (the previous completion's time, which it had read anyway): a
      * synchronous backend then reads the clock once per transfer instead of twice. */
     IOL_REQ_SUBMIT_STAMPED = 1 << 1,
+    /* One attempt (IOR's -x, singleXferAttempt): a transfer that moves less than asked completes short at
+     * once, instead of its remainder being sent again. Backends that complete a request in one call of
+     * their library (null) have nothing to do. */
+    IOL_REQ_SINGLE_ATTEMPT = 1 << 2,
 };
 
 /* Settings of a context, for the backends that have any. All zero is every backend's default, which is its

@@ -138,6 +138,8 @@ static inline void transfer(struct iol_req *r, int vectored, int rw_flags)
             moved += k;
             if (left > 0 && r->op == IOL_IO_READ && iol_direct_remainder_impossible(r->file, p, (uint64_t)off))
                 break;
+            if (left > 0 && (r->flags & IOL_REQ_SINGLE_ATTEMPT))
+                break;
         } else if (k == 0) {
             /* A read at EOF ends the request short. A write of 0 bytes would loop forever: report it. */
             if (r->op == IOL_IO_WRITE)
