@@ -25,7 +25,8 @@ void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, 
     o->nranks = nranks;
     o->fpp = cfg->fpp;
     o->random = cfg->random;
-    o->seed = (uint64_t)cfg->seed;
+    /* --random-offset-seed, else -G: the same seed gives a read the order of its write */
+    o->seed = (uint64_t)(cfg->random_offset_seed >= 0 ? cfg->random_offset_seed : cfg->seed);
     o->rank = rank;
     o->total = total;
     o->k = start_pair;

@@ -10,12 +10,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from iolens import __version__, interrupt, launch, pipeline
+from iolens import __version__, interrupt, ior_script, launch, pipeline
 from iolens.engine import EngineNotFound, engine_version, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
@@ -257,6 +258,16 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
     if "--check" in opts.engine_args:
         return _check_only(workload, opts)
     typed = [PROG, workload, *argv]
+    if workload == "ior":
+        try:
+            script, base = ior_script.take_script_option(opts.engine_args)
+        except ior_script.ScriptError as exc:
+            return error(str(exc))
+        if script is not None:
+            run = pipeline.RunInput(
+                workload, replace(opts, engine_args=base), typed, output, store, monitor_req
+            )
+            return ior_script.run_script(script, run, base)
     run = pipeline.RunInput(workload, opts, typed, output, store, monitor_req)
     return pipeline.run_workload(run)
 
