@@ -116,7 +116,9 @@ static int check_paths_collective(struct iol_comm *c, const struct job *job, str
 static int participants(const struct job *job, int n, int quiet)
 {
     int want = job->wl->participants ? job->wl->participants(job->cfg, n) : n;
-    (void)quiet;
+    if (want > n && !quiet)
+        fprintf(stderr, "iolens-bench: warning: -N: more tasks requested (%d) than available (%d), running with %d "
+                "tasks\n", want, n, n);
     return want < n ? want : n;
 }
 

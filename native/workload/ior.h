@@ -65,7 +65,7 @@ struct ior_cfg {
     char script_file[IOL_STR_MAX];  /* -f: refused here, run by the front end */
 };
 
-/* The ranks that take part in a run of n (-N); the others wait. */
+/* The ranks -N asks for (n when not given; may be more than n: the caller then runs n, with a warning). */
 int ior_participants(const void *cfg, int n);
 
 extern const struct iol_option ior_options[];

@@ -19,7 +19,7 @@
 int ior_participants(const void *cfgp, int n)
 {
     const struct ior_cfg *cfg = cfgp;
-    return cfg->num_tasks > 0 && cfg->num_tasks < n ? (int)cfg->num_tasks : n;
+    return cfg->num_tasks > 0 ? (int)cfg->num_tasks : n;
 }
 
 /* ---- warnings ------------------------------------------------------------------------------------------ */
@@ -119,10 +119,18 @@ int ior_random_shift(struct ior_run *r, int iteration, int *shift)
 
 /* ---- -T: no phase starts after the time limit --------------------------------------------------------- */
 
+/* Test hook, read here only: IOLENS_TEST_MINUTE_NS is the length of -T's minute (tests cannot wait minutes). */
+static uint64_t minute_ns(void)
+{
+    const char *v = getenv("IOLENS_TEST_MINUTE_NS");
+    long long n = v && *v ? atoll(v) : 0;
+    return n > 0 ? (uint64_t)n : 60000000000ULL;
+}
+
 int ior_time_over(struct ior_run *r)
 {
     if (r->cfg->max_time_min <= 0) return 0;
-    int64_t over = iol_now_ns() - r->start_ns >= (uint64_t)r->cfg->max_time_min * 60000000000ULL;
+    int64_t over = iol_now_ns() - r->start_ns >= (uint64_t)r->cfg->max_time_min * minute_ns();
     /* Rank 0's clock decides, so every rank skips the same phases. */
     if (r->comm->bcast(r->comm, &over, sizeof over, 0)) return 0;
     if (over) r->phases_skipped++;
