@@ -174,13 +174,14 @@ def _blame(test: ScriptTest, message: str, where: str) -> str:
 
 
 def _precheck(tests: list[ScriptTest], base: list[str], np: int, where: str) -> None:
-    """Every test's options checked by the engine (no I/O) before the first one runs."""
+    """Every test's options checked together by the engine before the first test runs, as IOR validates its
+    tests (--dryRun: not the paths, which an earlier test may create; each run checks its own)."""
     try:
         engine = find_engine()
     except EngineNotFound:
         return  # run_workload says so
     for t in tests:
-        req = launch.RunRequest("ior", [*base, *t.engine_args()], np=np)
+        req = launch.RunRequest("ior", [*base, *t.engine_args(), "--dryRun"], np=np)
         checked = launch.precheck(req, engine)
         if checked.returncode != 0:
             msg = (
