@@ -6,6 +6,7 @@ rank reads (-Z -X), memory held (-M), short transfers (-x), warnings (-j, --warn
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import resource
@@ -284,3 +285,36 @@ def test_the_document_echoes_every_new_flag(engine: Path, tmpfs_dir: Path) -> No
     ):
         assert key in cfg, key
     assert json.dumps(cfg)
+
+
+def test_posix_rangelocks_waits_for_a_conflicting_lock(engine: Path, tmpfs_dir: Path) -> None:
+    out = tmpfs_dir / "locked"
+    assert run_engine(engine, ["-t", "4k", "-b", "16k", "-w", "-k", "-o", str(out)]).returncode == 0
+    read = [str(engine), "ior", "--quiet", "-t", "4k", "-b", "16k", "-r", "-k", "-o", str(out)]
+    with out.open("r+b") as held:
+        fcntl.lockf(held, fcntl.LOCK_EX, 4096, 0)  # the first transfer's range, held by another process
+        assert subprocess.run(read, capture_output=True, timeout=60).returncode == 0  # no locks: not held up
+        proc = subprocess.Popen(
+            [*read, "--posix.rangelocks"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        time.sleep(0.5)
+        assert proc.poll() is None  # waiting for the range
+        fcntl.lockf(held, fcntl.LOCK_UN, 4096, 0)
+        assert proc.wait(timeout=60) == 0
+    other = run_engine(engine, ["-a", "io_uring", "--posix.rangelocks", "-w", "-o", str(tmpfs_dir / "u")])
+    assert other.returncode == 2 and "only with the posix and pvsync2 backends" in other.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dummy.delay-xfer=10"], "IOR's DUMMY delays are not supported"),
+        (["-O", "GPUid=1"], "iolens has no GPU buffers"),
+    ],
+)
+def test_ior_options_iolens_cannot_honour_are_refused_with_the_reason(
+    engine: Path, tmpfs_dir: Path, args: list[str], message: str
+) -> None:
+    r = run_engine(engine, [*args, "-w", "-o", str(tmpfs_dir / "r")])
+    assert r.returncode == 2 and message in r.stderr
+    assert list(tmpfs_dir.iterdir()) == []

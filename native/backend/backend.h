@@ -25,6 +25,9 @@ enum iol_open_flags {
     IOL_O_DIRECT = 1 << 5,   /* bypass the page cache; buffers, offsets and lengths must be aligned */
     IOL_O_SYNC   = 1 << 6,   /* O_SYNC: each write returns once data and metadata are stable */
     IOL_O_DSYNC  = 1 << 7,   /* O_DSYNC: each write returns once its data is stable */
+    IOL_O_RANGELOCKS = 1 << 8, /* posix, pvsync2: each transfer holds a POSIX record lock on its byte range
+                                * (a read lock to read, a write lock to write), as IOR's --posix.rangelocks;
+                                * the others do not lock: ior refuses the combination */
 };
 
 struct iol_bctx;             /* a backend's per-rank context (its ring, its io_context, ...) */

@@ -230,6 +230,7 @@ static int open_flags(const struct ior_run *r, enum iol_io_op op)
 {
     int fl = op == IOL_IO_WRITE ? (IOL_O_WRITE | IOL_O_CREATE) : IOL_O_READ;
     if (r->cfg->direct) fl |= IOL_O_DIRECT;
+    if (r->cfg->rangelocks) fl |= IOL_O_RANGELOCKS;
     return fl;
 }
 

@@ -63,6 +63,10 @@ struct ior_cfg {
     int64_t inter_io_delay_us;      /* -O interIODelay */
     int64_t num_nodes;              /* -O numNodes (0 = measured) */
     char script_file[IOL_STR_MAX];  /* -f: refused here, run by the front end */
+    int64_t dummy_delay[4];         /* --dummy.delay-*: refused (accepted names, so the message says why) */
+    int dummy_delay_rank0;
+    int rangelocks;                 /* --posix.rangelocks */
+    int64_t gpu;                    /* -O allocateBufferOnGPU / GPUid / GPUDirect: refused when set */
 };
 
 /* The ranks -N asks for (n when not given; may be more than n: the caller then runs n, with a warning). */

@@ -1,4 +1,5 @@
 /* ior_validate.c — the options checked together, as IOR's CheckRunSettings does, before any I/O. */
+#include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -20,6 +21,18 @@ static int ior_validate_flags(const struct ior_cfg *cfg, int nranks, struct iol_
     if (cfg->script_file[0])
         return iol_err_set(err, IOL_ERR_USAGE, "-f: IOR scripts are run by the front end (`iolens ior -f %s`), "
                            "not by iolens-bench", cfg->script_file);
+    for (int i = 0; i < 4; i++)
+        if (cfg->dummy_delay[i] || cfg->dummy_delay_rank0)
+            return iol_err_set(err, IOL_ERR_USAGE, "--dummy.delay-*: IOR's DUMMY delays are not supported: DUMMY is "
+                               "iolens's null backend, which does no I/O and waits for nothing "
+                               "(-O interIODelay=US pauses after each transfer)");
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    if (cfg->rangelocks && be && strcmp(be->name, "posix") && strcmp(be->name, "pvsync2"))
+        return iol_err_set(err, IOL_ERR_USAGE, "--posix.rangelocks: only with the posix and pvsync2 backends (-a %s)",
+                           cfg->api);
+    if (cfg->gpu)
+        return iol_err_set(err, IOL_ERR_USAGE, "-O allocateBufferOnGPU/GPUid/GPUDirect: iolens has no GPU buffers "
+                           "(IOR's CUDA build only)");
     if (iol_packet_parse(cfg->packet) < 0)
         return iol_err_set(err, IOL_ERR_USAGE, "-l: '%s' is not one of timestamp, offset, incompressible, random "
                            "(or t, o, i, r) or iolens", cfg->packet);
