@@ -310,11 +310,12 @@ def test_posix_rangelocks_waits_for_a_conflicting_lock(engine: Path, tmpfs_dir: 
     [
         (["--dummy.delay-xfer=10"], "IOR's DUMMY delays are not supported"),
         (["-O", "GPUid=1"], "iolens has no GPU buffers"),
+        (["-o", "/tmp/a@/tmp/b"], "IOR reads '@' as a separator of several file names"),
     ],
 )
 def test_ior_options_iolens_cannot_honour_are_refused_with_the_reason(
     engine: Path, tmpfs_dir: Path, args: list[str], message: str
 ) -> None:
-    r = run_engine(engine, [*args, "-w", "-o", str(tmpfs_dir / "r")])
+    r = run_engine(engine, ["-w", "-o", str(tmpfs_dir / "r"), *args])
     assert r.returncode == 2 and message in r.stderr
     assert list(tmpfs_dir.iterdir()) == []

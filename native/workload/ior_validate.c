@@ -18,6 +18,11 @@ void ior_normalize(struct ior_cfg *cfg)
 /* IOR's run-level flags (ior_flags.c), checked as IOR's ValidateTests and CheckRunSettings do. */
 static int ior_validate_flags(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
 {
+    /* IOR splits -o at '@' into several names (one per file system, ranks spread over them with -F); iolens
+     * would use the whole as one name: refuse rather than write somewhere else than the user meant. */
+    if (strchr(cfg->path, '@'))
+        return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s': IOR reads '@' as a separator of several file names; "
+                           "iolens takes one name (run one job per file system)", cfg->path);
     if (cfg->script_file[0])
         return iol_err_set(err, IOL_ERR_USAGE, "-f: IOR scripts are run by the front end (`iolens ior -f %s`), "
                            "not by iolens-bench", cfg->script_file);
