@@ -199,8 +199,10 @@ def print_test_header(test: ScriptTest, total: int) -> None:
 
 
 def render_tests(docs: list[dict[str, Any]]) -> None:
-    """THE ONE CALL SITE for the script's combined output (Test# = index in docs). For now each test was
-    shown as it ran; the lead connects helper iorout's `render_ior_classic(docs, ...)` here."""
+    """The script's combined output, once every test has run (Test# = the index in docs).
+
+    LEAD: connect helper iorout's IOR text layout here -- `render_ior_classic(docs, ...)` -- this is the one
+    call site. Until then each test was shown by the pipeline as it ended, under print_test_header's line."""
     _ = docs
 
 
