@@ -215,6 +215,9 @@ def test_dual_mount_puts_each_file_under_its_sockets_mount_point(engine: Path, t
     assert len(made) == 1 and made[0].endswith("/data.00000000")
     shared = run_engine(engine, ["-y", "-w", "-o", str(tmpfs_dir / "m")])
     assert shared.returncode == 2 and "-y: dual mount" in shared.stderr
+    # the mount point of the node is checked before any I/O, as every -o directory is
+    missing = run_engine(engine, ["-y", "-F", "-w", "-o", str(tmpfs_dir / "nomount")])
+    assert missing.returncode == 2 and "nomount" in missing.stderr
 
 
 def test_dry_run_does_no_io(engine: Path, tmpfs_dir: Path) -> None:

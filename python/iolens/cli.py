@@ -119,6 +119,14 @@ fio output options (as fio's; every other option and the job files go to the eng
                          iops, bw_bytes_per_s, p50_ns, p90_ns, p99_ns, p99_9_ns, max_ns
 """
 
+# `iolens ior -f SCRIPT` is read by the front end (ior_script.py): one engine run per test.
+IOR_HELP = """
+ior script files (as IOR's; docs/ior.md):
+  -f SCRIPT              run IOR's script: each RUN between IOR START and IOR STOP is one test, run one after
+                         the other (options carry over; the command line's are the first test's); --json FILE
+                         writes the list of the tests' documents; --db stores each test as its own run
+"""
+
 FIO_VALUED = ("--output-format", "--output", "--per-second-log")
 FIO_FORMATS = ("normal", "json", "json+")
 
@@ -233,6 +241,8 @@ def _show_help(workload: str) -> int:
     if workload == "fio":
         print(f"       {PROG} fio [iolens options] JOBFILE... | --name=NAME --rw=MODE --bs=SIZE ...")
         print(FIO_HELP)
+    if workload == "ior":
+        print(IOR_HELP)
     try:
         engine = find_engine()
     except EngineNotFound as exc:
