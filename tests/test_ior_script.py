@@ -176,3 +176,41 @@ def test_the_official_ior_runs_the_same_tests(engine: Path, tmpfs_dir: Path, tmp
     assert theirs.returncode == 0, theirs.stdout
     ids = [line.split(":")[1].strip() for line in theirs.stdout.splitlines() if line.startswith("TestID")]
     assert ids == [str(t.index) for t in ior_script.parse(FOUR_TESTS, "s")]
+
+
+def test_a_script_under_mpirun_started_iolens_runs_with_its_launcher(
+    engine: Path, tmpfs_dir: Path, tmp_path: Path, mpi_env: dict[str, str]
+) -> None:
+    # Each test is an MPI run of its own: iolens starts them (--launcher mpirun). Inside a job that started
+    # iolens itself a process can start MPI only once, so a script of several tests is refused there.
+    script = _script(
+        tmp_path,
+        f"IOR START\ntestFile={tmpfs_dir}/m\ntransferSize=8k,blockSize=32k,writeFile=1,keepFile=1\nRUN\n"
+        "writeFile=0,readFile=1,checkRead=1,keepFile=0\nRUN\nIOR STOP\n",
+    )
+    out = tmp_path / "docs.json"
+    env = {**_env(tmp_path, engine), **{k: v for k, v in mpi_env.items() if k.startswith(("OMPI", "PRTE"))}}
+    r = iolens(
+        "ior",
+        "--launcher",
+        "mpirun",
+        "--np",
+        "2",
+        "--no-live",
+        "-f",
+        str(script),
+        "--json",
+        str(out),
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    docs = json.loads(out.read_text())
+    assert [(d["comm"]["kind"], d["comm"]["ranks"]) for d in docs] == [("mpi", 2), ("mpi", 2)]
+    assert docs[1]["phases"][0]["verify"]["errors"] == 0
+    in_job = iolens(
+        "ior",
+        "-f",
+        str(script),
+        env={**_env(tmp_path, engine), "OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2"},
+    )
+    assert in_job.returncode == 2 and "2 tests cannot run inside the MPI job" in in_job.stderr

@@ -532,6 +532,8 @@ static int do_write(struct ior_run *r, int it, FILE *text)
 
     /* What every rank wrote at least (all the same after wear-out): what a read in this run may ask for. */
     uint64_t done = lp.pairs_done;
+    /* -O minTimeDuration repeats passes: what the file holds is at most one pass */
+    if (done > r->pairs_total) done = r->pairs_total;
     if (c->allreduce(c, &done, &r->written_pairs, 1, IOL_DT_U64, IOL_OP_MIN)) return comm_failed(r);
     r->written_pairs_valid = 1;
 

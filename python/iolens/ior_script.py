@@ -211,6 +211,14 @@ def run_script(path: str, run: pipeline.RunInput, base: list[str]) -> int:
     run). `base` are the command line's engine arguments (without -f)."""
     try:
         tests = read(path)
+        job = launch.mpi_job()
+        if job is not None and (job.size or 2) > 1 and len(tests) > 1:
+            # Each test is an MPI run of its own, and a rank's process can start MPI only once.
+            raise ScriptError(
+                f"-f {path}: {len(tests)} tests cannot run inside the MPI job that started iolens "
+                f"({job.source}): let iolens start one MPI run per test "
+                f"(`iolens ior --launcher mpirun --np N -f {path}`)"
+            )
         _precheck(tests, base, run.opts.np, path)
     except ScriptError as exc:
         return error(str(exc))
