@@ -94,6 +94,13 @@ def test_min_time_duration_repeats_the_phase_until_the_time_is_up(engine: Path, 
     assert ph["times"]["xfer_s"] >= 1.0
     assert ph["bytes"] > 64 * KIB and ph["bytes"] % (64 * KIB) == 0  # whole passes over the block
     assert out.stat().st_size == 64 * KIB  # the same offsets again, not a longer file
+    both = run_engine(
+        engine, ["-t", "4k", "-b", "64k", "-w", "-r", "-W", "-O", "minTimeDuration=1", "-o", str(out)]
+    )
+    assert both.returncode == 0, both.stderr
+    write, read = both.doc["phases"]
+    assert read["times"]["xfer_s"] >= 1.0 and read["bytes"] % (64 * KIB) == 0
+    assert write["verify"]["bytes_checked"] == 64 * KIB and write["verify"]["errors"] == 0  # one pass checked
 
 
 def test_inter_io_delay_sleeps_after_each_transfer(engine: Path, tmpfs_dir: Path) -> None:
