@@ -128,6 +128,8 @@ static int complete(struct iocb *cb, struct iol_req *r, long res)
     if (r->op == IOL_IO_READ &&
         iol_direct_remainder_impossible(r->file, (unsigned char *)r->buf + r->result, r->offset + (uint64_t)r->result))
         return 1;
+    if (r->flags & IOL_REQ_SINGLE_ATTEMPT)
+        return 1;
     prep(cb, r);
     return 0;
 }

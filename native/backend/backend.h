@@ -25,6 +25,9 @@ enum iol_open_flags {
     IOL_O_DIRECT = 1 << 5,   /* bypass the page cache; buffers, offsets and lengths must be aligned */
     IOL_O_SYNC   = 1 << 6,   /* O_SYNC: each write returns once data and metadata are stable */
     IOL_O_DSYNC  = 1 << 7,   /* O_DSYNC: each write returns once its data is stable */
+    IOL_O_RANGELOCKS = 1 << 8, /* posix, pvsync2: each transfer holds a POSIX record lock on its byte range
+                                * (a read lock to read, a write lock to write), as IOR's --posix.rangelocks;
+                                * the others do not lock: ior refuses the combination */
 };
 
 struct iol_bctx;             /* a backend's per-rank context (its ring, its io_context, ...) */
@@ -58,6 +61,10 @@ enum iol_req_flags {
     /* The caller set t_submit_ns already (the previous completion's time, which it had read anyway): a
      * synchronous backend then reads the clock once per transfer instead of twice. */
     IOL_REQ_SUBMIT_STAMPED = 1 << 1,
+    /* One attempt (IOR's -x, singleXferAttempt): a transfer that moves less than asked completes short at
+     * once, instead of its remainder being sent again. Backends that complete a request in one call of
+     * their library (null) have nothing to do. */
+    IOL_REQ_SINGLE_ATTEMPT = 1 << 2,
 };
 
 /* Settings of a context, for the backends that have any. All zero is every backend's default, which is its

@@ -123,6 +123,20 @@ static inline void transfer(struct iol_req *r, int vectored, int rw_flags)
     off_t off = (off_t)r->offset;
     int64_t moved = 0;
     r->error = 0;
+    const int locked = r->file->flags & IOL_O_RANGELOCKS;
+    struct flock lk = {.l_type = r->op == IOL_IO_WRITE ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET,
+                       .l_start = off, .l_len = (off_t)left};
+    if (locked) {
+        int rc;
+        do
+            rc = fcntl(fd, F_SETLKW, &lk);
+        while (rc != 0 && errno == EINTR);
+        if (rc != 0) {
+            r->error = errno;
+            r->result = 0;
+            return;
+        }
+    }
     while (left > 0) {
         ssize_t k;
         if (vectored) {
@@ -138,6 +152,8 @@ static inline void transfer(struct iol_req *r, int vectored, int rw_flags)
             moved += k;
             if (left > 0 && r->op == IOL_IO_READ && iol_direct_remainder_impossible(r->file, p, (uint64_t)off))
                 break;
+            if (left > 0 && (r->flags & IOL_REQ_SINGLE_ATTEMPT))
+                break;
         } else if (k == 0) {
             /* A read at EOF ends the request short. A write of 0 bytes would loop forever: report it. */
             if (r->op == IOL_IO_WRITE)
@@ -147,6 +163,10 @@ static inline void transfer(struct iol_req *r, int vectored, int rw_flags)
             r->error = errno;
             break;
         }
+    }
+    if (locked) {
+        lk.l_type = F_UNLCK;
+        if (fcntl(fd, F_SETLK, &lk) != 0 && !r->error) r->error = errno;
     }
     r->result = moved;
 }

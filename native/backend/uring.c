@@ -233,6 +233,8 @@ static int complete(struct iol_bctx *ctx, struct iol_req *r, int res)
     unsigned char *rest = (unsigned char *)r->buf + r->result;
     if (r->op == IOL_IO_READ && iol_direct_remainder_impossible(r->file, rest, r->offset + (uint64_t)r->result))
         return 1;
+    if (r->flags & IOL_REQ_SINGLE_ATTEMPT)
+        return 1;
     struct io_uring_sqe *sqe = get_sqe(ctx);
     if (sqe == NULL) {
         r->error = EAGAIN;

@@ -91,5 +91,8 @@ int iol_mpi_available(void);
 /* MPI_Init + a comm for MPI_COMM_WORLD; iol_comm_mpi_finalize at the end. */
 int iol_comm_mpi_init(int *argc, char ***argv, struct iol_comm **out, struct iol_err *err);
 void iol_comm_mpi_finalize(struct iol_comm *c);
+/* Collective over the whole job: from now on the communicator holds only ranks 0..n-1 (IOR's -N); their
+ * rank numbers stay. *takes_part is 0 on the other ranks, whose communicator must then only be finalized. */
+int iol_comm_mpi_shrink(struct iol_comm *c, int n, int *takes_part, struct iol_err *err);
 
 #endif

@@ -30,7 +30,9 @@
 #define POLL_EVERY_NS 2000000   /* look at the network at most every 2 ms */
 
 struct mpi_impl {
-    MPI_Comm comm;
+    MPI_Comm comm;           /* the whole job: signals and the end */
+    MPI_Comm work;           /* the ranks taking part (comm, or its first -N ranks): every collective */
+    int world_size;
     int we_initialized;      /* finalize only what we initialised: a host program may own MPI */
     MPI_Comm sigcomm;
     MPI_Request recv;
@@ -41,7 +43,7 @@ struct mpi_impl {
 
 static MPI_Comm comm_of(const struct iol_comm *c)
 {
-    return ((const struct mpi_impl *)c->impl)->comm;
+    return ((const struct mpi_impl *)c->impl)->work;
 }
 
 static int mpi_barrier(struct iol_comm *c)
@@ -146,7 +148,7 @@ static void mpi_poll_interrupt(struct iol_comm *c)
     /* Our own signal goes out at once; looking for theirs is rate-limited. */
     if (own && !mi->sent && mi->sends) {
         mi->sig_out = own;
-        for (int r = 0, k = 0; r < c->size; r++)
+        for (int r = 0, k = 0; r < mi->world_size; r++)
             if (r != c->rank) MPI_Isend(&mi->sig_out, 1, MPI_INT, r, SIGNAL_TAG, mi->sigcomm, &mi->sends[k++]);
         mi->sent = 1;
     }
@@ -181,7 +183,7 @@ static void drain_signals(struct iol_comm *c)
         MPI_Cancel(&mi->recv);
         MPI_Wait(&mi->recv, MPI_STATUS_IGNORE);
     }
-    if (mi->sent) MPI_Waitall(c->size - 1, mi->sends, MPI_STATUSES_IGNORE);
+    if (mi->sent) MPI_Waitall(mi->world_size - 1, mi->sends, MPI_STATUSES_IGNORE);
     free(mi->sends);
     mi->sends = NULL;
     MPI_Comm_free(&mi->sigcomm);
@@ -229,6 +231,8 @@ int iol_comm_mpi_init(int *argc, char ***argv, struct iol_comm **out, struct iol
     MPI_Comm_set_errhandler(mi->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(mi->comm, &c->rank);
     MPI_Comm_size(mi->comm, &c->size);
+    mi->work = mi->comm;
+    mi->world_size = c->size;
     /* Without these the run still works; only a signal that reaches one rank alone waits for the phase's end. */
     mi->sends = c->size > 1 ? calloc((size_t)c->size - 1, sizeof *mi->sends) : NULL;
     if (mi->sends && (MPI_Comm_dup(mi->comm, &mi->sigcomm) != MPI_SUCCESS ||
@@ -260,10 +264,26 @@ void iol_comm_mpi_finalize(struct iol_comm *c)
     MPI_Finalized(&finalized);
     if (!finalized) {
         drain_signals(c);
+        if (mi->work != mi->comm && mi->work != MPI_COMM_NULL) MPI_Comm_free(&mi->work);
         MPI_Comm_free(&mi->comm);
         if (mi->we_initialized)
             MPI_Finalize();
     }
     free(mi);
     free(c);
+}
+
+int iol_comm_mpi_shrink(struct iol_comm *c, int n, int *takes_part, struct iol_err *err)
+{
+    struct mpi_impl *mi = c->impl;
+    MPI_Comm sub = MPI_COMM_NULL;
+    int mine = c->rank < n;
+    int rc = MPI_Comm_split(mi->comm, mine ? 0 : MPI_UNDEFINED, c->rank, &sub);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Comm_split (-N)");
+    *takes_part = mine;
+    if (!mine) return 0;
+    MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN);
+    mi->work = sub;
+    MPI_Comm_size(sub, &c->size);
+    return 0;
 }

@@ -25,3 +25,11 @@ void iol_comm_mpi_finalize(struct iol_comm *c)
 {
     (void)c;
 }
+
+int iol_comm_mpi_shrink(struct iol_comm *c, int n, int *takes_part, struct iol_err *err)
+{
+    (void)c;
+    (void)n;
+    *takes_part = 1;
+    return iol_err_set(err, IOL_ERR_USAGE, "this iolens was built without MPI");
+}

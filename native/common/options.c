@@ -318,7 +318,14 @@ int iol_opts_set(const struct iol_optset *sets, int nsets, const char *name, con
 {
     bool has_where = where != NULL && *where != '\0';
     int s = 0;
-    const struct iol_option *o = iol_opts_find(sets, nsets, name, &s);
+    const struct iol_option *o = NULL;
+    /* "-F=1" and "--posix.odirect=1": how IOR's script lines and -O give a command-line option a value */
+    if (name[0] == '-' && name[1] == '-')
+        o = find_long(sets, nsets, name + 2, strlen(name + 2), 0, &s);
+    else if (name[0] == '-' && name[1] != '\0' && name[2] == '\0')
+        o = find_short(sets, nsets, name[1], &s);
+    else
+        o = iol_opts_find(sets, nsets, name, &s);
     if (o == NULL) {
         if (has_where)
             return iol_err_set(err, IOL_ERR_USAGE, "%s: unknown key '%s'", where, name);

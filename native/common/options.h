@@ -57,7 +57,8 @@ int iol_opts_defaults(const struct iol_optset *sets, int nsets, struct iol_err *
 int iol_opts_parse_argv(const struct iol_optset *sets, int nsets, int argc, char **argv,
                         char **positional, int *npositional, struct iol_err *err);
 
-/* Sets one option by long name or alias (case-sensitive first, then case-insensitive), as -O and INI do.
+/* Sets one option by long name or alias (case-sensitive first, then case-insensitive), as -O and INI do; also
+ * by its command-line spelling, "-t" or "--transfer-size" (IOR's "-t=1m" script lines).
  * `where` names the source for messages ("-O", "config.ini:12"). */
 int iol_opts_set(const struct iol_optset *sets, int nsets, const char *name, const char *value,
                  const char *where, struct iol_err *err);

@@ -128,3 +128,120 @@ uint64_t iol_pattern_check(const void *buf, size_t len, uint64_t offset, uint64_
                          first_bad);
     return bad;
 }
+
+/* ---- IOR's data packets (see pattern.h) ------------------------------------------------------------------ */
+
+#define PACKET_STAMP_WORDS 512u                    /* offset/incompressible: a stamp every 4 KiB */
+#define PACKET_RANDOM_MULT 0x9e37fffffffc0001ULL   /* IOR's RANDALGO_GOLDEN_RATIO_PRIME */
+
+static const char *const packet_names[] = { "timestamp", "offset", "incompressible", "random", "iolens" };
+
+int iol_packet_parse(const char *name)
+{
+    for (int t = 0; t <= IOL_PACKET_IOLENS; t++) {
+        if (strcmp(name, packet_names[t]) == 0)
+            return t;
+        /* IOR's single letters t, o, i, r (not for iolens's own, which IOR does not know) */
+        if (t != IOL_PACKET_IOLENS && name[0] == packet_names[t][0] && name[1] == '\0')
+            return t;
+    }
+    return -1;
+}
+
+const char *iol_packet_name(enum iol_packet type)
+{
+    return (unsigned)type <= IOL_PACKET_IOLENS ? packet_names[type] : "?";
+}
+
+/* glibc's rand_r: three steps of its linear congruential generator, 11 + 10 + 10 bits. */
+static uint32_t glibc_rand_r(uint32_t *state)
+{
+    uint32_t next = *state;
+    next = next * 1103515245u + 12345u;
+    uint32_t result = (next / 65536u) % 2048u;
+    next = next * 1103515245u + 12345u;
+    result = (result << 10) ^ ((next / 65536u) % 1024u);
+    next = next * 1103515245u + 12345u;
+    result = (result << 10) ^ ((next / 65536u) % 1024u);
+    *state = next;
+    return result;
+}
+
+/* IOR adds the signature as a C int to a size_t index: a negative signature is sign-extended. */
+static uint64_t packet_base(uint32_t sig, uint32_t rank, size_t i)
+{
+    return (uint64_t)rank << 32 | ((uint64_t)(int64_t)(int32_t)sig + i);
+}
+
+static uint64_t packet_incompressible(uint32_t sig, uint32_t rank)
+{
+    uint32_t state = sig + rank;
+    uint64_t hi = (uint64_t)glibc_rand_r(&state) << 32;
+    return hi | glibc_rand_r(&state);
+}
+
+/* The word every 4 KiB of an offset or incompressible transfer: k counts from 1. */
+static uint64_t packet_stamp(uint64_t item, uint32_t rank, size_t k)
+{
+    return (uint64_t)((uint32_t)item * (uint32_t)k) | (uint64_t)rank << 32;
+}
+
+static uint64_t packet_random_start(uint32_t sig, uint32_t rank, uint64_t item)
+{
+    uint32_t state = (uint32_t)(sig + rank + item);
+    return glibc_rand_r(&state);
+}
+
+void iol_packet_init(struct iol_packet_buf *p, void *buf, size_t len, enum iol_packet type, uint32_t sig,
+                     uint32_t rank)
+{
+    p->type = type;
+    p->sig = sig;
+    p->rank = rank;
+    p->buf = buf;
+    p->len = len;
+    size_t nw = len / 8;
+    uint64_t inc = packet_incompressible(sig, rank);
+    for (size_t i = 0; i < nw; i++)
+        p->buf[i] = type == IOL_PACKET_INCOMPRESSIBLE ? inc : packet_base(sig, rank, i);
+}
+
+void iol_packet_apply(struct iol_packet_buf *p, uint64_t item)
+{
+    size_t nw = p->len / 8;
+    if (p->type == IOL_PACKET_RANDOM) {
+        uint64_t x = packet_random_start(p->sig, p->rank, item);
+        for (size_t i = 0; i < nw; i++) {
+            x = (x * PACKET_RANDOM_MULT) >> 3;
+            p->buf[i] = x;
+        }
+    } else if (p->type == IOL_PACKET_OFFSET || p->type == IOL_PACKET_INCOMPRESSIBLE) {
+        for (size_t i = 0, k = 1; i < nw; i += PACKET_STAMP_WORDS, k++)
+            p->buf[i] = packet_stamp(item, p->rank, k);
+    }
+}
+
+uint64_t iol_packet_check(const void *buf, size_t len, uint64_t item, enum iol_packet type, uint32_t sig,
+                          uint32_t rank, uint64_t *first_bad)
+{
+    const unsigned char *b = buf;
+    size_t nw = len / 8;
+    uint64_t bad = 0;
+    bool found = false;
+    uint64_t x = type == IOL_PACKET_RANDOM ? packet_random_start(sig, rank, item) : 0;
+    uint64_t inc = type == IOL_PACKET_INCOMPRESSIBLE ? packet_incompressible(sig, rank) : 0;
+    for (size_t i = 0; i < nw; i++) {
+        uint64_t want;
+        if (type == IOL_PACKET_RANDOM) {
+            x = (x * PACKET_RANDOM_MULT) >> 3;
+            want = x;
+        } else if (type != IOL_PACKET_TIMESTAMP && i % PACKET_STAMP_WORDS == 0) {
+            want = packet_stamp(item, rank, i / PACKET_STAMP_WORDS + 1);
+        } else {
+            want = type == IOL_PACKET_INCOMPRESSIBLE ? inc : packet_base(sig, rank, i);
+        }
+        if (load(b + 8 * i) != want)
+            bad += count_bad(b + 8 * i, want, 8, item + 8 * i, &found, first_bad);
+    }
+    return bad;
+}

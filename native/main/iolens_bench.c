@@ -111,6 +111,17 @@ static int check_paths_collective(struct iol_comm *c, const struct job *job, str
     return 0;
 }
 
+/* IOR's -N: the ranks that take part (the first n of the job); more than the job has runs them all, with
+ * IOR's warning. */
+static int participants(const struct job *job, int n, int quiet)
+{
+    int want = job->wl->participants ? job->wl->participants(job->cfg, n) : n;
+    if (want > n && !quiet)
+        fprintf(stderr, "iolens-bench: warning: -N: more tasks requested (%d) than available (%d), running with %d "
+                "tasks\n", want, n, n);
+    return want < n ? want : n;
+}
+
 static int run_mpi(struct job *job, int argc, char **argv)
 {
     struct iol_comm *comm = NULL;
@@ -118,7 +129,13 @@ static int run_mpi(struct job *job, int argc, char **argv)
     if (iol_comm_mpi_init(&argc, &argv, &comm, &err)) return usage_error(&err);
     iol_interrupt_install();
     int rc = IOL_OK;
-    if (job->wl->validate(job->cfg, comm->size, &err) || check_paths_collective(comm, job, &err)) {
+    int n = participants(job, comm->size, comm->rank != 0), takes_part = 1;
+    if (n < comm->size && iol_comm_mpi_shrink(comm, n, &takes_part, &err)) {
+        if (comm->rank == 0) usage_error(&err);
+        rc = err.code;
+    } else if (!takes_part) {
+        /* Not one of -N's ranks: nothing to do but end with the job (MPI_Finalize waits for the others). */
+    } else if (job->wl->validate(job->cfg, comm->size, &err) || check_paths_collective(comm, job, &err)) {
         if (comm->rank == 0) usage_error(&err);
         rc = err.code;
     } else if (!job->info.check_only) {
@@ -131,7 +148,8 @@ static int run_mpi(struct job *job, int argc, char **argv)
 static int run_local(struct job *job)
 {
     struct iol_err err = {0, ""};
-    int np = (int)job->info.np;
+    /* -N below --np: only the ranks that take part are started; the others would only wait. */
+    int np = participants(job, (int)job->info.np, 0);
     if (job->wl->validate(job->cfg, np, &err) || check_json_path(job->info.json_path, &err) ||
         job->wl->check_paths(job->cfg, np, &err) || check_space(job, np, &err))
         return usage_error(&err);

@@ -38,14 +38,14 @@ static int fio_go(const void *cfg, struct iol_comm *c, const struct iol_run_info
 
 const struct iol_workload iol_workloads[] = {
     {"ior", "bulk transfers to a shared file or a file per process, with IOR's flags", ior_options,
-     sizeof(struct ior_cfg), ior_norm, ior_valid, ior_paths, ior_space, ior_go, NULL},
+     sizeof(struct ior_cfg), ior_norm, ior_valid, ior_paths, ior_space, ior_go, NULL, ior_participants},
     {"mdtest", "metadata rates of file and directory trees, with mdtest's flags", mdtest_options,
-     sizeof(struct mdtest_cfg), md_norm, md_valid, md_paths, md_space, md_go, NULL},
+     sizeof(struct mdtest_cfg), md_norm, md_valid, md_paths, md_space, md_go, NULL, NULL},
     {"md-workbench", "md-workbench's metadata benchmark: precreate, FIFO delete/create/read iterations, cleanup",
-     mdwb_options, sizeof(struct mdwb_cfg), mdwb_norm, mdwb_valid, mdwb_paths, mdwb_space, mdwb_go, NULL},
+     mdwb_options, sizeof(struct mdwb_cfg), mdwb_norm, mdwb_valid, mdwb_paths, mdwb_space, mdwb_go, NULL, NULL},
     {"find", "parallel namespace walk with find's -newer, -size, -name (IO500's find phase)", find_options,
-     sizeof(struct find_cfg), find_norm, find_valid, find_paths, NULL, find_go, find_parse_argv},
+     sizeof(struct find_cfg), find_norm, find_valid, find_paths, NULL, find_go, find_parse_argv, NULL},
     {"fio", "random and sequential I/O described as fio describes it (job files or --name=... options)", fio_job_options,
-     sizeof(struct fio_cfg), fio_norm, fio_valid, fio_paths, fio_space, fio_go, fio_parse_argv},
+     sizeof(struct fio_cfg), fio_norm, fio_valid, fio_paths, fio_space, fio_go, fio_parse_argv, NULL},
     {0},
 };

@@ -23,6 +23,8 @@ struct iol_workload {
     /* Optional: parses the command line itself (find: a DIR argument, find's one-dash predicates);
      * NULL = the options tables alone, no positional arguments. sets[0].cfg is the workload's config. */
     int (*parse_argv)(const struct iol_optset *sets, int nsets, int argc, char **argv, struct iol_err *err);
+    /* Optional: how many of n ranks take part (IOR's -N); the others only wait for the end. NULL = all. */
+    int (*participants)(const void *cfg, int n);
 };
 
 /* Terminated by an entry with name == NULL. */

@@ -189,8 +189,52 @@ static void report_speed(void)
     free(buf);
 }
 
+/* IOR's packets: a written transfer checks clean, at any offset and for every type; the words follow IOR's
+ * formulas; one flipped byte is one bad byte; another signature or rank is found. */
+static void test_ior_packets(void)
+{
+    enum { LEN = 16384 };
+    uint64_t *buf = malloc(LEN);
+    for (int t = IOL_PACKET_TIMESTAMP; t <= IOL_PACKET_RANDOM; t++) {
+        struct iol_packet_buf p;
+        iol_packet_init(&p, buf, LEN, (enum iol_packet)t, (uint32_t)-7, 3);
+        for (uint64_t item = 0; item < 5 * LEN; item += LEN) {
+            iol_packet_apply(&p, item);
+            uint64_t first = 0;
+            CHECK(iol_packet_check(buf, LEN, item, (enum iol_packet)t, (uint32_t)-7, 3, &first) == 0,
+                  "a packet checks clean");
+            ((unsigned char *)buf)[4099] ^= 0x10;
+            CHECK(iol_packet_check(buf, LEN, item, (enum iol_packet)t, (uint32_t)-7, 3, &first) == 1 &&
+                      first == item + 4099, "one flipped byte is one bad byte, at its file offset");
+            ((unsigned char *)buf)[4099] ^= 0x10;
+            CHECK(iol_packet_check(buf, LEN, item, (enum iol_packet)t, (uint32_t)-6, 3, &first) > 0 &&
+                      iol_packet_check(buf, LEN, item, (enum iol_packet)t, (uint32_t)-7, 2, &first) > 0,
+                  "another signature or rank is found");
+        }
+        CHECK(iol_packet_parse(iol_packet_name((enum iol_packet)t)) == t, "names parse back");
+    }
+    struct iol_packet_buf p;
+    iol_packet_init(&p, buf, LEN, IOL_PACKET_TIMESTAMP, 5, 2);
+    CHECK(buf[3] == ((2ULL << 32) | 8), "timestamp: rank << 32 | signature + index");
+    iol_packet_init(&p, buf, LEN, IOL_PACKET_TIMESTAMP, (uint32_t)-7, 0);
+    CHECK(buf[1] == (uint64_t)-6, "a negative signature is sign-extended, as IOR's int");
+    iol_packet_init(&p, buf, LEN, IOL_PACKET_OFFSET, 5, 2);
+    iol_packet_apply(&p, 8192);
+    CHECK(buf[0] == ((2ULL << 32) | 8192) && buf[512] == ((2ULL << 32) | 16384) && buf[1] == ((2ULL << 32) | 6),
+          "offset: a stamp of offset x k every 4 KiB");
+    unsigned s = 5 + 2;
+    uint64_t hi = (uint64_t)rand_r(&s) << 32;
+    uint64_t inc = hi | (uint64_t)rand_r(&s);
+    iol_packet_init(&p, buf, LEN, IOL_PACKET_INCOMPRESSIBLE, 5, 2);
+    CHECK(buf[7] == inc && buf[1000] == inc, "incompressible: two rand_r draws (glibc's algorithm)");
+    CHECK(iol_packet_parse("o") == IOL_PACKET_OFFSET && iol_packet_parse("iolens") == IOL_PACKET_IOLENS &&
+              iol_packet_parse("x") < 0 && iol_packet_parse("") < 0, "IOR's letters and iolens parse");
+    free(buf);
+}
+
 int main(void)
 {
+    test_ior_packets();
     test_keys_and_stamps();
     test_apply_at_any_offset_equals_fresh_fill();
     test_apply_moves_only_the_stamps();

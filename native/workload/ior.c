@@ -16,6 +16,7 @@
 #include "../common/fstype.h"
 #include "../common/interrupt.h"
 #include "ior_internal.h"
+#include "ior_flags.h"
 #include "run_doc.h"
 #include "run_sync.h"
 
@@ -91,6 +92,13 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const int show = r->info->progress && r->comm->rank == 0;
     struct ior_order ord;
     ior_order_init(&ord, cfg, r->nranks, pl->data_rank, r->pairs_total, pl->start);
+    /* -O minTimeDuration: the pass starts again from its first transfer until it has run that long, as IOR
+     * repeats its loop over the segments; the decision is taken when a pass's last transfer is due. */
+    uint64_t target = pl->target;
+    const uint64_t min_ns = pl->verify || pl->start ? 0 : (uint64_t)cfg->min_time_s * 1000000000ULL;
+    const uint64_t pass_start = iol_now_ns();
+    if (min_ns && pl->target) ior_order_wrap(&ord, pl->target);
+    const unsigned req_flags = IOL_REQ_SUBMIT_STAMPED | (cfg->single_xfer ? IOL_REQ_SINGLE_ATTEMPT : 0);
 
     int free_slots[4096], nfree = qd, inflight = 0, stop = 0;
     for (int i = 0; i < qd; i++) free_slots[i] = qd - 1 - i;
@@ -105,7 +113,9 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
 
     for (;;) {
         int nsub = 0;
-        while (!stop && nfree > 0 && issued < pl->target && nsub < per_call) {
+        if (min_ns && !stop && issued == target && pl->target && iol_now_ns() - pass_start < min_ns)
+            target += pl->target;
+        while (!stop && nfree > 0 && issued < target && nsub < per_call) {
             int slot = free_slots[--nfree];
             struct iol_req *q = &r->reqs[slot];
             q->op = pl->op;
@@ -114,9 +124,10 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             q->len = cfg->xfer;
             q->offset = ior_order_next(&ord);
             q->tag = (uint64_t)slot;
-            q->flags = IOL_REQ_SUBMIT_STAMPED;
+            q->flags = req_flags;
             q->t_submit_ns = chain;
-            if (is_write) iol_pattern_apply(&r->pats[slot], q->offset);
+            if (is_write && r->packet == IOL_PACKET_IOLENS) iol_pattern_apply(&r->pats[slot], q->offset);
+            else if (is_write) iol_packet_apply(&r->pkts[slot], q->offset);
             batch[nsub++] = q;
             issued++;
         }
@@ -127,13 +138,13 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
                 return -1;
             }
             inflight += nsub;
-            if (nsub == per_call && !stop && nfree > 0 && issued < pl->target)
+            if (nsub == per_call && !stop && nfree > 0 && issued < target)
                 continue; /* the next batch before looking for completions, as fio fills its queue */
         }
         if (inflight == 0) break;
 
         /* Wait for at least one completion only when nothing more can be issued. */
-        int min = (stop || issued >= pl->target || nfree == 0) ? 1 : 0;
+        int min = (stop || issued >= target || nfree == 0) ? 1 : 0;
         int n = be->reap(r->bctx, r->done, min, qd, &r->err);
         if (n < 0) return -1;
         uint64_t last = 0;
@@ -150,7 +161,10 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
                 lp->pairs_done++;
                 if (pl->verify) {
                     uint64_t first = UINT64_MAX;
-                    uint64_t bad = iol_pattern_check(d->buf, d->len, d->offset, pl->key, &first);
+                    uint64_t bad = r->packet == IOL_PACKET_IOLENS
+                                       ? iol_pattern_check(d->buf, d->len, d->offset, pl->key, &first)
+                                       : iol_packet_check(d->buf, d->len, d->offset, (enum iol_packet)r->packet,
+                                                          r->sig, (uint32_t)pl->data_rank, &first);
                     lp->vbytes += d->len;
                     if (bad) {
                         lp->verrors += bad;
@@ -166,6 +180,11 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             if (last > chain) chain = last;
             free_slots[nfree++] = (int)d->tag;
             inflight--;
+        }
+        /* -O interIODelay: IOR sleeps after each transfer, inside the phase's transfer time. */
+        if (n > 0 && cfg->inter_io_delay_us > 0) {
+            iol_sleep_s((double)cfg->inter_io_delay_us * n / 1e6);
+            synced = 1;
         }
         /* -Y: a write's latency is the write call alone, as IOR times it; the fsync after it is in the
          * phase's transfer time but must not be counted in the next write's latency. */
@@ -211,6 +230,7 @@ static int open_flags(const struct ior_run *r, enum iol_io_op op)
 {
     int fl = op == IOL_IO_WRITE ? (IOL_O_WRITE | IOL_O_CREATE) : IOL_O_READ;
     if (r->cfg->direct) fl |= IOL_O_DIRECT;
+    if (r->cfg->rangelocks) fl |= IOL_O_RANGELOCKS;
     return fl;
 }
 
@@ -252,7 +272,10 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
         struct xfer_plan p = *pl;
         if (stonewalled)
             p.deadline_ns = t2 + (uint64_t)cfg->deadline_s * 1000000000ULL;
-        if (xfer_loop(r, &f, &p, lp) == 0) lp->stop_ns = iol_now_ns() - t2;
+        /* --randomPrefill: IOR fills the blocks inside the write's transfer time, before the random writes. */
+        int prefill_failed = pl->op == IOL_IO_WRITE && !pl->verify && cfg->random_prefill &&
+                             ior_random_prefill(r, &f, pl->data_rank) != 0;
+        if (!prefill_failed && xfer_loop(r, &f, &p, lp) == 0) lp->stop_ns = iol_now_ns() - t2;
     }
     lp->pairs_at_deadline = lp->pairs_done + pl->start;
     /* Stonewall wear-out: every rank goes on to the largest count any rank reached. */
@@ -429,6 +452,7 @@ static int c_allreduce_sum(struct ior_run *r, uint64_t *v)
 static int check_pass(struct ior_run *r, int data_rank, uint64_t pairs, int iteration, const char *phase,
                       struct ior_phase *ph)
 {
+    if (strcmp(phase, "write-check") == 0 && ior_time_over(r)) return 0;   /* -T, as IOR checks before -W */
     struct phase_local lp;
     phase_local_init(&lp);
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, pairs, 0, 1,
@@ -477,8 +501,9 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     const struct ior_cfg *cfg = r->cfg;
     struct iol_comm *c = r->comm;
     r->err_phase = "write";
+    if (ior_time_over(r)) return 0;   /* -T: no new phase after the time limit */
     /* -d: IOR waits before every write and read phase (the first too), outside the phase's times. */
-    if (cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);
+    if (cfg->delay_s > 0) iol_sleep_s(cfg->delay_s);
     ior_prepare_write(r, it, &r->err);
     r->files_may_exist = 1;
     if (agree(r)) return -1;
@@ -487,10 +512,19 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     struct phase_local lp;
     phase_local_init(&lp);
     uint64_t key = iol_pattern_key((uint64_t)cfg->seed, c->rank);
-    for (int i = 0; i < r->qd; i++) iol_pattern_init(&r->pats[i], r->bufs[i], cfg->xfer, key);
-    struct xfer_plan pl = {IOL_IO_WRITE, c->rank, 0, r->pairs_total, 0, 0, key, "write", it};
+    for (int i = 0; i < r->qd; i++) {
+        if (r->packet == IOL_PACKET_IOLENS) iol_pattern_init(&r->pats[i], r->bufs[i], cfg->xfer, key);
+        else iol_packet_init(&r->pkts[i], r->bufs[i], cfg->xfer, (enum iol_packet)r->packet, r->sig, (uint32_t)c->rank);
+    }
+    /* -O stoneWallingWearOutIterations=N in a write: IOR stops every rank's write after N transfers (a
+     * stonewall by count), and what follows in the run (-W, -r) covers those N. */
+    uint64_t target = r->pairs_total;
+    if (cfg->wear_out_iterations > 0 && (uint64_t)cfg->wear_out_iterations < target)
+        target = (uint64_t)cfg->wear_out_iterations;
+    struct xfer_plan pl = {IOL_IO_WRITE, c->rank, 0, target, 0, 0, key, "write", it};
     run_pass(r, &pl, &lp);
     if (finish_phase(r, &lp, ph, text)) return -1;
+    if (ior_check_outliers(r, "write", lp.t) || agree(r)) return -1;
     /* Bytes at the deadline: every rank's count times the transfer size. */
     uint64_t at_deadline = lp.pairs_at_deadline * cfg->xfer;
     if (c->allreduce(c, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
@@ -498,6 +532,8 @@ static int do_write(struct ior_run *r, int it, FILE *text)
 
     /* What every rank wrote at least (all the same after wear-out): what a read in this run may ask for. */
     uint64_t done = lp.pairs_done;
+    /* -O minTimeDuration repeats passes: what the file holds is at most one pass */
+    if (done > r->pairs_total) done = r->pairs_total;
     if (c->allreduce(c, &done, &r->written_pairs, 1, IOL_DT_U64, IOL_OP_MIN)) return comm_failed(r);
     r->written_pairs_valid = 1;
 
@@ -516,8 +552,12 @@ static int do_read(struct ior_run *r, int it, FILE *text)
 {
     const struct ior_cfg *cfg = r->cfg;
     struct iol_comm *c = r->comm;
-    int data_rank = (c->rank + r->read_rank_shift) % r->nranks;
     r->err_phase = "read";
+    if (ior_time_over(r)) return 0;   /* -T */
+    int shift = r->read_rank_shift;
+    if (cfg->reorder_random) ior_random_shift(r, it, &shift);
+    if (cfg->reorder_random && it == 0 && c->gather(c, &shift, sizeof shift, r->read_shift_log, 0)) return comm_failed(r);
+    int data_rank = (c->rank + shift) % r->nranks;
     uint64_t target = read_target(r);
     if (agree(r)) return -1;
 
@@ -532,11 +572,12 @@ static int do_read(struct ior_run *r, int it, FILE *text)
         fflush(stderr);
     }
     lp.evicted = evict ? evict_before_read(r, data_rank, it) : 0;
-    if (cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);   /* -d, as before a write */
+    if (cfg->delay_s > 0) iol_sleep_s(cfg->delay_s);   /* -d, as before a write */
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
     if (ph) ph->cache.evict_requested = evict;
     if (finish_phase(r, &lp, ph, text)) return -1;
+    if (ior_check_outliers(r, "read", lp.t) || agree(r)) return -1;
     if (ph) {
         if (cfg->direct)
             ph->cache.note = NULL;
@@ -645,7 +686,15 @@ static int setup(struct ior_run *r)
     r->reqs = calloc((size_t)r->qd, sizeof *r->reqs);
     r->done = calloc((size_t)r->qd, sizeof *r->done);
     r->pats = calloc((size_t)r->qd, sizeof *r->pats);
-    if (!r->bufs || !r->reqs || !r->done || !r->pats) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    r->pkts = calloc((size_t)r->qd, sizeof *r->pkts);
+    if (c->rank == 0 && cfg->reorder_random) r->read_shift_log = calloc((size_t)r->nranks, sizeof *r->read_shift_log);
+    if (c->rank == 0 && cfg->reorder_random) r->read_shift_n = r->nranks;
+    if (!r->bufs || !r->reqs || !r->done || !r->pats || !r->pkts || (c->rank == 0 && cfg->reorder_random && !r->read_shift_log))
+        return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    /* -l and -G: the packet IOR would write; the signature is -G's value as IOR's 32-bit unsigned. */
+    r->packet = iol_packet_parse(cfg->packet);
+    r->sig = (uint32_t)cfg->seed;
+    if (ior_hog_memory(r)) return -1;
     for (int i = 0; i < r->qd; i++) {
         size_t len = (cfg->xfer + IOL_DIRECT_ALIGN - 1) / IOL_DIRECT_ALIGN * IOL_DIRECT_ALIGN;
         if (posix_memalign(&r->bufs[i], IOL_DIRECT_ALIGN, len) != 0)
@@ -673,6 +722,9 @@ static void teardown(struct ior_run *r)
     free(r->reqs);
     free(r->done);
     free(r->pats);
+    free(r->pkts);
+    free(r->read_shift_log);
+    free(r->hog);
     for (int i = 0; i < r->nphases; i++) {
         free(r->phases[i].rank_bytes);
         free(r->phases[i].rank_ops);
@@ -715,6 +767,7 @@ static void write_outputs(struct ior_run *r, int early)
         if (iol_doc_open(&d, paths[i], &e) == 0) {
             iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
             ior_report_json(&d.json, r);
+            ior_flags_json(&d.json, r);
             iol_doc_cleanup(&d.json, &r->cleanup);
             iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
             iol_doc_commit(&d, &e);
@@ -728,10 +781,18 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     struct ior_run run;
     struct ior_run *r = &run;
     memset(r, 0, sizeof *r);
-    r->cfg = cfg;
     r->comm = comm;
     r->info = info;
     r->err_rank = -1;
+    r->start_ns = iol_now_ns();
+    /* -y: this process's files live under the mount point of its socket (IOR's <-o><socket>/data). */
+    struct ior_cfg *own = NULL;
+    if (cfg->dual_mount && (own = malloc(sizeof *own)) != NULL) {
+        *own = *cfg;
+        ior_dual_mount_path(own);
+        cfg = own;
+    }
+    r->cfg = cfg;
 
     if (iol_comm_setup(comm, &r->err) == 0) setup(r);
     r->err_phase = "setup";
@@ -781,5 +842,6 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     int64_t s = status, worst = status;
     if (comm->allreduce(comm, &s, &worst, 1, IOL_DT_I64, IOL_OP_MAX) == 0) status = (int)worst;
     teardown(r);
+    free(own);
     return status;
 }

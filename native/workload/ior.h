@@ -28,7 +28,7 @@ struct ior_cfg {
     int64_t task_offset;            /* -Q */
     int intra_barriers;             /* -g */
     int64_t deadline_s;             /* -D: stonewall seconds, 0 = off */
-    int64_t delay_s;                /* -d: seconds between iterations */
+    double delay_s;                 /* -d: seconds before each write and read phase (fractions accepted) */
     int multi_file;                 /* -m */
     int unique_dir;                 /* -u */
     char path[IOL_STR_MAX];         /* -o */
@@ -44,7 +44,33 @@ struct ior_cfg {
     int keep_cache;                 /* --keep-cache: do not evict before reading */
     int64_t tasks_per_node;         /* --tasks-per-node: override the count used by -C (0 = measured) */
     int remove_only;                /* --remove-only: remove the files a -k run left, nothing else */
+    char packet[IOL_STR_MAX];       /* -l: IOR's dataPacketType (timestamp offset incompressible random) or iolens */
+    int64_t num_tasks;              /* -N: ranks taking part (-1 = all) */
+    int64_t max_time_min;           /* -T: minutes after which no phase starts */
+    int reorder_random;             /* -Z */
+    int64_t reorder_random_seed;    /* -X */
+    int single_xfer;                /* -x */
+    int keep_with_error;            /* -K */
+    int64_t outlier_s;              /* -j */
+    char memory_per_node[IOL_STR_MAX]; /* -M: "2g" or "75%" */
+    uint64_t memory_per_task;       /* -O memoryPerTask */
+    int dual_mount;                 /* -y */
+    int dry_run;                    /* --dryRun */
+    uint64_t random_prefill;        /* --randomPrefill */
+    int64_t random_offset_seed;     /* --random-offset-seed (-1 = -G) */
+    int warning_as_errors;          /* --warningAsErrors */
+    int64_t min_time_s;             /* -O minTimeDuration */
+    int64_t inter_io_delay_us;      /* -O interIODelay */
+    int64_t num_nodes;              /* -O numNodes (0 = measured) */
+    char script_file[IOL_STR_MAX];  /* -f: refused here, run by the front end */
+    int64_t dummy_delay[4];         /* --dummy.delay-*: refused (accepted names, so the message says why) */
+    int dummy_delay_rank0;
+    int rangelocks;                 /* --posix.rangelocks */
+    int64_t gpu;                    /* -O allocateBufferOnGPU / GPUid / GPUDirect: refused when set */
 };
+
+/* The ranks -N asks for (n when not given; may be more than n: the caller then runs n, with a warning). */
+int ior_participants(const void *cfg, int n);
 
 extern const struct iol_option ior_options[];
 

@@ -4,6 +4,7 @@
  * directory's ledger, see common/ledger.h) unless -E says to use existing files, and refuses before any I/O
  * when a file it would overwrite belongs to someone else. */
 #include "ior_internal.h"
+#include "ior_flags.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -113,11 +114,31 @@ static int check_names(const struct ior_cfg *cfg, int lo, int hi, const struct i
     return 0;
 }
 
+/* -y: the files live under <-o><node>/, checked with this process's node (rank 0's, under MPI): the checks
+ * run again on a copy of the options with that path. 1 = done (rc set), 0 = not a dual-mount run. */
+static int dual_mount_check(const struct ior_cfg *cfg, int nranks, int lo, int hi, int space, int *rc,
+                            struct iol_err *err)
+{
+    if (!cfg->dual_mount) return 0;
+    struct ior_cfg *own = malloc(sizeof *own);
+    if (!own) {
+        *rc = iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+        return 1;
+    }
+    *own = *cfg;
+    ior_dual_mount_path(own);
+    own->dual_mount = 0;
+    *rc = space ? ior_check_space(own, nranks, err) : ior_check_paths(own, nranks, lo, hi, err);
+    free(own);
+    return 1;
+}
+
 int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struct iol_err *err)
 {
-    (void)nranks;   /* the room check that used it is ior_check_space */
     const struct iol_backend *be = iol_backend_find(cfg->api);
     if (!be || !be->does_io) return 0;
+    int rc = 0;
+    if (dual_mount_check(cfg, nranks, lo, hi, 0, &rc, err)) return rc;
 
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
@@ -129,7 +150,7 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
 
     struct iol_ledger_view v;
     if (iol_ledger_load(dir, &v, err)) return -1;
-    int rc = check_names(cfg, lo, hi, &v, err);
+    rc = check_names(cfg, lo, hi, &v, err);
     iol_ledger_view_free(&v);
     if (rc || lo != 0) return rc;
 
@@ -151,6 +172,8 @@ int ior_check_space(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
     /* With a stonewall (-D) the deadline, not the size, ends the write: IO500's sizes are meant to be larger
      * than any file system, so the room check only applies to runs that write everything. */
     if (!be || !be->does_io || !cfg->write || cfg->deadline_s != 0 || cfg->segments < 0) return 0;
+    int rc = 0;
+    if (dual_mount_check(cfg, nranks, 0, nranks, 1, &rc, err)) return rc;
     char dir[IOL_STR_MAX], base[IOL_STR_MAX];
     ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
     int reps = cfg->multi_file ? (int)cfg->reps : 1;

@@ -72,7 +72,20 @@ struct ior_run {
     int err_rank;
     const char *err_phase;
     char cur_path[IOL_STR_MAX + 64]; /* the file being accessed, for messages */
-    struct iol_pattern *pats;        /* one per buffer: the write pattern */
+    struct iol_pattern *pats;        /* one per buffer: the write pattern (-l iolens) */
+    struct iol_packet_buf *pkts;     /* one per buffer: IOR's data packet (the other -l types) */
+    int packet;                      /* enum iol_packet */
+    uint32_t sig;                    /* IOR's time stamp signature (-G as 32 bits) */
+    uint64_t start_ns;               /* when the run started (-T) */
+    void *hog;                       /* -M / memoryPerTask: memory held during the test */
+    uint64_t hog_bytes;
+    uint64_t warnings;               /* warnings said (stderr) */
+#define IOR_WARN_KEPT 16
+    char warn_text[IOR_WARN_KEPT][256];   /* rank 0: the first warnings, for the document */
+    int nwarn_text;
+    int phases_skipped;              /* -T: phases not started */
+    int *read_shift_log;             /* rank 0, -Z: every rank's read shift in the first iteration */
+    int read_shift_n;
     /* rank 0: results */
     struct ior_phase *phases;
     int nphases;
@@ -115,10 +128,14 @@ struct ior_order {
     unsigned bits;
     uint64_t perm_key;
     uint64_t seg, j, k;              /* position of the next transfer: segment, index in block, index overall */
+    uint64_t wrap;                   /* after this many transfers the order starts again (-O minTimeDuration) */
+    uint64_t done;                   /* transfers handed out since the last wrap */
 };
 void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, int rank, uint64_t total,
                     uint64_t start_pair);
 uint64_t ior_order_next(struct ior_order *o);   /* file offset of the next transfer */
+/* Starts the order again from transfer 0 after every `pass` transfers (pass <= total). */
+void ior_order_wrap(struct ior_order *o, uint64_t pass);
 
 /* ior_report.c: the IOR-like text report (printed as the run goes) and the JSON members of the document */
 void ior_report_text_begin(FILE *fp, const struct ior_run *r);

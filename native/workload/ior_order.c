@@ -25,19 +25,36 @@ void ior_order_init(struct ior_order *o, const struct ior_cfg *cfg, int nranks, 
     o->nranks = nranks;
     o->fpp = cfg->fpp;
     o->random = cfg->random;
-    o->seed = (uint64_t)cfg->seed;
+    /* --random-offset-seed, else -G: the same seed gives a read the order of its write */
+    o->seed = (uint64_t)(cfg->random_offset_seed >= 0 ? cfg->random_offset_seed : cfg->seed);
     o->rank = rank;
     o->total = total;
     o->k = start_pair;
     o->bits = iol_permute_bits(o->random >= 2 ? total : o->xfers_per_block);
+    if (total) start_pair %= total;   /* a wear-out after repeated passes (-O minTimeDuration) */
+    o->wrap = total;
+    o->done = start_pair;
     o->seg = start_pair / o->xfers_per_block;
     o->j = start_pair % o->xfers_per_block;
     order_set_segment(o);
     if (o->random >= 2) o->perm_key = iol_mix64(o->seed ^ iol_mix64((uint64_t)rank * 0x9e3779b97f4a7c15ULL));
 }
 
+void ior_order_wrap(struct ior_order *o, uint64_t pass)
+{
+    if (pass > 0 && pass <= o->total) o->wrap = pass;
+}
+
 uint64_t ior_order_next(struct ior_order *o)
 {
+    if (o->done == o->wrap) {   /* a new pass from the first transfer (-O minTimeDuration) */
+        o->done = 0;
+        o->k = 0;
+        o->seg = 0;
+        o->j = 0;
+        if (o->random == 1) order_set_segment(o);
+    }
+    o->done++;
     if (o->random >= 2) {
         /* One permutation over all of the rank's transfers (IOR's -z -z, the IO500 random-read phase). */
         uint64_t p = iol_permute(o->k++, o->total, o->bits, o->perm_key);

@@ -1,15 +1,78 @@
 /* ior_validate.c — the options checked together, as IOR's CheckRunSettings does, before any I/O. */
+#include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
-#include "ior_internal.h"
+#include "ior_flags.h"
 
 /* Fills in IOR's implied settings: no access flag means write and read; -R means read. */
 void ior_normalize(struct ior_cfg *cfg)
 {
+    /* --dryRun: IOR's backends then skip every call; the null backend is exactly that. */
+    if (cfg->dry_run) snprintf(cfg->api, sizeof cfg->api, "null");
     if (cfg->remove_only) return;   /* no implied write and read */
     if (!cfg->write && !cfg->read && !cfg->check_write && !cfg->check_read) cfg->write = cfg->read = 1;
     if (cfg->check_read) cfg->read = 1;
+}
+
+/* IOR's run-level flags (ior_flags.c), checked as IOR's ValidateTests and CheckRunSettings do. */
+static int ior_validate_flags(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
+{
+    /* IOR splits -o at '@' into several names (one per file system, ranks spread over them with -F); iolens
+     * would use the whole as one name: refuse rather than write somewhere else than the user meant. */
+    if (strchr(cfg->path, '@'))
+        return iol_err_set(err, IOL_ERR_USAGE, "-o: '%s': IOR reads '@' as a separator of several file names; "
+                           "iolens takes one name (run one job per file system)", cfg->path);
+    if (cfg->script_file[0])
+        return iol_err_set(err, IOL_ERR_USAGE, "-f: IOR scripts are run by the front end (`iolens ior -f %s`), "
+                           "not by iolens-bench", cfg->script_file);
+    for (int i = 0; i < 4; i++)
+        if (cfg->dummy_delay[i] || cfg->dummy_delay_rank0)
+            return iol_err_set(err, IOL_ERR_USAGE, "--dummy.delay-*: IOR's DUMMY delays are not supported: DUMMY is "
+                               "iolens's null backend, which does no I/O and waits for nothing "
+                               "(-O interIODelay=US pauses after each transfer)");
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    if (cfg->rangelocks && be && strcmp(be->name, "posix") && strcmp(be->name, "pvsync2"))
+        return iol_err_set(err, IOL_ERR_USAGE, "--posix.rangelocks: only with the posix and pvsync2 backends (-a %s)",
+                           cfg->api);
+    if (cfg->gpu)
+        return iol_err_set(err, IOL_ERR_USAGE, "-O allocateBufferOnGPU/GPUid/GPUDirect: iolens has no GPU buffers "
+                           "(IOR's CUDA build only)");
+    if (iol_packet_parse(cfg->packet) < 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "-l: '%s' is not one of timestamp, offset, incompressible, random "
+                           "(or t, o, i, r) or iolens", cfg->packet);
+    if (cfg->num_tasks > nranks && cfg->warning_as_errors)
+        return iol_err_set(err, IOL_ERR_USAGE, "-N: %lld ranks asked for, the job has %d (a warning, and "
+                           "--warningAsErrors was given)", (long long)cfg->num_tasks, nranks);
+    if (cfg->reorder && cfg->reorder_random)
+        return iol_err_set(err, IOL_ERR_USAGE, "-Z: cannot be combined with -C (constant and random task reordering; "
+                           "choose one)");
+    if (cfg->random && cfg->reorder_random && !cfg->fpp)
+        return iol_err_set(err, IOL_ERR_USAGE, "-Z: random offsets (-z) and random task reordering on a shared file: "
+                           "choose one (as IOR)");
+    if (cfg->dual_mount && !cfg->fpp)
+        return iol_err_set(err, IOL_ERR_USAGE, "-y: dual mount can only be used with a file per process (-F)");
+    if (cfg->random_prefill) {
+        if (!cfg->random)
+            return iol_err_set(err, IOL_ERR_USAGE, "--randomPrefill: only with random offsets (-z)");
+        if (cfg->block % cfg->random_prefill)
+            return iol_err_set(err, IOL_ERR_USAGE, "--randomPrefill: %llu does not divide the block size %llu (-b)",
+                               (unsigned long long)cfg->random_prefill, (unsigned long long)cfg->block);
+        if (cfg->random_prefill % 8 || (cfg->direct && cfg->random_prefill % 512))
+            return iol_err_set(err, IOL_ERR_USAGE, "--randomPrefill: %llu is not a multiple of %d bytes",
+                               (unsigned long long)cfg->random_prefill, cfg->direct ? 512 : 8);
+    }
+    uint64_t hog = cfg->memory_per_task;
+    if (cfg->memory_per_node[0]) {
+        uint64_t node = 0;
+        if (ior_memory_spec(cfg->memory_per_node, &node, err)) return -1;
+        if (!hog) hog = node;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (hog && pages > 0 && psize > 0 && (long double)hog > (long double)pages * psize)
+        return iol_err_set(err, IOL_ERR_USAGE, "-M: %llu bytes to hold are more than this machine's memory",
+                           (unsigned long long)hog);
+    return 0;
 }
 
 int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
@@ -60,6 +123,7 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
         return iol_err_set(err, IOL_ERR_USAGE,
                            "-O stoneWallingStatusFile: a write records its count only with "
                            "-O stoneWallingWearOut=1 (and -D), so that every rank wrote that many transfers");
+    if (ior_validate_flags(cfg, nranks, err)) return -1;
     /* Buffers: queue depth x transfer size per rank; refuse what cannot fit in memory. */
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psize > 0) {

@@ -10,12 +10,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from iolens import __version__, interrupt, launch, pipeline
+from iolens import __version__, interrupt, ior_script, launch, pipeline
 from iolens.engine import EngineNotFound, engine_version, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
@@ -118,6 +119,14 @@ fio output options (as fio's; every other option and the job files go to the eng
   --output=FILE          write that output to FILE instead of standard output
   --per-second-log FILE  CSV, a row per job, second and direction: job, t_s, direction, ios, bytes,
                          iops, bw_bytes_per_s, p50_ns, p90_ns, p99_ns, p99_9_ns, max_ns
+"""
+
+# `iolens ior -f SCRIPT` is read by the front end (ior_script.py): one engine run per test.
+IOR_HELP = """
+ior script files (as IOR's; docs/ior.md):
+  -f SCRIPT              run IOR's script: each RUN between IOR START and IOR STOP is one test, run one after
+                         the other (options carry over; the command line's are the first test's); --json FILE
+                         writes the list of the tests' documents; --db stores each test as its own run
 """
 
 FIO_VALUED = ("--output-format", "--output", "--per-second-log")
@@ -234,6 +243,8 @@ def _show_help(workload: str) -> int:
     if workload == "fio":
         print(f"       {PROG} fio [iolens options] JOBFILE... | --name=NAME --rw=MODE --bs=SIZE ...")
         print(FIO_HELP)
+    if workload == "ior":
+        print(IOR_HELP)
     try:
         engine = find_engine()
     except EngineNotFound as exc:
@@ -259,6 +270,16 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
     if "--check" in opts.engine_args:
         return _check_only(workload, opts)
     typed = [PROG, workload, *argv]
+    if workload == "ior":
+        try:
+            script, base = ior_script.take_script_option(opts.engine_args)
+        except ior_script.ScriptError as exc:
+            return error(str(exc))
+        if script is not None:
+            run = pipeline.RunInput(
+                workload, replace(opts, engine_args=base), typed, output, store, monitor_req
+            )
+            return ior_script.run_script(script, run, base)
     run = pipeline.RunInput(workload, opts, typed, output, store, monitor_req)
     return pipeline.run_workload(run)
 
