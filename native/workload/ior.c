@@ -416,6 +416,7 @@ static struct ior_phase *new_phase(struct ior_run *r, const char *name, int iter
     ph->verify.first_bad_rank = -1;
     ph->cache.o_direct = r->cfg->direct;
     ph->cache.is_read = op == IOL_IO_READ;
+    ph->began_wall_ns = iol_wall_ns();
     return ph;
 }
 
@@ -660,7 +661,8 @@ static int setup(struct ior_run *r)
     }
     if (c->rank == 0) {
         r->phases = calloc((size_t)cfg->reps * 2, sizeof *r->phases);
-        if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+        r->remove_s = calloc((size_t)cfg->reps, sizeof *r->remove_s);
+        if (!r->phases || !r->remove_s) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     }
     return 0;
 }
@@ -679,6 +681,7 @@ static void teardown(struct ior_run *r)
         free(r->phases[i].rank_xfer_s);
     }
     free(r->phases);
+    free(r->remove_s);
 }
 
 /* A non-zero verification count fails the run, as a silent data error is the worst result a benchmark
@@ -699,28 +702,23 @@ static void verification_verdict(struct ior_run *r)
     }
 }
 
-/* The documents (--json, and IOR's -O summaryFormat=JSON). `early`: only the --json file, written before the
- * cleanup of a cut-short run (and rewritten after it). */
+/* The document (--json). IOR's own layouts (-O summaryFormat, summaryFile) are written from it by `iolens
+ * ior` (python/iolens/report/ior_classic.py). `early`: written before the cleanup of a cut-short run (and
+ * rewritten after it). */
 static void write_outputs(struct ior_run *r, int early)
 {
-    const struct ior_cfg *cfg = r->cfg;
-    int json_summary = strcasecmp(cfg->summary_format, "json") == 0 && !early;
-    const char *paths[2] = {r->info->json_path[0] ? r->info->json_path : NULL, NULL};
-    if (early && paths[0] && strcmp(paths[0], "-") == 0) return;
-    if (json_summary) paths[1] = cfg->summary_file[0] ? cfg->summary_file : "-";
-    for (int i = 0; i < 2; i++) {
-        if (!paths[i]) continue;
-        struct iol_doc d;
-        struct iol_err e = {0, ""};
-        if (iol_doc_open(&d, paths[i], &e) == 0) {
-            iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
-            ior_report_json(&d.json, r);
-            iol_doc_cleanup(&d.json, &r->cleanup);
-            iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
-            iol_doc_commit(&d, &e);
-        }
-        if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
+    const char *path = r->info->json_path[0] ? r->info->json_path : NULL;
+    if (!path || (early && strcmp(path, "-") == 0)) return;
+    struct iol_doc d;
+    struct iol_err e = {0, ""};
+    if (iol_doc_open(&d, path, &e) == 0) {
+        iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
+        ior_report_json(&d.json, r);
+        iol_doc_cleanup(&d.json, &r->cleanup);
+        iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
+        iol_doc_commit(&d, &e);
     }
+    if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
 }
 
 int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info)
@@ -738,8 +736,7 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     int failed = agree(r);
 
     FILE *text = NULL;
-    int json_to_stdout = strcasecmp(cfg->summary_format, "json") == 0 && !cfg->summary_file[0];
-    if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
+    if (comm->rank == 0 && !info->quiet) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
     /* --remove-only: the files iolens created under -o's names, for a run that kept them with -k or was
@@ -757,7 +754,12 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     for (int it = 0; !failed && !cfg->remove_only && it < cfg->reps; it++) {
         if (cfg->write && do_write(r, it, text)) break;
         if (cfg->read && do_read(r, it, text)) break;
-        if (!cfg->keep && !r->verify_failed && (remove_files(r, it, 1, &r->err) || agree(r))) break;
+        if (!cfg->keep && !r->verify_failed) {
+            /* Timed as IOR's "remove" line: from before the first barrier to after the last. */
+            uint64_t t0 = iol_now_ns();
+            if (remove_files(r, it, 1, &r->err) || agree(r)) break;
+            if (r->remove_s) r->remove_s[r->nremoves++] = (double)(iol_now_ns() - t0) / 1e9;
+        }
     }
     failed = r->err.code != 0;
     if (failed && r->files_may_exist && r->be->does_io) cleanup_after_failure(r);

@@ -19,6 +19,7 @@ from iolens import __version__, interrupt, launch, pipeline
 from iolens.engine import EngineNotFound, engine_version, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
+from iolens.report.ior_output import TEXT_FORMATS
 from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
 WORKLOADS = ("ior", "mdtest", "find", "fio")
@@ -100,6 +101,8 @@ iolens options (everything else goes to the engine unchanged):
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the result document (JSON) to FILE
   --no-live              no live progress line while the run goes on
+  --text-format=F        classic (the layout IOR and mdtest print, for their parsers), rich (iolens's
+                         tables) or auto (the default: classic unless standard output is a terminal)
   --monitor[=T]          sample this node's I/O statistics every T (default 0.1 s, then 1 s after 10 s)
                          during the run, kept in the document with each phase's window (docs/monitor.md);
                          under mpirun/srun every node too, by its local rank 0, into IOLENS_TMPDIR
@@ -125,7 +128,7 @@ FIO_FORMATS = ("normal", "json", "json+")
 UsageError = pipeline.UsageError
 
 
-_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json")
+_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json", "--text-format")
 
 
 def _positive(opt: str, value: str) -> int:
@@ -195,6 +198,10 @@ def _set(opts: RunOptions, name: str, value: str) -> None:
         if not value:
             raise UsageError("--json: expects a file name")
         opts.json = Path(value)
+    elif name == "--text-format":
+        if value not in TEXT_FORMATS:
+            raise UsageError(f"--text-format: expected one of {', '.join(TEXT_FORMATS)}, got {value!r}")
+        opts.text_format = value
 
 
 def _writable(opt: str, value: str) -> Path:
