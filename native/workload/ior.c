@@ -473,6 +473,15 @@ static int finish_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
     return -1;
 }
 
+/* Bytes at the deadline (collective): every rank's count times the transfer size, for reads as for writes. */
+static int stonewall_bytes(struct ior_run *r, const struct phase_local *lp, struct ior_phase *ph)
+{
+    uint64_t at_deadline = lp->pairs_at_deadline * r->cfg->xfer;
+    if (r->comm->allreduce(r->comm, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
+    if (ph) ph->stonewall.bytes_at_deadline = at_deadline;
+    return 0;
+}
+
 static int do_write(struct ior_run *r, int it, FILE *text)
 {
     const struct ior_cfg *cfg = r->cfg;
@@ -491,11 +500,7 @@ static int do_write(struct ior_run *r, int it, FILE *text)
     for (int i = 0; i < r->qd; i++) iol_pattern_init(&r->pats[i], r->bufs[i], cfg->xfer, key);
     struct xfer_plan pl = {IOL_IO_WRITE, c->rank, 0, r->pairs_total, 0, 0, key, "write", it};
     run_pass(r, &pl, &lp);
-    if (finish_phase(r, &lp, ph, text)) return -1;
-    /* Bytes at the deadline: every rank's count times the transfer size. */
-    uint64_t at_deadline = lp.pairs_at_deadline * cfg->xfer;
-    if (c->allreduce(c, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
-    if (ph) ph->stonewall.bytes_at_deadline = at_deadline;
+    if (finish_phase(r, &lp, ph, text) || stonewall_bytes(r, &lp, ph)) return -1;
 
     /* What every rank wrote at least (all the same after wear-out): what a read in this run may ask for. */
     uint64_t done = lp.pairs_done;
@@ -537,7 +542,7 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
     if (ph) ph->cache.evict_requested = evict;
-    if (finish_phase(r, &lp, ph, text)) return -1;
+    if (finish_phase(r, &lp, ph, text) || stonewall_bytes(r, &lp, ph)) return -1;
     if (ph) {
         if (cfg->direct)
             ph->cache.note = NULL;

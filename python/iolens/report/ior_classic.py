@@ -484,7 +484,8 @@ def test_events(t: Test, verbosity: int) -> list[Event]:
             if name == "write" and _int(t.doc, "check-write"):
                 if verbosity >= 1:
                     log(Event("log", "Verifying contents of the file(s) just written."))
-                    log(Event("log", ctime(p.get("began_at"))))
+                    # IOR prints ctime's line with one more newline: a blank line follows.
+                    log(Event("log", ctime(p.get("began_at")) + "\n"))
                 events += [Event("log", line) for line in t.verify_lines(p)]
         if verbosity >= 1 and it in removals:
             log(Event("remove", iteration=it, time_s=removals[it]))
