@@ -7,6 +7,7 @@ there has the commands). Figures differ from run to run; labels, lines, columns,
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -59,6 +60,24 @@ def rows(text: str, first: tuple[str, ...]) -> list[str]:
     return [line for line in text.splitlines() if line.split()[:1] and line.split()[0] in first]
 
 
+def summary_columns(text: str) -> list[dict[str, str]]:
+    """The summary rows as a parser reads them: each field by the header's name at its position."""
+    lines = text.split("Summary of all tests:\n", 1)[1].splitlines()
+    names = lines[0].split()
+    return [
+        dict(zip(names, line.split(), strict=True)) for line in lines[1:] if not line.startswith("Finished")
+    ]
+
+
+def run_like_reference(iolens_bin: list[str], args: list[str], path: Path, reference: str) -> Any:
+    """`iolens ior ARGS` (it must succeed) and its text checked against the official IOR's (below)."""
+    proc = run_ior(iolens_bin, args, path)
+    assert proc.returncode == 0, proc.stderr
+    # IOR's per-rank "R: stonewalling pairs accessed: N" lines are not in iolens's document (docs/ior.md).
+    check_like_reference(proc.stdout, (REF / reference).read_text(), re.compile(r"\d+: stonewalling pairs"))
+    return proc
+
+
 def check_like_reference(ours: str, reference: str, drop: re.Pattern[str] | None = None) -> None:
     """Line for line the same labels and structure; the Results rows start their fields at IOR's columns,
     the summary rows end theirs at IOR's (right-aligned), and both have IOR's number of fields."""
@@ -83,18 +102,14 @@ def test_classic_text_has_iors_lines_labels_and_columns(
     iolens_bin: list[str], tmpfs_dir: Path, flags: list[str], reference: str
 ) -> None:
     canary = place_canary(tmpfs_dir)
-    proc = run_ior(iolens_bin, [*flags, *SAME], tmpfs_dir / "f")
-    assert proc.returncode == 0, proc.stderr
-    check_like_reference(proc.stdout, (REF / reference).read_text())
+    run_like_reference(iolens_bin, [*flags, *SAME], tmpfs_dir / "f", reference)
     assert_only_canary_left(tmpfs_dir, canary)
 
 
 def test_classic_text_at_verbosity_2_adds_iors_time_stamp_and_uname(
     iolens_bin: list[str], tmpfs_dir: Path
 ) -> None:
-    proc = run_ior(iolens_bin, ["-v", "-v", *SAME], tmpfs_dir / "f")
-    assert proc.returncode == 0, proc.stderr
-    check_like_reference(proc.stdout, (REF / "text_v2.txt").read_text())
+    proc = run_like_reference(iolens_bin, ["-v", "-v", *SAME], tmpfs_dir / "f", "text_v2.txt")
     machine = next(line for line in proc.stdout.splitlines() if line.startswith("Machine "))
     assert len(machine.split(": ", 1)[1].split()) > 2  # sysname, node, release, version, hardware
     assert proc.stdout.count("Using Time Stamp 0 (0x0) for Data Signature") == 2  # one per iteration (-G 0)
@@ -104,16 +119,8 @@ def test_stonewall_with_wear_out_prints_iors_lines_and_columns(
     iolens_bin: list[str], tmpfs_dir: Path
 ) -> None:
     args = ["--np", "2", "-v", "-t", "64k", "-b", "64k", "-s", "40", "-D", "1", "-O", "stoneWallingWearOut=1"]
-    proc = run_ior(iolens_bin, args, tmpfs_dir / "f")
-    assert proc.returncode == 0, proc.stderr
-    # IOR's per-rank "R: stonewalling pairs accessed: N" lines are not in iolens's document (docs/ior.md).
-    check_like_reference(
-        proc.stdout, (REF / "text_stonewall_v1.txt").read_text(), re.compile(r"\d+: stonewalling pairs")
-    )
-    summary = proc.stdout.split("Summary of all tests:\n", 1)[1].splitlines()
-    header = summary[0].split()
-    for line in summary[1:3]:
-        cols = dict(zip(header, line.split(), strict=True))
+    proc = run_like_reference(iolens_bin, args, tmpfs_dir / "f", "text_stonewall_v1.txt")
+    for cols in summary_columns(proc.stdout):
         assert cols["Stonewall(s)"] != "NA" and float(cols["Stonewall(MiB)"]) > 0
     assert "Pairs deadlineForStonewallingaccessed: 40" in proc.stdout
 
@@ -122,9 +129,7 @@ def test_file_per_process_write_check_prints_iors_verify_lines(
     iolens_bin: list[str], tmpfs_dir: Path
 ) -> None:
     args = ["--np", "2", "-F", "-w", "-r", "-W", "-G", "5", "-t", "64k", "-b", "256k", "-v"]
-    proc = run_ior(iolens_bin, args, tmpfs_dir / "f")
-    assert proc.returncode == 0, proc.stderr
-    check_like_reference(proc.stdout, (REF / "text_fpp_check_v1.txt").read_text())
+    proc = run_like_reference(iolens_bin, args, tmpfs_dir / "f", "text_fpp_check_v1.txt")
     assert f"Path                : {tmpfs_dir / 'f'}.00000000" in proc.stdout
 
 
@@ -144,9 +149,7 @@ def test_awk_fields_of_results_and_summary_mean_what_iors_do(iolens_bin: list[st
         assert float(r[1]) == pytest.approx(p["bw_bytes_per_s"] / 2**20, rel=0.01, abs=0.01)
         assert (r[4], r[5]) == ("256.00", "64.00")
         assert float(r[9]) == pytest.approx(p["times"]["total_s"], abs=1e-6)
-    summary = lines[lines.index("Summary of all tests:") + 1 :]
-    names = summary[0].split()
-    cols = [dict(zip(names, line.split(), strict=True)) for line in summary[1:3]]
+    cols = summary_columns(proc.stdout)
     assert [c["Operation"] for c in cols] == ["write", "read"]
     for c in cols:
         assert (c["#Tasks"], c["tPN"], c["reps"], c["fPP"], c["segcnt"]) == ("2", "2", "2", "0", "1")
@@ -270,8 +273,7 @@ def test_reference_number_is_in_the_document_and_every_layout(iolens_bin: list[s
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(doc_path.read_text())
     assert doc["config"]["reference-number"] == 123 and doc["config"]["verbose"] == 0
-    summary = proc.stdout.split("Summary of all tests:\n", 1)[1].splitlines()
-    assert [line.split()[-1] for line in summary[1:3]] == ["123", "123"]
+    assert [c["RefNum"] for c in summary_columns(proc.stdout)] == ["123", "123"]
     js = ior_classic.ior_json_object([doc], 0, lambda _line: None)
     assert js["tests"][0]["Parameters"]["refnum"] == 123
     assert {s["ReferenceNumber"] for s in js["summary"]} == {123}
@@ -307,3 +309,25 @@ def test_several_tests_are_numbered_and_summarized_together(iolens_bin: list[str
     assert [(s.split()[0], s.split()[12], s.split()[23]) for s in summary] == [
         ("write", "0", "65536"), ("read", "0", "65536"), ("write", "1", "131072"), ("read", "1", "131072"),
     ]  # fmt: skip
+
+
+def test_a_failed_run_without_figures_still_renders_in_every_layout() -> None:
+    failed = {"schema_version": 1, "workload": "ior", "status": "failed", "error": {"message": "x"}}
+    for fmt, render in ior_classic.RENDERERS.items():
+        out, log = io.StringIO(), io.StringIO()
+        render([failed], 1, out, log)
+        if fmt == "json":
+            assert json.loads(out.getvalue())["summary"] == []
+        elif fmt == "default":
+            assert (
+                out.getvalue().startswith("IOR-4.0.0: MPI Coordinated Test") and "Finished" in out.getvalue()
+            )
+
+
+def test_a_cut_short_phase_has_its_row_but_stays_out_of_the_summary(sample_doc: dict[str, Any]) -> None:
+    sample_doc["phases"][1]["cut_short"] = True  # the read, stopped by a signal
+    out = io.StringIO()
+    ior_classic.render_ior_classic([sample_doc], 0, out)
+    text = out.getvalue()
+    assert len(rows(text.split("Summary of all tests:")[0], ("read",))) == 1
+    assert [c["Operation"] for c in summary_columns(text)] == ["write"]

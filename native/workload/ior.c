@@ -563,7 +563,7 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     return 0;
 }
 
-static void write_outputs(struct ior_run *r, int early);
+static void write_document(struct ior_run *r, int early);
 
 /* Every rank removes its file of iteration `it` (if iolens created it; with `unlink_files` 0 none), then
  * rank 0 drops the names of what no longer exists from the ledger. */
@@ -591,7 +591,7 @@ static void cleanup_after_failure(struct ior_run *r)
     /* A launcher may kill the ranks soon after its signal (Open MPI's mpirun sends SIGKILL one second after
      * its SIGTERM): the document goes out first, saying the cleanup is pending, and is written again once
      * it is done. */
-    if (unlink_files && iol_interrupt_pending() && r->comm->rank == 0) write_outputs(r, 1);
+    if (unlink_files && iol_interrupt_pending() && r->comm->rank == 0) write_document(r, 1);
     for (int it = 0; it < reps; it++)
         if (remove_files(r, it, unlink_files, &e)) return;
     if (unlink_files) r->cleanup.state = IOL_CLEANUP_DONE;
@@ -710,7 +710,7 @@ static void verification_verdict(struct ior_run *r)
 /* The document (--json). IOR's own layouts (-O summaryFormat, summaryFile) are written from it by `iolens
  * ior` (python/iolens/report/ior_classic.py). `early`: written before the cleanup of a cut-short run (and
  * rewritten after it). */
-static void write_outputs(struct ior_run *r, int early)
+static void write_document(struct ior_run *r, int early)
 {
     const char *path = r->info->json_path[0] ? r->info->json_path : NULL;
     if (!path || (early && strcmp(path, "-") == 0)) return;
@@ -780,7 +780,7 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     if (comm->rank == 0) {
         verification_verdict(r);
         if (text) ior_report_text_end(text, r);
-        write_outputs(r, 0);
+        write_document(r, 0);
         if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);
     }
     int status = r->err.code ? r->err.code : IOL_OK;

@@ -147,11 +147,18 @@ class Test:
         self.path = str(target.get("path") or _cfg(doc, "test-file", default="testFile"))
         self.first_file = str(target.get("first_file") or self.path)
 
+    def _does(self, name: str, *flags: str) -> bool:
+        """Whether the test asked for this access (IOR's writeFile/readFile); a document without those
+        options (an older engine's) says it by its phases."""
+        if any(flag in (self.doc.get("config") or {}) for flag in flags):
+            return any(_int(self.doc, flag) for flag in flags)
+        return any(p.get("name") == name for p in self.phases)
+
     def writes(self) -> bool:
-        return bool(_int(self.doc, "write-file"))
+        return self._does("write", "write-file")
 
     def reads(self) -> bool:
-        return bool(_int(self.doc, "read-file") or _int(self.doc, "check-read"))
+        return self._does("read", "read-file", "check-read")
 
     def row(self, p: Doc) -> Row:
         times = p.get("times") or {}
