@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -21,6 +22,8 @@ from iolens.report import ior_classic, ior_output
 from .ior_helpers import assert_only_canary_left, place_canary
 
 REF = Path(__file__).parent / "data" / "ior4" / "output"
+# The official IOR 4.0.0 when bench/build_ior.sh built it here (never in CI): an extra, live comparison.
+OFFICIAL_IOR = Path(os.environ.get("IOLENS_PEERS", "/var/tmp/iolens-peers")) / "ior-4.0.0" / "bin" / "ior"
 # What the references ran: 2 ranks, 64 KiB transfers, 256 KiB blocks, 2 iterations, refnum 7.
 SAME = ["--np", "2", "-t", "64k", "-b", "256k", "-i", "2", "-A", "7"]
 DATE = re.compile(r"\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}")
@@ -70,11 +73,13 @@ def summary_columns(text: str) -> list[dict[str, str]]:
 
 
 def run_like_reference(iolens_bin: list[str], args: list[str], path: Path, reference: str) -> Any:
-    """`iolens ior ARGS` (it must succeed) and its text checked against the official IOR's (below)."""
+    """`iolens ior ARGS` (it must succeed) and its text checked against the official IOR's: `reference` is
+    a file of tests/data/ior4/output, or (several lines) the output itself."""
     proc = run_ior(iolens_bin, args, path)
     assert proc.returncode == 0, proc.stderr
     # IOR's per-rank "R: stonewalling pairs accessed: N" lines are not in iolens's document (docs/ior.md).
-    check_like_reference(proc.stdout, (REF / reference).read_text(), re.compile(r"\d+: stonewalling pairs"))
+    text = reference if "\n" in reference else (REF / reference).read_text()
+    check_like_reference(proc.stdout, text, re.compile(r"\d+: stonewalling pairs"))
     return proc
 
 
@@ -331,3 +336,19 @@ def test_a_cut_short_phase_has_its_row_but_stays_out_of_the_summary(sample_doc: 
     text = out.getvalue()
     assert len(rows(text.split("Summary of all tests:")[0], ("read",))) == 1
     assert [c["Operation"] for c in summary_columns(text)] == ["write"]
+
+
+@pytest.mark.skipif(not OFFICIAL_IOR.exists(), reason="the official IOR 4.0.0 is not built here")
+@pytest.mark.parametrize(
+    "flags", [["-v"], ["-v", "-v", "-F", "-z", "-C"], ["-v", "-e", "-g", "-m", "-F", "-u", "-k"]]
+)
+def test_live_against_the_official_ior_when_it_is_here(
+    iolens_bin: list[str], mpi_env: dict[str, str], tmpfs_dir: Path, flags: list[str]
+) -> None:
+    args = [*flags, "-t", "64k", "-b", "256k", "-s", "2", "-i", "2", "-A", "3"]
+    ref = subprocess.run(
+        ["mpirun", "-np", "2", str(OFFICIAL_IOR), *args, "-o", str(tmpfs_dir / "official")],
+        capture_output=True, text=True, timeout=120, env=mpi_env,
+    )  # fmt: skip
+    assert ref.returncode == 0, ref.stdout + ref.stderr
+    run_like_reference(iolens_bin, ["--np", "2", *args], tmpfs_dir / "ours", ref.stdout)
