@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from iolens.report import ior_classic, ior_output
+from iolens.report import ior_classic, ior_formats, ior_output
 
 from .ior_helpers import assert_only_canary_left, place_canary
 
@@ -232,7 +232,7 @@ def test_summary_format_csv_is_iors_csv(iolens_bin: list[str], tmpfs_dir: Path) 
     assert proc.returncode == 0, proc.stderr
     ref = (REF / "summary.csv").read_text().splitlines()
     ours = proc.stdout.splitlines()
-    assert ours[0] == ref[0] == ior_classic.CSV_HEADER
+    assert ours[0] == ref[0] == ior_formats.CSV_HEADER
     assert len(ours) == len(ref) == 5
     for a, b in zip(ours[1:], ref[1:], strict=True):
         fa, fb = a.split(","), b.split(",")
@@ -242,7 +242,7 @@ def test_summary_format_csv_is_iors_csv(iolens_bin: list[str], tmpfs_dir: Path) 
     # -v: IOR mixes its log lines in; iolens keeps them out of the CSV, on standard error.
     proc = run_ior(iolens_bin, ["-v", *SAME, "-O", "summaryFormat=CSV"], tmpfs_dir / "f")
     ref_v = (REF / "summary_v1.csv").read_text().splitlines()
-    assert proc.stdout.splitlines()[0] == ior_classic.CSV_HEADER and len(proc.stdout.splitlines()) == 5
+    assert proc.stdout.splitlines()[0] == ior_formats.CSV_HEADER and len(proc.stdout.splitlines()) == 5
     log_ref = [line for line in ref_v if "," not in line]
     assert normalized(proc.stderr) == normalized("\n".join(log_ref) + "\n")
 
@@ -279,7 +279,7 @@ def test_reference_number_is_in_the_document_and_every_layout(iolens_bin: list[s
     doc = json.loads(doc_path.read_text())
     assert doc["config"]["reference-number"] == 123 and doc["config"]["verbose"] == 0
     assert [c["RefNum"] for c in summary_columns(proc.stdout)] == ["123", "123"]
-    js = ior_classic.ior_json_object([doc], 0, lambda _line: None)
+    js = ior_formats.ior_json_object([doc], 0, lambda _line: None)
     assert js["tests"][0]["Parameters"]["refnum"] == 123
     assert {s["ReferenceNumber"] for s in js["summary"]} == {123}
 
@@ -318,7 +318,7 @@ def test_several_tests_are_numbered_and_summarized_together(iolens_bin: list[str
 
 def test_a_failed_run_without_figures_still_renders_in_every_layout() -> None:
     failed = {"schema_version": 1, "workload": "ior", "status": "failed", "error": {"message": "x"}}
-    for fmt, render in ior_classic.RENDERERS.items():
+    for fmt, render in ior_output.RENDERERS.items():
         out, log = io.StringIO(), io.StringIO()
         render([failed], 1, out, log)
         if fmt == "json":

@@ -15,13 +15,22 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from iolens import atomic
 from iolens.messages import error
-from iolens.report import ior_classic
+from iolens.report import ior_test
+from iolens.report.ior_classic import render_ior_classic
+from iolens.report.ior_formats import render_ior_csv, render_ior_json
 
 TEXT_FORMATS = ("auto", "classic", "rich")
+
+# -O summaryFormat → the writer of that layout: (tests' documents, verbosity, results stream, log stream).
+RENDERERS: dict[str, Callable[[Sequence[dict[str, Any]], int, TextIO, TextIO | None], None]] = {
+    "default": render_ior_classic,
+    "json": render_ior_json,
+    "csv": render_ior_csv,
+}
 
 
 def wants_classic(text_format: str, stdout_is_terminal: bool) -> bool:
@@ -35,10 +44,10 @@ def show(docs: Sequence[dict[str, Any]], classic: bool, rich_view: Callable[[], 
     if not docs:
         return True
     first = docs[0]
-    fmt = ior_classic.summary_format(first)
-    verbosity = ior_classic.verbosity_of(first)
-    render = ior_classic.RENDERERS[fmt]
-    summary_file = ior_classic.summary_file_of(first)
+    fmt = ior_test.summary_format(first)
+    verbosity = ior_test.verbosity_of(first)
+    render = RENDERERS[fmt]
+    summary_file = ior_test.summary_file_of(first)
     if not summary_file:
         if fmt != "default":
             render(docs, verbosity, sys.stdout, sys.stderr)
