@@ -9,22 +9,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from iolens.report.ior_test import (
-    IOR_VERSION,
-    MIB,
-    Doc,
-    Row,
-    Streams,
-    SummaryRow,
-    Test,
-    command_line,
-    ctime,
-    machine,
-    test_events,
-    test_preamble,
-    tests_of,
-    wear_out_pairs,
-)
+from iolens.report import ior_test
+from iolens.report.ior_test import MIB, Doc, Row, Streams, SummaryRow, Test
 
 # ---- IOR's JSON (-O summaryFormat=JSON) ------------------------------------------------------------------
 
@@ -54,20 +40,20 @@ def _json_value(value: Any, depth: int) -> str:
 
 def ior_json_object(docs: Sequence[Doc], verbosity: int, log: Callable[[str], None]) -> dict[str, Any]:
     """IOR's JSON document for these tests, keys in IOR's order (log lines go to `log`)."""
-    tests = tests_of(docs)
+    tests = ior_test.tests_of(docs)
     first = docs[0] if docs else {}
     top: dict[str, Any] = {
-        "Version": IOR_VERSION,
-        "Began": ctime(first.get("started_at")),
-        "Command line": command_line(first),
-        "Machine": machine(first, verbosity),
+        "Version": ior_test.IOR_VERSION,
+        "Began": ior_test.ctime(first.get("started_at")),
+        "Command line": ior_test.command_line(first),
+        "Machine": ior_test.machine(first, verbosity),
         "tests": [],
     }
     for t in tests:
         size, used, inodes, used_inodes = t.capacity()
         test: dict[str, Any] = {
             "TestID": t.id,
-            "StartTime": ctime(t.doc.get("started_at")),
+            "StartTime": ior_test.ctime(t.doc.get("started_at")),
             "Path": t.first_file,
             "Capacity": size,
             "Used Capacity": used,
@@ -75,11 +61,11 @@ def ior_json_object(docs: Sequence[Doc], verbosity: int, log: Callable[[str], No
             "Used Inodes": used_inodes,
             "Parameters": dict(t.parameters(verbosity)),
         }
-        for line in test_preamble(t, verbosity):
+        for line in ior_test.test_preamble(t, verbosity):
             log(line)
         test["Options"] = dict(t.options(verbosity))
         results: list[dict[str, Any]] = []
-        for e in test_events(t, verbosity):
+        for e in ior_test.test_events(t, verbosity):
             if e.kind == "log":
                 log(e.text)
             elif e.kind == "row" and e.row is not None:
@@ -108,12 +94,12 @@ def ior_json_object(docs: Sequence[Doc], verbosity: int, log: Callable[[str], No
             if t.reads():
                 best.update(readMiB=float(t.max_bw("read") / MIB), readMB=float(t.max_bw("read") / 1e6))
             test["max"] = best
-        pairs = wear_out_pairs(t)
+        pairs = ior_test.wear_out_pairs(t)
         if pairs is not None:
             log(f"Pairs deadlineForStonewallingaccessed: {pairs}")
         top["tests"].append(test)
     top["summary"] = [_json_summary(t, s) for t in tests for s in t.summaries()]
-    top["Finished"] = ctime(docs[-1].get("ended_at") if docs else None)
+    top["Finished"] = ior_test.ctime(docs[-1].get("ended_at") if docs else None)
     return top
 
 
@@ -183,17 +169,17 @@ def csv_row(r: Row, tasks: int) -> str:
 def render_ior_csv(docs: Sequence[Doc], verbosity: int, out: TextIO, log: TextIO | None = None) -> None:
     """IOR's `-O summaryFormat=CSV`: per test a header line and a row per phase (IOR writes no summary)."""
     s = Streams(out, log)
-    for t in tests_of(docs):
-        for line in test_preamble(t, verbosity):
+    for t in ior_test.tests_of(docs):
+        for line in ior_test.test_preamble(t, verbosity):
             s.logl(line)
-        for e in test_events(t, verbosity):
+        for e in ior_test.test_events(t, verbosity):
             if e.kind == "log":
                 s.logl(e.text)
             elif e.kind == "header":
                 s.res(CSV_HEADER)
             elif e.kind == "row" and e.row is not None:
                 s.res(csv_row(e.row, t.tasks))
-        pairs = wear_out_pairs(t)
+        pairs = ior_test.wear_out_pairs(t)
         if pairs is not None:
             s.logl(f"Pairs deadlineForStonewallingaccessed: {pairs}")
     out.flush()
