@@ -291,6 +291,10 @@ def test_text_format_switch_chooses_the_view(iolens_bin: list[str], tmpfs_dir: P
     assert classic.stdout.startswith("IOR-4.0.0: MPI Coordinated Test of Parallel I/O\n")
     bad = run_ior(iolens_bin, ["-t", "64k"], tmpfs_dir / "f", ["--text-format=awk"])
     assert bad.returncode == 2 and "--text-format: expected one of auto, classic, rich" in bad.stderr
+    fio = subprocess.run(
+        [*iolens_bin, "fio", "--text-format=classic", "--name=x"], capture_output=True, text=True
+    )
+    assert fio.returncode == 2 and "--text-format: fio has one text layout" in fio.stderr
     assert ior_output.wants_classic("auto", stdout_is_terminal=False)
     assert not ior_output.wants_classic("auto", stdout_is_terminal=True)
     assert ior_output.wants_classic("classic", stdout_is_terminal=True)

@@ -23,6 +23,8 @@ from iolens.report.ior_output import TEXT_FORMATS
 from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
 WORKLOADS = ("ior", "mdtest", "find", "fio")
+# The workloads with two text layouts: the classic one of IOR/mdtest and iolens's rich view (--text-format).
+TEXT_FORMAT_WORKLOADS = ("ior", "mdtest")
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
 
@@ -257,6 +259,8 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
         monitor_req, argv = monitor_attach.take_option(argv)
         opts = split_args(argv, FIO_VALUED if workload == "fio" else ())
         output = fio_output(opts) if workload == "fio" else None
+        if opts.text_format != "auto" and workload not in TEXT_FORMAT_WORKLOADS:
+            raise UsageError(f"--text-format: {workload} has one text layout (it applies to ior and mdtest)")
     except (UsageError, monitor_attach.MonitorOptionError) as exc:
         return error(str(exc))
     if opts.help:
