@@ -47,6 +47,7 @@ struct ior_phase {
     struct iol_backend_stats bstats; /* summed over ranks, the transfer step only (backends with stats) */
     uint64_t *rank_bytes, *rank_ops; /* per rank (rank 0 only) */
     double *rank_xfer_s;
+    uint64_t *rank_pairs_at_deadline;   /* with -D: each rank's transfers when it stopped at the deadline */
     int cut_short;                   /* the run stopped inside this phase (interrupt, error): partial figures */
     uint64_t began_wall_ns;          /* wall clock when the phase began (IOR's "Commencing ..." time) */
 };

@@ -221,6 +221,8 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
         iol_json_kv_uint(j, "bytes", ph->rank_bytes[i]);
         iol_json_kv_uint(j, "ops", ph->rank_ops[i]);
         iol_json_kv_double(j, "xfer_s", ph->rank_xfer_s[i]);
+        if (ph->stonewall.active && ph->rank_pairs_at_deadline)
+            iol_json_kv_uint(j, "pairs_at_deadline", ph->rank_pairs_at_deadline[i]);
         iol_json_end_object(j);
     }
     iol_json_end_array(j);

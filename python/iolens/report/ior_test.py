@@ -420,6 +420,16 @@ def test_events(t: Test, verbosity: int) -> list[Event]:
             if name == "read":
                 events += [Event("log", line) for line in t.verify_lines(p)]
             wall = t.stonewall_line(p)
+            if wall is not None and verbosity >= 1:
+                # Each rank's own count at the deadline (IOR's ranks print theirs in any order).
+                for r in p.get("per_rank") or []:
+                    if "pairs_at_deadline" in r:
+                        log(
+                            Event(
+                                "log",
+                                f"{r.get('rank')}: stonewalling pairs accessed: {r['pairs_at_deadline']}",
+                            )
+                        )
             if wall is not None:
                 log(Event("log", wall))
             log(Event("row", row=t.row(p)))
