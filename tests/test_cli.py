@@ -283,7 +283,9 @@ def test_run_shows_tables_and_copies_the_document(
 ) -> None:
     out = tmp_path / "copy.json"
     proc = _run(
-        iolens_bin, ["ior", "-F", "-t", "1m", "-b", "64m", "--np", "2", "--json", str(out)], fake_engine
+        iolens_bin,
+        ["ior", "--text-format=rich", "-F", "-t", "1m", "-b", "64m", "--np", "2", "--json", str(out)],
+        fake_engine,
     )
     assert proc.returncode == 0, proc.stderr
     assert "Summary of all tests" in proc.stdout
@@ -297,7 +299,20 @@ def test_run_shows_tables_and_copies_the_document(
     # --json path, kept as engine_command): what `compare` and the database show.
     engine_doc = json.loads(Path(fake_engine["FAKE_DOC"]).read_text())
     copied = json.loads(out.read_text())
-    typed = ["iolens", "ior", "-F", "-t", "1m", "-b", "64m", "--np", "2", "--json", str(out)]
+    typed = [
+        "iolens",
+        "ior",
+        "--text-format=rich",
+        "-F",
+        "-t",
+        "1m",
+        "-b",
+        "64m",
+        "--np",
+        "2",
+        "--json",
+        str(out),
+    ]
     assert copied["command"] == typed
     assert copied["engine_command"] == engine_doc["command"]
     assert {k: v for k, v in copied.items() if k not in ("command", "engine_command")} == {
@@ -339,7 +354,9 @@ def test_failed_run_shows_the_documents_error(
     }  # fmt: skip
     doc = tmp_path / "failed.json"
     doc.write_text(json.dumps(failed))
-    proc = _run(iolens_bin, ["ior", "-w"], dict(fake_engine, FAKE_DOC=str(doc), FAKE_EXIT="1"))
+    proc = _run(
+        iolens_bin, ["ior", "--text-format=rich", "-w"], dict(fake_engine, FAKE_DOC=str(doc), FAKE_EXIT="1")
+    )
     assert proc.returncode == 1
     assert "No space left on device" in proc.stdout and "rank: 1" in proc.stdout
     assert "Traceback" not in proc.stderr
@@ -376,7 +393,7 @@ def test_page_cache_read_is_warned_loudly(
     }  # fmt: skip
     doc = tmp_path / "cached.json"
     doc.write_text(json.dumps(sample_doc))
-    proc = _run(iolens_bin, ["ior", "-w", "-r"], dict(fake_engine, FAKE_DOC=str(doc)))
+    proc = _run(iolens_bin, ["ior", "--text-format=rich", "-w", "-r"], dict(fake_engine, FAKE_DOC=str(doc)))
     assert proc.returncode == 0
     assert "PAGE-CACHE figure" in proc.stdout and "--keep-cache: files not evicted" in proc.stdout
 
@@ -389,7 +406,9 @@ def test_verification_errors_fail_the_run(
     }  # fmt: skip
     doc = tmp_path / "bad.json"
     doc.write_text(json.dumps(sample_doc))
-    proc = _run(iolens_bin, ["ior", "-w", "-r", "-R"], dict(fake_engine, FAKE_DOC=str(doc)))
+    proc = _run(
+        iolens_bin, ["ior", "--text-format=rich", "-w", "-r", "-R"], dict(fake_engine, FAKE_DOC=str(doc))
+    )
     assert proc.returncode == 1
     assert "VERIFICATION FAILED" in proc.stdout and "first at offset 4096 of rank 1" in proc.stdout
 

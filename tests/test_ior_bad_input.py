@@ -133,7 +133,7 @@ def test_cli_run_failure_exits_1_with_one_error_line_first(iolens_bin: list[str]
     # A run that starts and then fails (a read check with the wrong seed) is not bad input: exit status 1
     # (as IOR), and standard error starts with the one line that says why.
     path = str(tmpfs_dir / "f")
-    common = [*iolens_bin, "ior", "--no-live", "-t", "16k", "-b", "64k", "-o", path]
+    common = [*iolens_bin, "ior", "--no-live", "--text-format=rich", "-t", "16k", "-b", "64k", "-o", path]
     subprocess.run([*common, "-w", "-k"], capture_output=True, text=True, timeout=60, check=True)
     proc = subprocess.run([*common, "-r", "-R", "-G", "5"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1

@@ -317,35 +317,6 @@ def test_text_report_looks_like_ior(engine: Path, tmpfs_dir: Path) -> None:
     assert_only_canary_left(tmpfs_dir, canary)
 
 
-def test_summary_format_json_prints_the_document(engine: Path, tmpfs_dir: Path) -> None:
-    canary = place_canary(tmpfs_dir)
-    proc = subprocess.run(
-        [
-            str(engine),
-            "ior",
-            "--np",
-            "2",
-            "-O",
-            "summaryFormat=JSON",
-            "-t",
-            "64k",
-            "-b",
-            "256k",
-            "-o",
-            str(tmpfs_dir / "sj"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    assert doc["schema_version"] == 1 and doc["workload"] == "ior"
-    assert [p["name"] for p in doc["phases"]] == ["write", "read"]  # no -w/-r: both, as IOR does
-    assert [p["bytes"] for p in doc["phases"]] == [2 * 256 * KIB] * 2
-    assert_only_canary_left(tmpfs_dir, canary)
-
-
 def test_killed_rank_still_leaves_a_document_that_parses(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
     out = tmpfs_dir / "result.json"

@@ -18,7 +18,9 @@ from .monitor_helpers import engine_path, iolens_env, run_iolens
 def _run(args: list[str], tmp_path: Path) -> tuple[dict[str, Any], str]:
     doc_path = tmp_path / "run.json"
     env = iolens_env(IOLENS_BENCH=str(engine_path()))
-    r = run_iolens([*args, "--json", str(doc_path), "--no-live"], env=env, timeout=300)
+    # The monitor's section is part of iolens's rich view (IOR's classic layout has none).
+    view = ["--text-format=rich"] if args[0] == "ior" else []
+    r = run_iolens([*args, *view, "--json", str(doc_path), "--no-live"], env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.loads(doc_path.read_text()), r.stdout
 

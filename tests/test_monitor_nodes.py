@@ -31,6 +31,8 @@ def _run_mpi(args: list[str], mpi_env: dict[str, str], tmp_path: Path) -> tuple[
     env = iolens_env(IOLENS_BENCH=str(engine_path()), IOLENS_TMPDIR=str(tmp_path))
     env.update({k: v for k, v in mpi_env.items() if k.startswith(("OMPI_", "PRTE_"))})
     more = ["--monitor", "--launcher", "mpirun", "--np", "2", "--json", str(doc_path), "--no-live"]
+    if args[0] == "ior":
+        more.append("--text-format=rich")  # the monitor's section is part of iolens's rich view
     r = run_iolens([*args, *more], env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     return json.loads(doc_path.read_text()), r.stdout

@@ -350,8 +350,9 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
     /* The rank whose data holds the first bad byte. */
     int64_t badrank = (lp->vfirst == vfirst && vfirst != UINT64_MAX) ? c->rank : INT64_MAX;
     if (c->allreduce(c, &badrank, &badrank, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
-    uint64_t mine[3] = {lp->bytes, lp->ops, lp->t[3] - lp->t[2]};
-    uint64_t *all = c->rank == 0 ? calloc((size_t)r->nranks * 3, sizeof *all) : NULL;
+    enum { PER_RANK = 4 };   /* bytes, transfers, transfer time, transfers at the stonewall deadline */
+    uint64_t mine[PER_RANK] = {lp->bytes, lp->ops, lp->t[3] - lp->t[2], lp->pairs_at_deadline};
+    uint64_t *all = c->rank == 0 ? calloc((size_t)r->nranks * PER_RANK, sizeof *all) : NULL;
     if (c->rank == 0 && !all) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     if (c->gather(c, mine, sizeof mine, all, 0)) {
         free(all);
@@ -384,10 +385,13 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
     ph->rank_bytes = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_ops = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_xfer_s = calloc((size_t)r->nranks, sizeof(double));
-    for (int i = 0; i < r->nranks && ph->rank_bytes && ph->rank_ops && ph->rank_xfer_s; i++) {
-        ph->rank_bytes[i] = all[i * 3];
-        ph->rank_ops[i] = all[i * 3 + 1];
-        ph->rank_xfer_s[i] = (double)all[i * 3 + 2] / 1e9;
+    ph->rank_pairs_at_deadline = calloc((size_t)r->nranks, sizeof(uint64_t));
+    for (int i = 0; i < r->nranks && ph->rank_bytes && ph->rank_ops && ph->rank_xfer_s && ph->rank_pairs_at_deadline;
+         i++) {
+        ph->rank_bytes[i] = all[i * PER_RANK];
+        ph->rank_ops[i] = all[i * PER_RANK + 1];
+        ph->rank_xfer_s[i] = (double)all[i * PER_RANK + 2] / 1e9;
+        ph->rank_pairs_at_deadline[i] = all[i * PER_RANK + 3];
     }
     free(all);
     return 0;
@@ -439,6 +443,7 @@ static struct ior_phase *new_phase(struct ior_run *r, const char *name, int iter
     ph->verify.first_bad_rank = -1;
     ph->cache.o_direct = r->cfg->direct;
     ph->cache.is_read = op == IOL_IO_READ;
+    ph->began_wall_ns = iol_wall_ns();
     return ph;
 }
 
@@ -474,6 +479,7 @@ static int check_pass(struct ior_run *r, int data_rank, uint64_t pairs, int iter
     free(tmp.rank_bytes);
     free(tmp.rank_ops);
     free(tmp.rank_xfer_s);
+    free(tmp.rank_pairs_at_deadline);
     return rc;
 }
 
@@ -494,6 +500,15 @@ static int finish_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
         if (text) ior_report_text_phase(text, r, ph);
     }
     return -1;
+}
+
+/* Bytes at the deadline (collective): every rank's count times the transfer size, for reads as for writes. */
+static int stonewall_bytes(struct ior_run *r, const struct phase_local *lp, struct ior_phase *ph)
+{
+    uint64_t at_deadline = lp->pairs_at_deadline * r->cfg->xfer;
+    if (r->comm->allreduce(r->comm, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
+    if (ph) ph->stonewall.bytes_at_deadline = at_deadline;
+    return 0;
 }
 
 static int do_write(struct ior_run *r, int it, FILE *text)
@@ -523,12 +538,8 @@ static int do_write(struct ior_run *r, int it, FILE *text)
         target = (uint64_t)cfg->wear_out_iterations;
     struct xfer_plan pl = {IOL_IO_WRITE, c->rank, 0, target, 0, 0, key, "write", it};
     run_pass(r, &pl, &lp);
-    if (finish_phase(r, &lp, ph, text)) return -1;
+    if (finish_phase(r, &lp, ph, text) || stonewall_bytes(r, &lp, ph)) return -1;
     if (ior_check_outliers(r, "write", lp.t) || agree(r)) return -1;
-    /* Bytes at the deadline: every rank's count times the transfer size. */
-    uint64_t at_deadline = lp.pairs_at_deadline * cfg->xfer;
-    if (c->allreduce(c, &at_deadline, &at_deadline, 1, IOL_DT_U64, IOL_OP_SUM)) return comm_failed(r);
-    if (ph) ph->stonewall.bytes_at_deadline = at_deadline;
 
     /* What every rank wrote at least (all the same after wear-out): what a read in this run may ask for. */
     uint64_t done = lp.pairs_done;
@@ -576,7 +587,7 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
     if (ph) ph->cache.evict_requested = evict;
-    if (finish_phase(r, &lp, ph, text)) return -1;
+    if (finish_phase(r, &lp, ph, text) || stonewall_bytes(r, &lp, ph)) return -1;
     if (ior_check_outliers(r, "read", lp.t) || agree(r)) return -1;
     if (ph) {
         if (cfg->direct)
@@ -598,7 +609,7 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     return 0;
 }
 
-static void write_outputs(struct ior_run *r, int early);
+static void write_document(struct ior_run *r, int early);
 
 /* Every rank removes its file of iteration `it` (if iolens created it; with `unlink_files` 0 none), then
  * rank 0 drops the names of what no longer exists from the ledger. */
@@ -626,7 +637,7 @@ static void cleanup_after_failure(struct ior_run *r)
     /* A launcher may kill the ranks soon after its signal (Open MPI's mpirun sends SIGKILL one second after
      * its SIGTERM): the document goes out first, saying the cleanup is pending, and is written again once
      * it is done. */
-    if (unlink_files && iol_interrupt_pending() && r->comm->rank == 0) write_outputs(r, 1);
+    if (unlink_files && iol_interrupt_pending() && r->comm->rank == 0) write_document(r, 1);
     for (int it = 0; it < reps; it++)
         if (remove_files(r, it, unlink_files, &e)) return;
     if (unlink_files) r->cleanup.state = IOL_CLEANUP_DONE;
@@ -709,7 +720,8 @@ static int setup(struct ior_run *r)
     }
     if (c->rank == 0) {
         r->phases = calloc((size_t)cfg->reps * 2, sizeof *r->phases);
-        if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+        r->remove_s = calloc((size_t)cfg->reps, sizeof *r->remove_s);
+        if (!r->phases || !r->remove_s) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     }
     return 0;
 }
@@ -729,8 +741,10 @@ static void teardown(struct ior_run *r)
         free(r->phases[i].rank_bytes);
         free(r->phases[i].rank_ops);
         free(r->phases[i].rank_xfer_s);
+        free(r->phases[i].rank_pairs_at_deadline);
     }
     free(r->phases);
+    free(r->remove_s);
 }
 
 /* A non-zero verification count fails the run, as a silent data error is the worst result a benchmark
@@ -751,29 +765,24 @@ static void verification_verdict(struct ior_run *r)
     }
 }
 
-/* The documents (--json, and IOR's -O summaryFormat=JSON). `early`: only the --json file, written before the
- * cleanup of a cut-short run (and rewritten after it). */
-static void write_outputs(struct ior_run *r, int early)
+/* The document (--json). IOR's own layouts (-O summaryFormat, summaryFile) are written from it by `iolens
+ * ior` (python/iolens/report/ior_classic.py). `early`: written before the cleanup of a cut-short run (and
+ * rewritten after it). */
+static void write_document(struct ior_run *r, int early)
 {
-    const struct ior_cfg *cfg = r->cfg;
-    int json_summary = strcasecmp(cfg->summary_format, "json") == 0 && !early;
-    const char *paths[2] = {r->info->json_path[0] ? r->info->json_path : NULL, NULL};
-    if (early && paths[0] && strcmp(paths[0], "-") == 0) return;
-    if (json_summary) paths[1] = cfg->summary_file[0] ? cfg->summary_file : "-";
-    for (int i = 0; i < 2; i++) {
-        if (!paths[i]) continue;
-        struct iol_doc d;
-        struct iol_err e = {0, ""};
-        if (iol_doc_open(&d, paths[i], &e) == 0) {
-            iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
-            ior_report_json(&d.json, r);
-            ior_flags_json(&d.json, r);
-            iol_doc_cleanup(&d.json, &r->cleanup);
-            iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
-            iol_doc_commit(&d, &e);
-        }
-        if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
+    const char *path = r->info->json_path[0] ? r->info->json_path : NULL;
+    if (!path || (early && strcmp(path, "-") == 0)) return;
+    struct iol_doc d;
+    struct iol_err e = {0, ""};
+    if (iol_doc_open(&d, path, &e) == 0) {
+        iol_doc_header(&d.json, "ior", r->info, r->comm, r->nranks);
+        ior_report_json(&d.json, r);
+        ior_flags_json(&d.json, r);
+        iol_doc_cleanup(&d.json, &r->cleanup);
+        iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
+        iol_doc_commit(&d, &e);
     }
+    if (e.code) fprintf(stderr, "iolens-bench: error: %s\n", e.msg);
 }
 
 int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_run_info *info)
@@ -799,8 +808,7 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     int failed = agree(r);
 
     FILE *text = NULL;
-    int json_to_stdout = strcasecmp(cfg->summary_format, "json") == 0 && !cfg->summary_file[0];
-    if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
+    if (comm->rank == 0 && !info->quiet) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
     /* --remove-only: the files iolens created under -o's names, for a run that kept them with -k or was
@@ -818,7 +826,12 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     for (int it = 0; !failed && !cfg->remove_only && it < cfg->reps; it++) {
         if (cfg->write && do_write(r, it, text)) break;
         if (cfg->read && do_read(r, it, text)) break;
-        if (!cfg->keep && !r->verify_failed && (remove_files(r, it, 1, &r->err) || agree(r))) break;
+        if (!cfg->keep && !r->verify_failed) {
+            /* Timed as IOR's "remove" line: from before the first barrier to after the last. */
+            uint64_t t0 = iol_now_ns();
+            if (remove_files(r, it, 1, &r->err) || agree(r)) break;
+            if (r->remove_s) r->remove_s[r->nremoves++] = (double)(iol_now_ns() - t0) / 1e9;
+        }
     }
     failed = r->err.code != 0;
     if (failed && r->files_may_exist && r->be->does_io) cleanup_after_failure(r);
@@ -834,7 +847,7 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     if (comm->rank == 0) {
         verification_verdict(r);
         if (text) ior_report_text_end(text, r);
-        write_outputs(r, 0);
+        write_document(r, 0);
         if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);
     }
     int status = r->err.code ? r->err.code : IOL_OK;

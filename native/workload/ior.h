@@ -39,7 +39,7 @@ struct ior_cfg {
     int direct;                     /* --posix.odirect / --direct */
     int64_t queue_depth;            /* --queue-depth: requests in flight per rank */
     int64_t submit_batch;           /* --submit-batch: requests per submit call (0: all that are free) */
-    char summary_format[IOL_STR_MAX]; /* -O summaryFormat=default|JSON */
+    char summary_format[IOL_STR_MAX]; /* -O summaryFormat=default|JSON|CSV (written by iolens ior) */
     char summary_file[IOL_STR_MAX];   /* -O summaryFile=F */
     int keep_cache;                 /* --keep-cache: do not evict before reading */
     int64_t tasks_per_node;         /* --tasks-per-node: override the count used by -C (0 = measured) */
@@ -67,6 +67,8 @@ struct ior_cfg {
     int dummy_delay_rank0;
     int rangelocks;                 /* --posix.rangelocks */
     int64_t gpu;                    /* -O allocateBufferOnGPU / GPUid / GPUDirect: refused when set */
+    int verbose;                    /* -v (repeatable): IOR's verbosity of the classic text (iolens ior) */
+    int64_t ref_num;                /* -A: IOR's reference number, echoed in the summary (RefNum) */
 };
 
 /* The ranks -N asks for (n when not given; may be more than n: the caller then runs n, with a warning). */

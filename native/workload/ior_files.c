@@ -154,6 +154,17 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     iol_ledger_view_free(&v);
     if (rc || lo != 0) return rc;
 
+    /* -O summaryFile: `iolens ior` writes it after the run; a run must not end in "cannot write". */
+    if (cfg->summary_file[0]) {
+        char sdir[IOL_STR_MAX], sbase[IOL_STR_MAX];
+        ior_split_path(cfg->summary_file, sdir, sizeof sdir, sbase, sizeof sbase);
+        if (!sbase[0]) return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFile: '%s' names a directory", cfg->summary_file);
+        if (iol_dir_problem(sdir, why, sizeof why))
+            return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFile: %s (for '%s')", why, cfg->summary_file);
+        if (access(sdir, W_OK | X_OK) != 0)
+            return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFile: directory '%s' is not writable", sdir);
+    }
+
     if (cfg->direct) {
         /* The weakest alignment any Linux file system accepts for O_DIRECT; a stricter device still
          * fails at open/transfer time with a message. */

@@ -47,7 +47,9 @@ struct ior_phase {
     struct iol_backend_stats bstats; /* summed over ranks, the transfer step only (backends with stats) */
     uint64_t *rank_bytes, *rank_ops; /* per rank (rank 0 only) */
     double *rank_xfer_s;
+    uint64_t *rank_pairs_at_deadline;   /* with -D: each rank's transfers when it stopped at the deadline */
     int cut_short;                   /* the run stopped inside this phase (interrupt, error): partial figures */
+    uint64_t began_wall_ns;          /* wall clock when the phase began (IOR's "Commencing ..." time) */
 };
 
 /* Per-rank state of a run. No globals: everything lives here. */
@@ -89,6 +91,8 @@ struct ior_run {
     /* rank 0: results */
     struct ior_phase *phases;
     int nphases;
+    double *remove_s;                /* per iteration: time to remove its files (IOR's "remove" line) */
+    int nremoves;
     uint64_t written_pairs;          /* transfers every rank wrote in this run's last write phase */
     int written_pairs_valid;
     int files_may_exist;             /* a write phase started: there may be files to clean up */

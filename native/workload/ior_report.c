@@ -200,6 +200,9 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     iol_json_kv_uint(j, "bytes", ph->bytes);
     iol_json_kv_uint(j, "ops", ph->ops);
     iol_json_kv_bool(j, "cut_short", ph->cut_short);
+    char when[64];
+    iol_format_utc(ph->began_wall_ns, when, sizeof when);
+    iol_json_kv_string(j, "began_at", when);
     iol_json_key(j, "times");
     iol_json_begin_object(j);
     iol_json_kv_double(j, "open_s", ph->open_s);
@@ -218,6 +221,8 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
         iol_json_kv_uint(j, "bytes", ph->rank_bytes[i]);
         iol_json_kv_uint(j, "ops", ph->rank_ops[i]);
         iol_json_kv_double(j, "xfer_s", ph->rank_xfer_s[i]);
+        if (ph->stonewall.active && ph->rank_pairs_at_deadline)
+            iol_json_kv_uint(j, "pairs_at_deadline", ph->rank_pairs_at_deadline[i]);
         iol_json_end_object(j);
     }
     iol_json_end_array(j);
@@ -289,11 +294,37 @@ void ior_report_json(struct iol_json *j, const struct ior_run *r)
     iol_json_kv_int(j, "read_rank_shift", r->read_rank_shift);
     iol_json_kv_int(j, "check_rank_shift", r->check_rank_shift);
     iol_json_kv_string(j, "task_mapping", r->comm->block_mapping ? "block" : "cyclic");
+    /* The file system's size and inodes under -o, as IOR's "FS" line shows them (null: no I/O, or unknown). */
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX];
+    ior_split_path(cfg->path, dir, sizeof dir, base, sizeof base);
+    struct statvfs sv;
+    iol_json_key(j, "capacity");
+    if (r->be && r->be->does_io && statvfs(dir, &sv) == 0 && sv.f_blocks) {
+        iol_json_begin_object(j);
+        iol_json_kv_uint(j, "bytes", (uint64_t)sv.f_blocks * sv.f_frsize);
+        iol_json_kv_uint(j, "free_bytes", (uint64_t)sv.f_bfree * sv.f_frsize);
+        iol_json_kv_uint(j, "inodes", (uint64_t)sv.f_files);
+        iol_json_kv_uint(j, "free_inodes", (uint64_t)sv.f_ffree);
+        iol_json_end_object(j);
+    } else {
+        iol_json_null(j);
+    }
     iol_json_end_object(j);
 
     iol_json_key(j, "phases");
     iol_json_begin_array(j);
     for (int i = 0; i < r->nphases; i++) json_phase(j, r, &r->phases[i]);
+    iol_json_end_array(j);
+
+    /* Per iteration that removed its files: the time it took (IOR's "remove" line). */
+    iol_json_key(j, "removals");
+    iol_json_begin_array(j);
+    for (int i = 0; i < r->nremoves; i++) {
+        iol_json_begin_object(j);
+        iol_json_kv_int(j, "iteration", i);
+        iol_json_kv_double(j, "time_s", r->remove_s[i]);
+        iol_json_end_object(j);
+    }
     iol_json_end_array(j);
 
     iol_json_key(j, "summary");

@@ -104,8 +104,9 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
     if (cfg->unique_dir && !cfg->fpp)
         return iol_err_set(err, IOL_ERR_USAGE, "-u: unique directories need a file per process (-F)");
     if (!cfg->path[0]) return iol_err_set(err, IOL_ERR_USAGE, "-o: the test file path is empty");
-    if (strcasecmp(cfg->summary_format, "default") && strcasecmp(cfg->summary_format, "json"))
-        return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFormat: '%s' is not one of default, JSON",
+    if (strcasecmp(cfg->summary_format, "default") && strcasecmp(cfg->summary_format, "json") &&
+        strcasecmp(cfg->summary_format, "csv"))
+        return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFormat: '%s' is not one of default, JSON, CSV",
                            cfg->summary_format);
     if (cfg->wear_out_iterations > 0 && cfg->segments > 0 && (uint64_t)cfg->wear_out_iterations > cfg->segments * (cfg->block / cfg->xfer))
         return iol_err_set(err, IOL_ERR_USAGE,

@@ -20,9 +20,12 @@ from iolens import __version__, interrupt, ior_script, launch, pipeline
 from iolens.engine import EngineNotFound, engine_version, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
+from iolens.report.ior_output import TEXT_FORMATS
 from iolens.store.settings import SettingsError, StoreOptions, autostore_target, store_help, take_options
 
 WORKLOADS = ("ior", "mdtest", "md-workbench", "find", "fio")
+# The workloads with two text layouts: the classic one of IOR/mdtest and iolens's rich view (--text-format).
+TEXT_FORMAT_WORKLOADS = ("ior", "mdtest")
 
 USAGE = f"""usage: {PROG} [--version] <command> [options]
 
@@ -103,6 +106,8 @@ iolens options (everything else goes to the engine unchanged):
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the result document (JSON) to FILE
   --no-live              no live progress line while the run goes on
+  --text-format=F        classic (the layout IOR and mdtest print, for their parsers), rich (iolens's
+                         tables) or auto (the default: classic unless standard output is a terminal)
   --monitor[=T]          sample this node's I/O statistics every T (default 0.1 s, then 1 s after 10 s)
                          during the run, kept in the document with each phase's window (docs/monitor.md);
                          under mpirun/srun every node too, by its local rank 0, into IOLENS_TMPDIR
@@ -136,7 +141,7 @@ FIO_FORMATS = ("normal", "json", "json+")
 UsageError = pipeline.UsageError
 
 
-_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json")
+_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json", "--text-format")
 
 
 def _positive(opt: str, value: str) -> int:
@@ -206,6 +211,10 @@ def _set(opts: RunOptions, name: str, value: str) -> None:
         if not value:
             raise UsageError("--json: expects a file name")
         opts.json = Path(value)
+    elif name == "--text-format":
+        if value not in TEXT_FORMATS:
+            raise UsageError(f"--text-format: expected one of {', '.join(TEXT_FORMATS)}, got {value!r}")
+        opts.text_format = value
 
 
 def _writable(opt: str, value: str) -> Path:
@@ -263,6 +272,8 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
         monitor_req, argv = monitor_attach.take_option(argv)
         opts = split_args(argv, FIO_VALUED if workload == "fio" else ())
         output = fio_output(opts) if workload == "fio" else None
+        if opts.text_format != "auto" and workload not in TEXT_FORMAT_WORKLOADS:
+            raise UsageError(f"--text-format: {workload} has one text layout (it applies to ior and mdtest)")
     except (UsageError, monitor_attach.MonitorOptionError) as exc:
         return error(str(exc))
     if opts.help:

@@ -26,6 +26,7 @@ from rich.text import Text
 from iolens import atomic, fio_json, fio_log, interrupt, launch, render, results
 from iolens.engine import EngineNotFound, find_engine
 from iolens.messages import PROG, error, out_console
+from iolens.report import ior_output
 from iolens.store.settings import StoreOptions
 
 
@@ -43,6 +44,9 @@ class RunOptions:
     engine_args: list[str] = field(default_factory=list)
     # The workload's own iolens options (split_args' `extra`), by name: the last value given.
     extra: dict[str, str] = field(default_factory=dict)
+    # --text-format: "classic" (IOR's/mdtest's layout), "rich" (iolens's tables) or "auto" (classic unless
+    # standard output is a terminal).
+    text_format: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -241,7 +245,7 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
     if isinstance(doc, results.FioDocument):
         written = _fio_outputs(doc, run.output or FioOutput())
     else:
-        render.print_document(doc, out_console())
+        written = _show(doc, raw, opts.text_format)
     # The engine also prints its error on stderr; the line above has said it already.
     for msg in outcome.errors:
         if doc.error is None or msg.strip() != doc.error.message.strip():
@@ -261,6 +265,17 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
         )
         return interrupt.exit_status(signum)
     return status
+
+
+def _show(doc: results.Document, raw: dict[str, Any], text_format: str) -> bool:
+    """Show a run: an ior run in IOR's layouts or the rich view (report/ior_output.py), the others in the rich
+    view; False when an output file could not be written."""
+    console = out_console()
+    if isinstance(doc, results.IorDocument):
+        classic = ior_output.wants_classic(text_format, console.is_terminal)
+        return ior_output.show([raw], classic, lambda: render.print_document(doc, console))
+    render.print_document(doc, console)
+    return True
 
 
 def store_document(store: StoreOptions, raw: dict[str, Any]) -> bool:
