@@ -28,7 +28,8 @@ from typing import Any
 
 from iolens import atomic, launch, pipeline
 from iolens.engine import EngineNotFound, find_engine
-from iolens.messages import PROG, error
+from iolens.messages import PROG, error, out_console
+from iolens.report import ior_output
 
 # IOR reads a line into a buffer of MAX_STR (1024) bytes; a longer line is cut there.
 MAX_LINE = 1024
@@ -198,12 +199,12 @@ def print_test_header(test: ScriptTest, total: int) -> None:
     print(f"\nTest {test.index} of {total} ({where})", flush=True)
 
 
-def render_tests(docs: list[dict[str, Any]]) -> None:
-    """The script's combined output, once every test has run (Test# = the index in docs).
-
-    LEAD: connect helper iorout's IOR text layout here -- `render_ior_classic(docs, ...)` -- this is the one
-    call site. Until then each test was shown by the pipeline as it ended, under print_test_header's line."""
-    _ = docs
+def render_tests(docs: list[dict[str, Any]], text_format: str) -> bool:
+    """The script's IOR output once every test has run, as IOR prints it: one banner, each test's results,
+    one summary of all tests (Test# = the index in docs); in the rich view each test was shown as it ended.
+    False when -O summaryFile could not be written."""
+    classic = ior_output.wants_classic(text_format, out_console().is_terminal)
+    return ior_output.show(docs, classic, lambda: None)
 
 
 def run_script(path: str, run: pipeline.RunInput, base: list[str]) -> int:
@@ -227,9 +228,12 @@ def run_script(path: str, run: pipeline.RunInput, base: list[str]) -> int:
     user_json = run.opts.json
     with tempfile.TemporaryDirectory(prefix="iolens-script-") as tmp:
         for t in tests:
-            print_test_header(t, len(tests))
+            if not ior_output.wants_classic(run.opts.text_format, out_console().is_terminal):
+                print_test_header(t, len(tests))
             doc_path = Path(tmp) / f"test-{t.index}.json"
-            opts = replace(run.opts, engine_args=[*base, *t.engine_args()], json=doc_path)
+            opts = replace(
+                run.opts, engine_args=[*base, *t.engine_args()], json=doc_path, ior_script_test=True
+            )
             status = pipeline.run_workload(replace(run, opts=opts))
             worst = max(worst, status)
             if doc_path.exists():
@@ -238,7 +242,8 @@ def run_script(path: str, run: pipeline.RunInput, base: list[str]) -> int:
                 docs.append(doc)
             if status >= 128:  # stopped by a signal: no further test
                 break
-    render_tests(docs)
+    if not render_tests(docs, run.opts.text_format):
+        worst = max(worst, 1)
     if user_json is not None:
         try:
             atomic.write_text(user_json, json.dumps(docs, indent=2) + "\n")

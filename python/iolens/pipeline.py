@@ -47,6 +47,9 @@ class RunOptions:
     # --text-format: "classic" (IOR's/mdtest's layout), "rich" (iolens's tables) or "auto" (classic unless
     # standard output is a terminal).
     text_format: str = "auto"
+    # One test of an IOR script (-f): IOR's layouts are written once for all its tests (ior_output.show with
+    # every document, Test# = index); each test shows only iolens's rich view, when that is the view asked.
+    ior_script_test: bool = False
 
 
 @dataclass(frozen=True)
@@ -245,7 +248,7 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
     if isinstance(doc, results.FioDocument):
         written = _fio_outputs(doc, run.output or FioOutput())
     else:
-        written = _show(doc, raw, opts.text_format)
+        written = _show(doc, raw, opts.text_format, opts.ior_script_test)
     # The engine also prints its error on stderr; the line above has said it already.
     for msg in outcome.errors:
         if doc.error is None or msg.strip() != doc.error.message.strip():
@@ -267,12 +270,16 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
     return status
 
 
-def _show(doc: results.Document, raw: dict[str, Any], text_format: str) -> bool:
+def _show(doc: results.Document, raw: dict[str, Any], text_format: str, script_test: bool = False) -> bool:
     """Show a run: an ior run in IOR's layouts or the rich view (report/ior_output.py), the others in the rich
     view; False when an output file could not be written."""
     console = out_console()
     if isinstance(doc, results.IorDocument):
         classic = ior_output.wants_classic(text_format, console.is_terminal)
+        if script_test:
+            if ior_output.rich_view_shown([raw], classic):
+                render.print_document(doc, console)
+            return True
         return ior_output.show([raw], classic, lambda: render.print_document(doc, console))
     render.print_document(doc, console)
     return True

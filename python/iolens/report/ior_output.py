@@ -38,6 +38,14 @@ def wants_classic(text_format: str, stdout_is_terminal: bool) -> bool:
     return text_format == "classic" or (text_format == "auto" and not stdout_is_terminal)
 
 
+def rich_view_shown(docs: Sequence[dict[str, Any]], classic: bool) -> bool:
+    """Whether show() puts the rich view on standard output (not IOR's layout, and no JSON/CSV there)."""
+    if not docs or classic:
+        return False
+    first = docs[0]
+    return ior_test.summary_format(first) == "default" or bool(ior_test.summary_file_of(first))
+
+
 def show(docs: Sequence[dict[str, Any]], classic: bool, rich_view: Callable[[], None]) -> bool:
     """Write the run's output (see the module's docstring); False when summaryFile could not be written
     (said on standard error)."""

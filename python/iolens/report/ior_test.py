@@ -112,7 +112,8 @@ class Test:
         self.doc = doc
         self.id = test_id
         comm = doc.get("comm") or {}
-        self.tasks = _int(doc, "num-tasks", "numTasks") or int(comm.get("ranks") or 1)
+        # -N: the ranks taking part (-1, the default, means all of them)
+        self.tasks = max(_int(doc, "num-tasks", "numTasks"), 0) or int(comm.get("ranks") or 1)
         self.nodes = int(comm.get("nodes") or 1)
         self.tpn = _int(doc, "tasks-per-node") or int(comm.get("tasks_per_node") or self.tasks)
         self.xfer = _int(doc, "transfer-size", default=262144)
@@ -251,7 +252,7 @@ class Test:
             ("blocksize", human(self.block)),
             ("aggregate filesize", human(self.block * self.segments * self.tasks)),
         ]
-        if _int(self.doc, "dry-run"):
+        if _int(self.doc, "dryRun", "dry-run"):
             o.append(("dryRun", 1))
         if verbosity:
             o.append(("verbose", verbosity))
@@ -263,7 +264,8 @@ class Test:
         """IOR's "Parameters" (always in its JSON; in its text from -v -v -v), in its order."""
         d = self.doc
         host = str((d.get("host") or {}).get("hostname") or os.uname().nodename)
-        packet = str(config_value(d, "data-packet-type", default="g"))[:1] or "g"
+        packet = str(config_value(d, "dataPacketType", "data-packet-type", default="g"))
+        packet = "g" if packet == "iolens" else packet[:1] or "g"  # iolens's own pattern is none of IOR's
         packet_number = {"g": 0, "t": 1, "o": 2, "i": 3, "r": 4}.get(packet, 0)
         return [
             ("testID", self.id),
@@ -276,7 +278,7 @@ class Test:
             ("maxTimeDuration", _int(d, "max-time-duration")),
             ("outlierThreshold", _int(d, "outlier-threshold")),
             ("options", "(null)"),
-            ("dryRun", _int(d, "dry-run")),
+            ("dryRun", _int(d, "dryRun", "dry-run")),
             ("nodes", self.nodes),
             ("memoryPerTask", _int(d, "memory-per-task")),
             ("memoryPerNode", _int(d, "memory-per-node")),
@@ -301,7 +303,7 @@ class Test:
             ("dataPacketType", packet_number),
             ("keepFile", _int(d, "keep-file")),
             ("keepFileWithError", _int(d, "keep-file-with-error")),
-            ("warningAsErrors", _int(d, "warning-as-errors")),
+            ("warningAsErrors", _int(d, "warningAsErrors", "warning-as-errors")),
             ("verbose", verbosity),
             ("data packet type", packet),
             ("setTimeStampSignature/incompressibleSeed", _int(d, "set-time-stamp-signature")),
