@@ -9,11 +9,11 @@
 
 const char *const mdtest_phase_names[MD_NPHASES] = {
     "tree-create", "dir-create", "dir-stat", "dir-remove",
-    "file-create", "file-stat", "file-read", "file-remove", "tree-remove",
+    "file-create", "file-stat", "file-read", "file-remove", "tree-remove", "dir-rename",
 };
 const char *const mdtest_phase_titles[MD_NPHASES] = {
     "Tree creation", "Directory creation", "Directory stat", "Directory removal",
-    "File creation", "File stat", "File read", "File removal", "Tree removal",
+    "File creation", "File stat", "File read", "File removal", "Tree removal", "Directory rename",
 };
 
 int mdtest_split_dirs(const char *spec, struct mdtest_paths *p, struct iol_err *err)
