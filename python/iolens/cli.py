@@ -99,6 +99,8 @@ iolens options (everything else goes to the engine unchanged):
   --launcher L           local (fork on this node, default), mpirun or srun
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the result document (JSON) to FILE
+  --text-format=F        classic (the text IOR 4 / mdtest 4 print, for their parsers), rich (iolens's view)
+                         or auto (default: classic when standard output is not a terminal, else rich)
   --no-live              no live progress line while the run goes on
   --monitor[=T]          sample this node's I/O statistics every T (default 0.1 s, then 1 s after 10 s)
                          during the run, kept in the document with each phase's window (docs/monitor.md);
@@ -125,7 +127,7 @@ FIO_FORMATS = ("normal", "json", "json+")
 UsageError = pipeline.UsageError
 
 
-_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json")
+_VALUED = ("--np", "--nodes", "--launcher", "--launcher-args", "--json", "--text-format")
 
 
 def _positive(opt: str, value: str) -> int:
@@ -195,6 +197,12 @@ def _set(opts: RunOptions, name: str, value: str) -> None:
         if not value:
             raise UsageError("--json: expects a file name")
         opts.json = Path(value)
+    elif name == "--text-format":
+        if value not in pipeline.TEXT_FORMATS:
+            raise UsageError(
+                f"--text-format: expected one of {', '.join(pipeline.TEXT_FORMATS)}, got {value!r}"
+            )
+        opts.text_format = value
 
 
 def _writable(opt: str, value: str) -> Path:

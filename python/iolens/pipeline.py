@@ -43,6 +43,15 @@ class RunOptions:
     engine_args: list[str] = field(default_factory=list)
     # The workload's own iolens options (split_args' `extra`), by name: the last value given.
     extra: dict[str, str] = field(default_factory=dict)
+    # --text-format: classic (IOR's / mdtest's own text), rich (iolens's view) or auto (classic when
+    # standard output is not a terminal).
+    text_format: str = "auto"
+
+    def classic_text(self) -> bool:
+        """Whether the text on standard output is the classic IOR / mdtest layout (--text-format)."""
+        if self.text_format == "auto":
+            return not sys.stdout.isatty()
+        return self.text_format == "classic"
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,9 @@ class RunInput:
     output: FioOutput | None = None
     store: StoreOptions | None = None
     monitor: Any = None  # monitor.attach.MonitorRequest | None
+
+
+TEXT_FORMATS = ("auto", "classic", "rich")
 
 
 class UsageError(Exception):
@@ -240,6 +252,11 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
     written = True
     if isinstance(doc, results.FioDocument):
         written = _fio_outputs(doc, run.output or FioOutput())
+    elif isinstance(doc, results.MdtestDocument) and opts.classic_text():
+        from iolens.report import mdtest_classic
+
+        sys.stdout.write(mdtest_classic.render(doc))
+        sys.stdout.flush()
     else:
         render.print_document(doc, out_console())
     # The engine also prints its error on stderr; the line above has said it already.

@@ -310,6 +310,7 @@ def ior_document(doc: IorDocument, width: int = FULL_WIDTH) -> Group:
 MDTEST_OPERATIONS = {
     "dir-create": "Directory creation",
     "dir-stat": "Directory stat",
+    "dir-rename": "Directory rename",
     "dir-remove": "Directory removal",
     "file-create": "File creation",
     "file-stat": "File stat",

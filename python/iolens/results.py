@@ -436,7 +436,7 @@ class IorDocument(Document):
 
 # The phases an mdtest run may report, in the order they run within an iteration.
 MDTEST_PHASES = (
-    "tree-create", "dir-create", "dir-stat", "dir-remove",
+    "tree-create", "dir-create", "dir-stat", "dir-rename", "dir-remove",
     "file-create", "file-stat", "file-read", "file-remove", "tree-remove",
 )  # fmt: skip
 
@@ -503,6 +503,8 @@ class MdtestPhase:
     verify: MdtestVerify | None
     # With -N: rank r worked on the items of rank (r + owner_shift) mod ranks.
     owner_shift: int = 0
+    # The number of tasks of the test it belongs to (mdtest's task ranges, -f/-l/-s); 0 in older documents.
+    tasks: int | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> MdtestPhase:
