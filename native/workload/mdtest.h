@@ -59,6 +59,7 @@ struct mdtest_cfg {
     int warning_as_errors;          /* --warningAsErrors */
     int verify_write;               /* --verify-write: refused */
     int gpu_buffer;                 /* --allocateBufferOnGPU: refused */
+    int64_t module_opt[7];          /* mdtest's POSIX and DUMMY module options: refused (mdtest_refused) */
 };
 
 extern const struct iol_option mdtest_options[];

@@ -68,8 +68,21 @@ const struct iol_option mdtest_options[] = {
     {0, "warningAsErrors", "warning-as-errors", IOL_OPT_FLAG, F(warning_as_errors), "0", "mdtest's warnings (read of 0 bytes) become errors", NOLIM},
     {0, "verify-write", NULL, IOL_OPT_FLAG, F(verify_write), "0", "refused: read back after each write (use -E -X)", NOLIM},
     {0, "allocateBufferOnGPU", NULL, IOL_OPT_FLAG, F(gpu_buffer), "0", "refused: no GPU buffers", NOLIM},
+    /* mdtest's module options of the APIs iolens's mdtest shares with it (POSIX, DUMMY): refused with the
+     * reason (mdtest_refused), in MODULE_OPTS' order. */
+    {0, "posix.odirect", NULL, IOL_OPT_FLAG, F(module_opt[0]), "0", "refused: O_DIRECT opens (see docs/mdtest.md)", NOLIM},
+    {0, "posix.rangelocks", NULL, IOL_OPT_FLAG, F(module_opt[1]), "0", "refused: range locks", NOLIM},
+    {0, "dummy.delay-only-rank0", NULL, IOL_OPT_FLAG, F(module_opt[2]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-create", NULL, IOL_OPT_INT, F(module_opt[3]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-close", NULL, IOL_OPT_INT, F(module_opt[4]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-sync", NULL, IOL_OPT_INT, F(module_opt[5]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-xfer", NULL, IOL_OPT_INT, F(module_opt[6]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
     {0},
 };
+
+static const char *const MODULE_OPTS[] = {"posix.odirect", "posix.rangelocks", "dummy.delay-only-rank0",
+                                          "dummy.delay-create", "dummy.delay-close", "dummy.delay-sync",
+                                          "dummy.delay-xfer"};
 
 void mdtest_normalize(struct mdtest_cfg *cfg)
 {
@@ -152,6 +165,12 @@ static int mdtest_refused(const struct mdtest_cfg *cfg, struct iol_err *err)
     if (cfg->verify_write)
         return iol_err_set(err, IOL_ERR_USAGE, "--verify-write: reading each file back right after writing it is "
                            "not supported; verify with a read phase (-E -e BYTES -X)");
+    for (size_t i = 0; i < sizeof MODULE_OPTS / sizeof MODULE_OPTS[0]; i++)
+        if (cfg->module_opt[i])
+            return iol_err_set(err, IOL_ERR_USAGE, "--%s: %s", MODULE_OPTS[i], i < 2
+                               ? "iolens's mdtest opens files with the backend's own flags (O_DIRECT and range locks "
+                                 "are not supported for metadata runs)"
+                               : "-a dummy runs iolens's null backend, which does no I/O and has no delays");
     if (cfg->gpu_buffer)
         return iol_err_set(err, IOL_ERR_USAGE, "--allocateBufferOnGPU: iolens has no GPU buffers");
     static const char *const packets[] = {"offset", "incompressible", "timestamp", "random", "o", "i", "t", "r"};
