@@ -365,6 +365,7 @@ def _classic_lines(text: str) -> list[str]:
         ("files_time", ["-n", "4", "-F", "-Z"]),
         ("dirs", ["-n", "4", "-D"]),
         ("task_range", ["-n", "4", "-f", "1", "-l", "2", "-s", "1"]),
+        ("rank_stats_all_procs", ["-n", "4", "-F", "--showRankStatistics", "--print-all-procs", "-i", "2"]),
     ],
 )
 def test_classic_text_has_mdtest4s_layout(

@@ -280,19 +280,21 @@ def _tests(doc: MdtestDocument) -> list[int]:
 
 
 def _all_procs(doc: MdtestDocument, phases: list[MdtestPhase], iterations: int, want_time: bool) -> list[str]:
-    """--print-all-procs: every rank's rate (or time) per phase, as mdtest's "Per process result"."""
+    """--print-all-procs: mdtest's "Per process result", each rank's rate (or time) per phase and iteration.
+    Its rows as mdtest 4 prints them: the directory rows unless -F alone (its empty "Directory read"
+    included), then always the file and tree rows (mdtest has no per-rank figures for the trees: zeros)."""
     lines = ["", f"Per process result ({'time' if want_time else 'rate'}):"]
-    names = [n for n, _ in _rows(doc) if not n.startswith("tree-")]
-    titles = dict(_DIR_ROWS + _FILE_ROWS)
+    dirs_row = [("dir-create", "Directory creation"), ("dir-stat", "Directory stat"), ("", "Directory read")]
+    rows = [*dirs_row, *_DIR_ROWS[2:]] if _on(doc, "dirs-only") else []
+    rows += [*_FILE_ROWS, *_TREE_ROWS]
+    ranks = max((p.tasks or doc.comm.ranks or 1 for p in phases), default=doc.comm.ranks or 1)
     for it in range(iterations):
         lines.append(f"iteration: {it}")
-        for name in names:
+        for name, title in rows:
             p = next((x for x in phases if x.name == name and x.iteration == it), None)
-            figures = _rank_figures(p, want_time) if p else []
-            lines.append(
-                f"Test {titles[name]}"
-                + "".join(f"{' ' if k == 0 else ','}{v:e}" for k, v in enumerate(figures))
-            )
+            figures = _rank_figures(p, want_time) if p and not name.startswith("tree-") else []
+            figures += [0.0] * (ranks - len(figures))
+            lines.append(f"Test {title}" + "".join(f"{' ' if k == 0 else ','}{v:e}" for k, v in enumerate(figures)))
     return lines
 
 
