@@ -114,6 +114,22 @@ def test_unique_dirs_with_a_stride_place_items_as_mdtest(
     canary_only(md_dir)
 
 
+def test_stride_counts_nodes_on_several_nodes_as_mdtest(engine: Path, md_dir: Path) -> None:
+    # Two "nodes" of two ranks each (the engine's test hook): mdtest 4 multiplies -N by the ranks per node,
+    # so -N 1 moves every phase to the other node, and rank r's items live in the tree of rank r + 2.
+    env = dict(os.environ, IOLENS_TEST_HOST="nodeA,nodeA,nodeB,nodeB")
+    work = md_dir / "md"
+    doc = ok(md(engine, ["-F", "-u", "-N", "1", "-n", "2", "-C", "-d", str(work)], np=4, env=env))
+    assert doc["geometry"]["stride"] == 2
+    tree = work / "test-dir.0-0"
+    for r in range(4):
+        names = sorted(e.name for e in (tree / f"mdtest_tree.{(r + 2) % 4}.0").iterdir())
+        assert names == [f"file.mdtest.{r}.0", f"file.mdtest.{r}.1"]
+    doc = ok(md(engine, ["-F", "-u", "-N", "1", "-n", "2", "-r", "-d", str(work)], np=4, env=env))
+    assert [p["owner_shift"] for p in doc["phases"] if p["name"] == "file-remove"] == [(3 * 2) % 4]
+    canary_only(md_dir)
+
+
 @pytest.mark.skipif(
     not OFFICIAL.exists() or shutil.which("mpirun") is None, reason="no official mdtest 4 here"
 )
@@ -366,6 +382,7 @@ def _classic_lines(text: str) -> list[str]:
         ("dirs", ["-n", "4", "-D"]),
         ("task_range", ["-n", "4", "-f", "1", "-l", "2", "-s", "1"]),
         ("rank_stats_all_procs", ["-n", "4", "-F", "--showRankStatistics", "--print-all-procs", "-i", "2"]),
+        ("stride", ["-n", "4", "-N", "1"]),
     ],
 )
 def test_classic_text_has_mdtest4s_layout(

@@ -69,7 +69,7 @@ static const char *owner_dir(const struct mdtest_run *r, int owner)
  * stride (-N), and finds them there in every later phase; without -N, its own. */
 static int item_tree(const struct mdtest_run *r, int owner)
 {
-    return (int)(((int64_t)owner + r->cfg->stride) % r->nranks);
+    return (int)(((int64_t)owner + r->stride) % r->nranks);
 }
 
 /* ---- the item operations ---------------------------------------------------------------------------- */
@@ -558,7 +558,7 @@ static void cleanup_after_failure(struct mdtest_run *r)
 
 static int md_stride_owner(const struct mdtest_run *r, int k)
 {
-    return (int)((r->comm->rank + (int64_t)k * r->cfg->stride) % r->nranks);
+    return (int)((r->comm->rank + (int64_t)k * r->stride) % r->nranks);
 }
 
 static void local_init(struct md_local *lp)
@@ -691,7 +691,7 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
     int k = id == MD_DIR_CREATE || id == MD_FILE_CREATE || id == MD_TREE_CREATE || id == MD_TREE_REMOVE ? 0
           : id == MD_FILE_READ ? 2
           : id == MD_DIR_REMOVE || id == MD_FILE_REMOVE ? 3 : 1;
-    int shift = (int)(((int64_t)k * cfg->stride) % r->nranks);
+    int shift = (int)(((int64_t)k * r->stride) % r->nranks);
     int is_file = id >= MD_FILE_CREATE && id <= MD_FILE_REMOVE;
     struct md_pass ps = {id, is_file ? MDTEST_FILE : MDTEST_DIR, iteration, md_stride_owner(r, k), 0,
                          r->items, cfg->random && (id == MD_FILE_STAT || id == MD_DIR_STAT || id == MD_FILE_READ), 0, 0};
@@ -724,7 +724,7 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
             tree_op(r, iteration, 1, &tree);
             /* Tree creation is local to the rank that owns the tree; the others must not start before it is
              * there (a shared tree, or -u -N: a rank's items live in another rank's tree). */
-            if ((!cfg->unique_dir || cfg->stride % r->nranks || collective) && c->barrier(c)) comm_failed(r);
+            if ((!cfg->unique_dir || r->stride % r->nranks || collective) && c->barrier(c)) comm_failed(r);
         }
         /* Collectives below are entered by every rank, failed or not, so none waits for ever. */
         if (id == MD_FILE_CREATE && cfg->stonewall_s) ps.deadline_ns = t0 + (uint64_t)cfg->stonewall_s * 1000000000ULL;
@@ -745,7 +745,7 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
             /* A tree is removed only once every rank is done with the items in it: the shared tree holds
              * everyone's, and with a stride (-N) another rank removes this rank's items (mdtest, too,
              * removes the trees after the phase's closing barrier). */
-            if ((!cfg->unique_dir || cfg->stride % r->nranks || collective) && c->barrier(c)) comm_failed(r);
+            if ((!cfg->unique_dir || r->stride % r->nranks || collective) && c->barrier(c)) comm_failed(r);
             local_init(&tree);
             if (!r->err.code) tree_op(r, iteration, 0, &tree);
         }
@@ -793,6 +793,10 @@ static int setup(struct mdtest_run *r)
     const struct mdtest_cfg *cfg = r->cfg;
     r->nranks = r->comm->size;
     r->active = 1;
+    /* mdtest 4: on several nodes with ranks placed in blocks, -N counts nodes' worth of ranks (S x the ranks
+     * on rank 0's node), so the other phases' ranks are on another node. */
+    r->stride = cfg->stride;
+    if (r->comm->nodes > 1 && r->comm->block_mapping) r->stride *= r->comm->tasks_per_node;
     r->tests = calloc((size_t)r->comm->size, sizeof *r->tests);
     if (!r->tests) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     r->ntests = mdtest_task_range(cfg, r->comm->size, r->tests, &r->err);

@@ -94,7 +94,8 @@ struct mdtest_run {
     struct mdtest_paths paths;
     int nranks;                          /* ranks of the current test (a task range runs on the first ones) */
     int active;                          /* this rank takes part in the current test */
-    int *tests, ntests;                  /* the tests' numbers of tasks (-f/-l/-s; one test of every rank) */
+    int *tests, ntests;
+    int64_t stride;                      /* -N as used: times the ranks per node on several nodes (mdtest 4) */                  /* the tests' numbers of tasks (-f/-l/-s; one test of every rank) */
     uint64_t items;                      /* items per rank this run operates on (stonewall/status file may cut) */
     void *buf;                           /* write/read buffer, 8-byte padded */
     size_t buf_len;

@@ -43,7 +43,7 @@ void mdtest_report_text_begin(FILE *fp, const struct mdtest_run *r)
                 (double)sv.f_files / 1048576.0,
                 sv.f_files ? 100.0 * (double)(sv.f_files - sv.f_ffree) / (double)sv.f_files : 0.0);
     }
-    if (cfg->stride) fprintf(fp, "Shifting ranks by %" PRId64 " for each phase.\n", cfg->stride);
+    if (r->stride) fprintf(fp, "Shifting ranks by %" PRId64 " for each phase.\n", r->stride);
     fflush(fp);
 }
 
@@ -246,6 +246,7 @@ void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r)
     iol_json_kv_uint(j, "branch", r->geo.branch);
     iol_json_kv_bool(j, "leaf_only", r->cfg->leaf_only);
     iol_json_kv_bool(j, "unique_dir", r->cfg->unique_dir);
+    iol_json_kv_int(j, "stride", r->stride);
     iol_json_kv_string(j, "file_system", r->fs_type[0] ? r->fs_type : "unknown");
     iol_json_key(j, "paths");
     iol_json_begin_array(j);

@@ -454,6 +454,8 @@ class Geometry:
     leaf_only: bool
     unique_dir: bool
     paths: tuple[str, ...] = ()
+    # -N as the engine used it: mdtest 4 multiplies it by the ranks per node on several nodes (blocks).
+    stride: int | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> Geometry:

@@ -294,7 +294,9 @@ def _all_procs(doc: MdtestDocument, phases: list[MdtestPhase], iterations: int, 
             p = next((x for x in phases if x.name == name and x.iteration == it), None)
             figures = _rank_figures(p, want_time) if p and not name.startswith("tree-") else []
             figures += [0.0] * (ranks - len(figures))
-            lines.append(f"Test {title}" + "".join(f"{' ' if k == 0 else ','}{v:e}" for k, v in enumerate(figures)))
+            lines.append(
+                f"Test {title}" + "".join(f"{' ' if k == 0 else ','}{v:e}" for k, v in enumerate(figures))
+            )
     return lines
 
 
@@ -325,8 +327,10 @@ def render(doc: MdtestDocument) -> str:
     out.extend(_fs_lines(path))
     out.append(f"Nodemap: {_nodemap(doc)}")
     stride = int(_cfg(doc, "stride", 0) or 0)
+    if doc.geometry is not None and doc.geometry.stride is not None:
+        stride = doc.geometry.stride
     if stride:
-        out.append(f"Shifting ranks by {stride} for each phase.")
+        out.append(f"V-0: Rank {0:3d} Line {2537:5d} Shifting ranks by {stride} for each phase.")
     seed = int(_cfg(doc, "random-seed", 0) or 0)
     if seed > 0 and _on(doc, "random"):
         out.append(f"random seed: {seed}")
