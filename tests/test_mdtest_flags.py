@@ -424,3 +424,32 @@ def test_text_format_switch(iolens_bin: list[str], engine: Path, md_dir: Path) -
     bad = iolens(iolens_bin, engine, "--text-format=json", "-n", "4", "-d", str(md_dir))
     assert bad.returncode == 2 and bad.stderr.startswith("iolens: error: --text-format")
     canary_only(md_dir)
+
+
+def test_classic_text_reads_back_with_an_mdtest_output_parser(
+    iolens_bin: list[str], engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    """The classic text goes through the parser iolens uses for the IO500 app's mdtest files (a script that
+    reads mdtest's output), and gives back the run's own figures: tasks, files, each rate and time."""
+    from iolens.io500.app_output import MdtestOutput, parse_output
+
+    out = tmp_path / "doc.json"
+    args = ["--np", "2", "--json", str(out), "-F", "-n", "40", "-W", "1", "-P", "-d", str(md_dir)]
+    proc = iolens(iolens_bin, engine, *args)
+    assert proc.returncode == 0, proc.stderr
+    parsed = parse_output(proc.stdout)
+    doc = json.loads(out.read_text())
+    assert isinstance(parsed, MdtestOutput)
+    assert (parsed.tasks, parsed.nodes, parsed.files) == (2, 1, 80)
+    # 40 files take far less than the 1 s stonewall: not hit, so no "Continue stonewall hit" line (as mdtest)
+    hit = next(x for x in doc["phases"] if x["name"] == "file-create")["stonewall"]["hit"]
+    assert parsed.stonewall_max is None and hit is False and not parsed.messages[1:]
+    titles = {"file-create": "File creation", "file-stat": "File stat", "file-read": "File read"}
+    for name, title in titles.items():
+        p = next(x for x in doc["phases"] if x["name"] == name)
+        row = parsed.rate(title)
+        assert row is not None and row.max == pytest.approx(p["rate_per_s"], abs=0.0006)
+        assert next(t for t in parsed.times if t.operation == title).max == pytest.approx(
+            p["time_s"], abs=6e-4
+        )
+    canary_only(md_dir)
