@@ -702,8 +702,10 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
     int collective = cfg->collective && (id == MD_DIR_CREATE || id == MD_FILE_CREATE || id == MD_DIR_REMOVE ||
                                          id == MD_FILE_REMOVE);
 
-    /* --run-cmd-before-phase: every rank, before the phase's opening barrier (not timed), as mdtest. */
-    if (cfg->cmd_before[0] && r->active) run_cmd(cfg->cmd_before);
+    /* --run-cmd-before-phase: every rank, before the phase's opening barrier (not timed), as mdtest; like
+     * mdtest, around the item phases only (not the tree's). */
+    int item_phase = id != MD_TREE_CREATE && id != MD_TREE_REMOVE;
+    if (cfg->cmd_before[0] && r->active && item_phase) run_cmd(cfg->cmd_before);
     if (!cfg->no_barriers && c->barrier(c)) {
         free(lp);
         return comm_failed(r);
@@ -752,7 +754,7 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
     }
     if (cfg->sync_phase) sync();
     /* --run-cmd-after-phase: inside the phase's time, as mdtest. */
-    if (cfg->cmd_after[0] && r->active) run_cmd(cfg->cmd_after);
+    if (cfg->cmd_after[0] && r->active && item_phase) run_cmd(cfg->cmd_after);
     lp->t_end = iol_comm_time(c, iol_now_ns());
     int failed = agree(r);
     if (!cfg->no_barriers && c->barrier(c) && !failed) comm_failed(r);
