@@ -252,6 +252,21 @@ def test_phase_commands_run_on_every_rank_around_every_phase(
     canary_only(md_dir)
 
 
+def test_shared_file_access_uses_the_same_names_on_every_rank(engine: Path, md_dir: Path) -> None:
+    args = ["-S", "-n", "3", "-w", "100", "-e", "100", "-X", "-d", str(md_dir)]
+    doc = ok(md(engine, [*args, "-C"], np=2))
+    assert counts(doc) == [("tree-create", 1), ("file-create", 6)]
+    assert listing(md_dir) == [".", "./test-dir.0-0", "./test-dir.0-0/mdtest_tree.0"] + [
+        f"./test-dir.0-0/mdtest_tree.0/file.mdtest.shared.{i}" for i in range(3)
+    ]
+    doc = ok(md(engine, [*args, "-T", "-E", "-r"], np=2))
+    per_rank = {p["name"]: [r["items"] for r in p["per_rank"]] for p in doc["phases"]}
+    # every rank stats and reads (and verifies) all of them; rank 0 alone removes them, as mdtest
+    assert per_rank["file-stat"] == per_rank["file-read"] == [3, 3] and per_rank["file-remove"] == [3, 0]
+    assert next(p for p in doc["phases"] if p["name"] == "file-read")["verify"]["errors"] == 0
+    canary_only(md_dir)
+
+
 # --- the per-rank CSV, packet types, verbosity, -Z ----------------------------------------------------------
 
 
@@ -311,7 +326,7 @@ def test_verbose_lines_are_mdtests(iolens_bin: list[str], engine: Path, md_dir: 
 @pytest.mark.parametrize(
     ("flag", "named"),
     [
-        (["-S"], "-S"),
+        (["-S", "-u"], "-S"),
         (["-g"], "-g"),
         (["-K"], "-K"),
         (["-M"], "-M"),
@@ -383,6 +398,7 @@ def _classic_lines(text: str) -> list[str]:
         ("task_range", ["-n", "4", "-f", "1", "-l", "2", "-s", "1"]),
         ("rank_stats_all_procs", ["-n", "4", "-F", "--showRankStatistics", "--print-all-procs", "-i", "2"]),
         ("stride", ["-n", "4", "-N", "1"]),
+        ("shared", ["-n", "4", "-S"]),
     ],
 )
 def test_classic_text_has_mdtest4s_layout(

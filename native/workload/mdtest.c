@@ -4,6 +4,7 @@
  * it), with a latency histogram of every item operation. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static int comm_failed(struct mdtest_run *r)
 
 static const char *owner_dir(const struct mdtest_run *r, int owner)
 {
-    return r->paths.dir[owner % r->paths.count];
+    return r->paths.dir[owner < 0 ? 0 : owner % r->paths.count];   /* owner < 0: -S's shared names */
 }
 
 /* The tree (-u) that holds the items of owner: mdtest 4 creates rank r's items in mdtest_tree.(r+N).0, N the
@@ -693,7 +694,9 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
           : id == MD_DIR_REMOVE || id == MD_FILE_REMOVE ? 3 : 1;
     int shift = (int)(((int64_t)k * r->stride) % r->nranks);
     int is_file = id >= MD_FILE_CREATE && id <= MD_FILE_REMOVE;
-    struct md_pass ps = {id, is_file ? MDTEST_FILE : MDTEST_DIR, iteration, md_stride_owner(r, k), 0,
+    /* -S: every rank works on the same names (file.mdtest.shared.N), as mdtest's shared file access. */
+    int owner = cfg->shared_file ? -1 : md_stride_owner(r, k);
+    struct md_pass ps = {id, is_file ? MDTEST_FILE : MDTEST_DIR, iteration, owner, 0,
                          r->items, cfg->random && (id == MD_FILE_STAT || id == MD_DIR_STAT || id == MD_FILE_READ), 0, 0};
     static const md_item_fn fns[MD_NPHASES] = {
         NULL, op_dir_create, op_stat, op_dir_remove, op_file_create, op_stat, op_file_read, op_file_remove, NULL, NULL,
@@ -730,8 +733,9 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
         }
         /* Collectives below are entered by every rank, failed or not, so none waits for ever. */
         if (id == MD_FILE_CREATE && cfg->stonewall_s) ps.deadline_ns = t0 + (uint64_t)cfg->stonewall_s * 1000000000ULL;
-        if (r->err.code || !r->active) {
-            /* failed already, or not in this test of a task range: only the collectives below */
+        if (r->err.code || !r->active || (cfg->shared_file && id == MD_FILE_REMOVE && c->rank != 0)) {
+            /* failed already, not in this test of a task range, or -S's removal, which rank 0 does alone (as
+             * mdtest): only the collectives below */
         } else if (id == MD_DIR_RENAME) {
             rename_items(r, &ps, lp);
         } else if (collective) {
@@ -807,7 +811,7 @@ static int setup(struct mdtest_run *r)
     if (mdtest_geometry(cfg, &r->geo, &r->err) || mdtest_split_dirs(cfg->dirs, &r->paths, &r->err) ||
         mdtest_status_count(cfg, &r->geo, &r->items, &r->err))
         return -1;
-    r->pat_owner = -1;
+    r->pat_owner = INT_MIN;   /* no pattern yet (-1 is -S's shared owner) */
     /* A -d directory the run will create has the file system of its parent. */
     char probe[IOL_STR_MAX + 4];
     snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);

@@ -49,7 +49,8 @@ int mdtest_testdir(char *buf, size_t len, const char *dir, int iteration, uint64
 /* The path of tree directory k (BFS index) under a test directory: ".../mdtest_tree[.OWNER].0/.../mdtest_tree[.OWNER].k".
  * owner < 0 names the shared tree. Returns the length, or -1 if it does not fit. */
 int mdtest_tree_dir(char *buf, size_t len, const char *testdir, int owner, uint64_t k, uint64_t branch);
-/* Appends "/file.mdtest.OWNER.NUM" (or dir.) at buf+at; returns the new length or -1. */
+/* Appends "/file.mdtest.OWNER.NUM" (or dir.; "shared" for owner < 0, -S) at buf+at; returns the new length or
+ * -1. */
 int mdtest_item_name(char *buf, size_t len, int at, enum mdtest_kind kind, int owner, uint64_t num);
 
 /* ---- results ------------------------------------------------------------------------------------------ */

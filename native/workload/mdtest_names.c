@@ -115,7 +115,8 @@ int mdtest_item_name(char *buf, size_t len, int at, enum mdtest_kind kind, int o
     if ((size_t)at + 64 > len) return -1;
     int n = at;
     n += kind == MDTEST_FILE ? PUT_LITERAL(buf + n, "/file.mdtest.") : PUT_LITERAL(buf + n, "/dir.mdtest.");
-    n += put_u64(buf + n, (uint64_t)owner);
+    if (owner < 0) n += PUT_LITERAL(buf + n, "shared");   /* -S: every rank's names */
+    else n += put_u64(buf + n, (uint64_t)owner);
     buf[n++] = '.';
     n += put_u64(buf + n, num);
     buf[n] = '\0';

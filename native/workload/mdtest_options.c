@@ -51,7 +51,7 @@ const struct iol_option mdtest_options[] = {
     {'k', "mknod", NULL, IOL_OPT_FLAG, F(make_node), "0", "create files with mknod (not with -w)", NOLIM},
     {'B', "no-barriers", NULL, IOL_OPT_INT, F(no_barriers), "0", "N != 0: no barriers between phases (not with -N, -c, -W)", 0, 1e9},
     {'c', "collective-creates", NULL, IOL_OPT_FLAG, F(collective), "0", "collective creates: rank 0 creates and removes every rank's items", NOLIM},
-    {'S', "shared-file", NULL, IOL_OPT_FLAG, F(shared_file), "0", "refused: mdtest's shared file access (see docs/mdtest.md)", NOLIM},
+    {'S', "shared-file", NULL, IOL_OPT_FLAG, F(shared_file), "0", "shared file access: every rank creates, stats and reads the same files (file.mdtest.shared.N), rank 0 removes them", NOLIM},
     {'Z', "print-time", NULL, IOL_OPT_FLAG, F(print_time), "0", "print time instead of rate", NOLIM},
     {'f', "first-tasks", NULL, IOL_OPT_INT, F(first_tasks), "1", "first number of tasks on which the test runs (task range)", 1, 1e9},
     {'l', "last-tasks", NULL, IOL_OPT_INT, F(last_tasks), "0", "last number of tasks on which the test runs (0: all ranks, one test)", 0, 1e9},
@@ -94,6 +94,11 @@ void mdtest_normalize(struct mdtest_cfg *cfg)
     cfg->verbosity += cfg->verbose;
     cfg->verbose = 0;
     if (!cfg->files_only && !cfg->dirs_only) cfg->files_only = cfg->dirs_only = 1;
+    /* -S: shared file access is of files only (mdtest) */
+    if (cfg->shared_file) {
+        cfg->files_only = 1;
+        cfg->dirs_only = 0;
+    }
 }
 
 static uint64_t ipow(uint64_t b, int64_t e)
@@ -152,10 +157,12 @@ int mdtest_geometry(const struct mdtest_cfg *cfg, struct mdtest_geometry *g, str
  * together (mdtest 4's md_validate_tests). */
 static int mdtest_refused(const struct mdtest_cfg *cfg, struct iol_err *err)
 {
-    if (cfg->shared_file)
-        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access is not supported: mdtest's -S makes every "
-                           "rank create, stat and remove the same file names, which iolens's ownership of what it "
-                           "creates (each item removed once, by the rank that owns it) does not allow");
+    if (cfg->shared_file && cfg->unique_dir)
+        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access works in one shared tree, not with -u");
+    if (cfg->shared_file && cfg->collective)
+        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access cannot be combined with collective creates (-c)");
+    if (cfg->shared_file && strchr(cfg->dirs, '@'))
+        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access works in one directory (-d without @)");
     if (cfg->global_layout)
         return iol_err_set(err, IOL_ERR_USAGE, "-g: Lustre's global default directory layout is not supported "
                            "(mdtest accepts -g only when built with lustreapi)");

@@ -51,7 +51,8 @@ void mdtest_report_text_test(FILE *fp, const struct mdtest_run *r)
 {
     const struct mdtest_cfg *cfg = r->cfg;
     const char *what = cfg->files_only && cfg->dirs_only ? "files/directories" : cfg->files_only ? "files" : "directories";
-    fprintf(fp, "%d tasks, %" PRIu64 " %s\n", r->nranks, r->items * (uint64_t)r->nranks, what);
+    if (cfg->shared_file) fprintf(fp, "%d tasks, 1 file\n", r->nranks);   /* mdtest's words for -S */
+    else fprintf(fp, "%d tasks, %" PRIu64 " %s\n", r->nranks, r->items * (uint64_t)r->nranks, what);
     fflush(fp);
 }
 

@@ -338,7 +338,10 @@ def render(doc: MdtestDocument) -> str:
     print_time, both = _on(doc, "print-time"), _on(doc, "print-rate-and-time")
     for tasks in _tests(doc):
         phases = [p for p in doc.phases if (p.tasks or doc.comm.ranks or 1) == tasks]
-        out.append(f"{tasks} tasks, {tasks * items} {_what(doc)}")
+        if _on(doc, "shared-file"):
+            out.append(f"{tasks} tasks, 1 file")  # mdtest's words for -S
+        else:
+            out.append(f"{tasks} tasks, {tasks * items} {_what(doc)}")
         if verbosity >= 1:
             out.append(_vline(1, _V_LINE["op-header"], ""))
             out.append(
