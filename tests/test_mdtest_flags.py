@@ -267,6 +267,38 @@ def test_shared_file_access_uses_the_same_names_on_every_rank(engine: Path, md_d
     canary_only(md_dir)
 
 
+def _bytes_read(iolens_bin: list[str], engine: Path, tmp_path: Path, args: list[str]) -> int:
+    """Bytes the engine read during a run, as iolens's profiler counts them (real system calls)."""
+    logs = tmp_path / f"prof{len(list(tmp_path.iterdir()))}"
+    cmd = [
+        *iolens_bin,
+        "profile",
+        "--out",
+        str(logs),
+        "--no-report",
+        "--",
+        str(engine),
+        "mdtest",
+        "--quiet",
+        *args,
+    ]
+    assert subprocess.run(cmd, capture_output=True, text=True, timeout=120).returncode == 0
+    report = subprocess.run(
+        [*iolens_bin, "profile", "report", str(logs), "--json"], capture_output=True, text=True
+    )
+    return int(json.loads(report.stdout)["jobs"][0]["summary"]["bytes_read"])
+
+
+def test_verify_write_reads_every_file_back(
+    iolens_bin: list[str], engine: Path, md_dir: Path, tmp_path: Path
+) -> None:
+    args = ["-F", "-n", "5", "-w", "3000", "-d", str(md_dir)]
+    plain = _bytes_read(iolens_bin, engine, tmp_path, args)
+    checked = _bytes_read(iolens_bin, engine, tmp_path, [*args, "--verify-write"])
+    assert checked - plain == 5 * 3000
+    canary_only(md_dir)
+
+
 # --- the per-rank CSV, packet types, verbosity, -Z ----------------------------------------------------------
 
 
@@ -330,7 +362,6 @@ def test_verbose_lines_are_mdtests(iolens_bin: list[str], engine: Path, md_dir: 
         (["-g"], "-g"),
         (["-K"], "-K"),
         (["-M"], "-M"),
-        (["--verify-write"], "--verify-write"),
         (["--allocateBufferOnGPU"], "--allocateBufferOnGPU"),
         (["--warningAsErrors", "-F"], "--warningAsErrors"),
     ],

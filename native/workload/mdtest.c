@@ -101,6 +101,19 @@ static uint64_t check_bytes(const void *buf, size_t len, uint64_t key, uint64_t 
     return bad;
 }
 
+/* --verify-write: the file just written is read back (through the same open file) and compared with what was
+ * written, as mdtest's --verify-write; a difference fails the run, naming the file. */
+static int verify_written(struct mdtest_run *r, struct iol_file *f, const char *path, uint64_t w)
+{
+    struct iol_req q = {.op = IOL_IO_READ, .file = f, .buf = r->vbuf, .len = w, .flags = IOL_REQ_UNTIMED};
+    struct iol_req *qp = &q, *done[1];
+    if (r->be->submit(r->bctx, &qp, 1, &r->err) != 1 || r->be->reap(r->bctx, done, 1, 1, &r->err) != 1) return -1;
+    if (q.error) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, q.error, "--verify-write: read back %s", path);
+    if (q.result != (int64_t)w || memcmp(r->vbuf, r->buf, (size_t)w) != 0)
+        return iol_err_set(&r->err, IOL_ERR_RUNTIME, "--verify-write: %s does not read back as written", path);
+    return 0;
+}
+
 static int op_file_create(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
 {
     (void)lp;
@@ -110,7 +123,8 @@ static int op_file_create(struct mdtest_run *r, const char *path, int owner, uin
         return 0;
     }
     struct iol_file f;
-    if (r->be->open(r->bctx, &f, path, IOL_O_WRITE | IOL_O_CREATE, 0644, &r->err)) return -1;
+    int how = IOL_O_WRITE | IOL_O_CREATE | (r->vbuf ? IOL_O_READ : 0);   /* --verify-write reads it back */
+    if (r->be->open(r->bctx, &f, path, how, 0644, &r->err)) return -1;
     int rc = 0;
     uint64_t w = r->cfg->write_bytes;
     if (w) {
@@ -128,6 +142,8 @@ static int op_file_create(struct mdtest_run *r, const char *path, int owner, uin
             iol_err_errno(&r->err, IOL_ERR_RUNTIME, r->req.error ? r->req.error : EIO, "write %s", path);
             rc = -1;
         } else if (r->cfg->sync_file && r->be->fsync(r->bctx, &f, &r->err)) {
+            rc = -1;
+        } else if (r->vbuf && r->be->does_io && verify_written(r, &f, path, w)) {
             rc = -1;
         }
     }
@@ -821,6 +837,9 @@ static int setup(struct mdtest_run *r)
     r->buf_len = (size_t)((len + 4095) / 4096 * 4096);
     if (posix_memalign(&r->buf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     memset(r->buf, 0, r->buf_len);
+    if (cfg->verify_write && cfg->write_bytes) {
+        if (posix_memalign(&r->vbuf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    }
     if (cfg->debug_list[0]) {
         char p[IOL_STR_MAX + 16];
         snprintf(p, sizeof p, "%s.%d", cfg->debug_list, r->comm->rank);
@@ -840,6 +859,7 @@ static void teardown(struct mdtest_run *r)
     if (r->bctx) r->be->ctx_close(r->bctx);
     if (r->debug) fclose(r->debug);
     free(r->buf);
+    free(r->vbuf);
     for (int i = 0; i < r->nphases; i++) {
         free(r->phases[i].rank_items);
         free(r->phases[i].rank_time_s);

@@ -99,6 +99,7 @@ struct mdtest_run {
     int64_t stride;                      /* -N as used: times the ranks per node on several nodes (mdtest 4) */                  /* the tests' numbers of tasks (-f/-l/-s; one test of every rank) */
     uint64_t items;                      /* items per rank this run operates on (stonewall/status file may cut) */
     void *buf;                           /* write/read buffer, 8-byte padded */
+    void *vbuf;                          /* --verify-write: where a written file is read back */
     size_t buf_len;
     struct iol_req req;
     struct iol_pattern pat;              /* the write buffer's pattern, for owner pat_owner */

@@ -66,7 +66,7 @@ const struct iol_option mdtest_options[] = {
     {0, "print-all-procs", NULL, IOL_OPT_FLAG, F(print_all_procs), "0", "every rank's rate (or time with -Z) per phase and iteration", NOLIM},
     {0, "showRankStatistics", "show-rank-statistics", IOL_OPT_FLAG, F(rank_stats), "0", "per-rank max/min/mean columns in the summary", NOLIM},
     {0, "warningAsErrors", "warning-as-errors", IOL_OPT_FLAG, F(warning_as_errors), "0", "mdtest's warnings (read of 0 bytes) become errors", NOLIM},
-    {0, "verify-write", NULL, IOL_OPT_FLAG, F(verify_write), "0", "refused: read back after each write (use -E -X)", NOLIM},
+    {0, "verify-write", NULL, IOL_OPT_FLAG, F(verify_write), "0", "read each file back right after writing it and compare (with -w)", NOLIM},
     {0, "allocateBufferOnGPU", NULL, IOL_OPT_FLAG, F(gpu_buffer), "0", "refused: no GPU buffers", NOLIM},
     /* mdtest's module options of the APIs iolens's mdtest shares with it (POSIX, DUMMY): refused with the
      * reason (mdtest_refused), in MODULE_OPTS' order. */
@@ -169,9 +169,6 @@ static int mdtest_refused(const struct mdtest_cfg *cfg, struct iol_err *err)
     if (cfg->refused_K || cfg->refused_M)
         return iol_err_set(err, IOL_ERR_USAGE, "-%c: not an mdtest 4 option (mdtest 4.0.0 refuses it too)",
                            cfg->refused_K ? 'K' : 'M');
-    if (cfg->verify_write)
-        return iol_err_set(err, IOL_ERR_USAGE, "--verify-write: reading each file back right after writing it is "
-                           "not supported; verify with a read phase (-E -e BYTES -X)");
     for (size_t i = 0; i < sizeof MODULE_OPTS / sizeof MODULE_OPTS[0]; i++)
         if (cfg->module_opt[i])
             return iol_err_set(err, IOL_ERR_USAGE, "--%s: %s", MODULE_OPTS[i], i < 2
