@@ -185,6 +185,21 @@ def test_task_ranges_run_one_test_per_number_of_tasks(
         (str(t), str(6 * t)) for t in tests
     ]
     assert proc.stdout.count("SUMMARY rate: (of 1 iterations)") == len(tests)
+    # the rich view shows which test each phase belongs to
+    rich = iolens(
+        iolens_bin,
+        engine,
+        "--text-format=rich",
+        "--np",
+        str(np_),
+        "-F",
+        "-n",
+        "6",
+        *range_,
+        "-d",
+        str(md_dir),
+    )
+    assert rich.returncode == 0 and re.search(r"^\s*phase\s+tasks\s+iter", rich.stdout, re.M), rich.stdout
     canary_only(md_dir)
 
 
