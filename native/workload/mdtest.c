@@ -405,10 +405,8 @@ static int tree_owner(const struct mdtest_run *r)
 }
 
 /* Creates (or removes, children first) this rank's tree(s) in every loop; counts directories in *items. */
-static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_local *lp)
+static int tree_op_of(struct mdtest_run *r, int iteration, int create, struct md_local *lp, int owner)
 {
-    int owner = tree_owner(r);
-    if (owner == -2) return 0;
     const char *base = r->paths.dir[r->comm->rank % r->paths.count];
     char td[IOL_STR_MAX + 64], path[PATH_LEN];
     for (uint64_t loop = 0; loop < r->geo.loops; loop++) {
@@ -447,6 +445,19 @@ static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_lo
         }
     }
     return 0;
+}
+
+/* The tree(s) this rank makes or removes: its own (-u), the shared one (first rank of a -d directory), or with
+ * -c (collective creates) rank 0 every rank's, as mdtest 4. */
+static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_local *lp)
+{
+    int owner = tree_owner(r);
+    if (r->cfg->collective && r->cfg->unique_dir) {
+        for (int o = 0; r->comm->rank == 0 && o < r->nranks; o++)
+            if (tree_op_of(r, iteration, create, lp, o)) return -1;
+        return 0;
+    }
+    return owner == -2 ? 0 : tree_op_of(r, iteration, create, lp, owner);
 }
 
 /* Before a create run: the -d directory (if missing) and the test directories, recorded as iolens's. */
