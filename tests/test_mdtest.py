@@ -17,10 +17,13 @@ import pytest
 
 from .ior_helpers import EngineResult, assert_only_canary_left, place_canary, run_engine
 
-ALL = ("tree-create", "dir-create", "dir-stat", "dir-remove",
+ALL = ("tree-create", "dir-create", "dir-stat", "dir-rename", "dir-remove",
        "file-create", "file-stat", "file-read", "file-remove", "tree-remove")  # fmt: skip
-# Which phases each of mdtest's phase flags selects (-C also builds the tree, -r also removes it).
+# Which phases each of mdtest's phase flags selects (-C also builds the tree, -r also removes it). No phase
+# flag at all selects every phase, mdtest 4's directory rename included (as "-U" does).
+NO_PHASE_FLAG = ("-C", "-T", "-E", "-r", "-U")
 SELECTS = {
+    "-U": {"dir-rename"},
     "-C": {"tree-create", "dir-create", "file-create"},
     "-T": {"dir-stat", "file-stat"},
     "-E": {"file-read"},
@@ -56,7 +59,7 @@ def expected(
     per_dir: int = 0,
     files: bool = True,
     dirs: bool = True,
-    flags: tuple[str, ...] = ("-C", "-T", "-E", "-r"),
+    flags: tuple[str, ...] = NO_PHASE_FLAG,
 ) -> list[tuple[str, int]]:
     """(phase, items) in run order, worked out from mdtest's rules independently of the engine's geometry."""
     dirs_in_tree = tree_size(depth, branch)
@@ -72,6 +75,13 @@ def expected(
         if name not in wanted or (name.startswith("dir-") and not dirs):
             continue
         if name.startswith("file-") and not files:
+            continue
+        if name == "dir-rename":
+            # mdtest 4 renames a rank's items only when it has more than one; with -I loops, a
+            # directory's worth in each test directory.
+            renamed = items if loops == 1 else per_dir * loops
+            if items > 1 and (loops == 1 or per_dir > 1):
+                out.append((name, renamed * np))
             continue
         out.append((name, trees if name.startswith("tree-") else items * np))
     return out
@@ -100,7 +110,14 @@ def check_phase_figures(doc: dict[str, Any], items_per_rank: int) -> None:
         assert sum(r["items"] for r in p["per_rank"]) == p["items"]
         if p["name"].startswith("tree-"):
             continue
-        assert [r["items"] for r in p["per_rank"]] == [items_per_rank] * ranks, p["name"]
+        # The rename goes over a directory's worth of items in each test directory when -I splits them.
+        loops = doc["geometry"]["loops"]
+        want = (
+            doc["geometry"]["items_per_dir"] * loops
+            if p["name"] == "dir-rename" and loops > 1
+            else items_per_rank
+        )
+        assert [r["items"] for r in p["per_rank"]] == [want] * ranks, p["name"]
         lat = p["latency_ns"]
         assert lat["count"] == p["items"], p["name"]
         assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p99_9"] <= lat["max"]
@@ -659,7 +676,9 @@ def test_stride_makes_each_phase_work_on_another_ranks_items(
             owner = (rank + PHASE_K[k]) % np_
             paths = by_phase[f"file-{k}"]
             assert len(paths) == 12, (rank, k)
-            want = {f"{md_dir}/test-dir.0-0/mdtest_tree.{owner}.0/file.mdtest.{owner}.{i}" for i in range(12)}
+            # mdtest 4 puts the items of rank o in the tree of rank o + N (here N = 1).
+            tree = (owner + 1) % np_
+            want = {f"{md_dir}/test-dir.0-0/mdtest_tree.{tree}.0/file.mdtest.{owner}.{i}" for i in range(12)}
             assert set(paths) == want, (rank, k)
     canary_only(md_dir)
 
@@ -948,7 +967,20 @@ def test_iolens_mdtest_prints_the_summary_and_keeps_the_document(
     out = tmp_path / "md.json"
     proc = _iolens(
         iolens_bin,
-        ["mdtest", "--np", "2", "--json", str(out), "--no-live", "-u", "-n", "50", "-d", str(md_dir)],
+        [
+            "mdtest",
+            "--np",
+            "2",
+            "--json",
+            str(out),
+            "--no-live",
+            "--text-format=rich",
+            "-u",
+            "-n",
+            "50",
+            "-d",
+            str(md_dir),
+        ],
         env={**_env(engine), "COLUMNS": "200"},
     )
     assert proc.returncode == 0, proc.stderr
@@ -964,7 +996,21 @@ def test_iolens_mdtest_print_rate_and_time_shows_the_time_summary(
     iolens_bin: list[str], engine: Path, md_dir: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "md.json"
-    args = ["mdtest", "--np", "2", "--json", str(out), "--no-live", "-P", "-F", "-n", "40", "-i", "3"]
+    args = [
+        "mdtest",
+        "--np",
+        "2",
+        "--json",
+        str(out),
+        "--no-live",
+        "--text-format=rich",
+        "-P",
+        "-F",
+        "-n",
+        "40",
+        "-i",
+        "3",
+    ]
     proc = _iolens(iolens_bin, [*args, "-d", str(md_dir)], env={**_env(engine), "COLUMNS": "200"})
     assert proc.returncode == 0, proc.stderr
     assert "SUMMARY rate (in ops/sec): (of 3 iterations)" in proc.stdout

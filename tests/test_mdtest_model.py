@@ -280,7 +280,20 @@ def test_mdtest_is_a_command() -> None:
 
 def test_cli_runs_mdtest_like_ior(iolens_bin: list[str], fake_mdtest: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "copy.json"
-    args = ["mdtest", "-u", "-F", "-n", "220", "-N", "1", "--np", "2", "--json", str(out)]
+    args = [
+        "mdtest",
+        "-u",
+        "-F",
+        "-n",
+        "220",
+        "-N",
+        "1",
+        "--np",
+        "2",
+        "--json",
+        str(out),
+        "--text-format=rich",
+    ]
     proc = _iolens(iolens_bin, args, fake_mdtest)
     assert proc.returncode == 0, proc.stderr
     assert "SUMMARY rate (in ops/sec): (of 1 iterations)" in proc.stdout and "File creation" in proc.stdout
@@ -316,6 +329,7 @@ def test_cli_mdtest_verify_errors_fail_the_run(
     md_doc["phases"][3]["verify"].update(errors=2, first_bad_path="/scratch/md/f")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(md_doc))
-    proc = _iolens(iolens_bin, ["mdtest", "-F", "-n", "10", "-X"], dict(fake_mdtest, FAKE_DOC=str(bad)))
+    args = ["mdtest", "--text-format=rich", "-F", "-n", "10", "-X"]
+    proc = _iolens(iolens_bin, args, dict(fake_mdtest, FAKE_DOC=str(bad)))
     assert proc.returncode == 1
     assert "VERIFICATION FAILED" in proc.stdout and "first in /scratch/md/f" in proc.stdout

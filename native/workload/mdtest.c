@@ -4,6 +4,7 @@
  * it), with a latency histogram of every item operation. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,14 @@ static int comm_failed(struct mdtest_run *r)
 
 static const char *owner_dir(const struct mdtest_run *r, int owner)
 {
-    return r->paths.dir[owner % r->paths.count];
+    return r->paths.dir[owner < 0 ? 0 : owner % r->paths.count];   /* owner < 0: -S's shared names */
+}
+
+/* The tree (-u) that holds the items of owner: mdtest 4 creates rank r's items in mdtest_tree.(r+N).0, N the
+ * stride (-N), and finds them there in every later phase; without -N, its own. */
+static int item_tree(const struct mdtest_run *r, int owner)
+{
+    return (int)(((int64_t)owner + r->stride) % r->nranks);
 }
 
 /* ---- the item operations ---------------------------------------------------------------------------- */
@@ -93,11 +101,30 @@ static uint64_t check_bytes(const void *buf, size_t len, uint64_t key, uint64_t 
     return bad;
 }
 
+/* --verify-write: the file just written is read back (through the same open file) and compared with what was
+ * written, as mdtest's --verify-write; a difference fails the run, naming the file. */
+static int verify_written(struct mdtest_run *r, struct iol_file *f, const char *path, uint64_t w)
+{
+    struct iol_req q = {.op = IOL_IO_READ, .file = f, .buf = r->vbuf, .len = w, .flags = IOL_REQ_UNTIMED};
+    struct iol_req *qp = &q, *done[1];
+    if (r->be->submit(r->bctx, &qp, 1, &r->err) != 1 || r->be->reap(r->bctx, done, 1, 1, &r->err) != 1) return -1;
+    if (q.error) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, q.error, "--verify-write: read back %s", path);
+    if (q.result != (int64_t)w || memcmp(r->vbuf, r->buf, (size_t)w) != 0)
+        return iol_err_set(&r->err, IOL_ERR_RUNTIME, "--verify-write: %s does not read back as written", path);
+    return 0;
+}
+
 static int op_file_create(struct mdtest_run *r, const char *path, int owner, uint64_t num, struct md_local *lp)
 {
     (void)lp;
+    if (r->cfg->make_node && r->be->does_io) {
+        /* -k: mdtest's mknod of a regular file (no open, no data: -k refuses -w). */
+        if (mknod(path, S_IFREG | 0644, 0) != 0) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "mknod %s", path);
+        return 0;
+    }
     struct iol_file f;
-    if (r->be->open(r->bctx, &f, path, IOL_O_WRITE | IOL_O_CREATE, 0644, &r->err)) return -1;
+    int how = IOL_O_WRITE | IOL_O_CREATE | (r->vbuf ? IOL_O_READ : 0);   /* --verify-write reads it back */
+    if (r->be->open(r->bctx, &f, path, how, 0644, &r->err)) return -1;
     int rc = 0;
     uint64_t w = r->cfg->write_bytes;
     if (w) {
@@ -115,6 +142,8 @@ static int op_file_create(struct mdtest_run *r, const char *path, int owner, uin
             iol_err_errno(&r->err, IOL_ERR_RUNTIME, r->req.error ? r->req.error : EIO, "write %s", path);
             rc = -1;
         } else if (r->cfg->sync_file && r->be->fsync(r->bctx, &f, &r->err)) {
+            rc = -1;
+        } else if (r->vbuf && r->be->does_io && verify_written(r, &f, path, w)) {
             rc = -1;
         }
     }
@@ -210,7 +239,8 @@ static int item_path(struct mdtest_run *r, struct path_cache *pc, const struct m
         pc->dir != dir) {
         char td[IOL_STR_MAX + 64];
         if (mdtest_testdir(td, sizeof td, owner_dir(r, ps->owner), ps->iteration, loop) < 0) return -1;
-        pc->len = mdtest_tree_dir(pc->buf, sizeof pc->buf, td, r->cfg->unique_dir ? ps->owner : -1, dir, geo->branch);
+        pc->len = mdtest_tree_dir(pc->buf, sizeof pc->buf, td, r->cfg->unique_dir ? item_tree(r, ps->owner) : -1, dir,
+                                  geo->branch);
         if (pc->len < 0) return -1;
         pc->owner = ps->owner;
         pc->dir_missing = 0;
@@ -305,6 +335,57 @@ static int visit_items(struct mdtest_run *r, const struct md_pass *ps, md_item_f
     return rc;
 }
 
+/* mdtest 4's directory rename phase: in each test directory, the owner's directories 0..n-1 (n: items per
+ * rank, or per tree directory when -I splits them) go round a chain: 0 -> 0-XX, 1 -> 0, ..., n-2 -> n-3, then
+ * 0-XX -> n-2. Every name is back in place afterwards (n-1 was never moved), so later phases find them. */
+static int rename_items(struct mdtest_run *r, const struct md_pass *ps, struct md_local *lp)
+{
+    struct path_cache *pc = malloc(sizeof *pc);
+    char *first = malloc(PATH_LEN), *prev = malloc(PATH_LEN), *cur = malloc(PATH_LEN);
+    int rc = 0;
+    if (!pc || !first || !prev || !cur) rc = iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    uint64_t stop = r->geo.loops == 1 ? r->items : r->geo.items_per_dir;
+    for (uint64_t loop = 0; !rc && stop > 1 && loop < r->geo.loops; loop++) {
+        pc->len = -1;
+        uint64_t a = iol_now_ns();
+        for (uint64_t i = 0; i < stop; i++) {
+            uint64_t num;
+            if (item_path(r, pc, ps, loop * r->geo.items_per_loop + i, &num)) {
+                rc = iol_err_set(&r->err, IOL_ERR_RUNTIME, "path of item %" PRIu64 " is too long", i);
+                break;
+            }
+            snprintf(cur, PATH_LEN, "%s", pc->buf);
+            const char *from = cur, *to = prev;
+            if (i == 0) {
+                snprintf(first, PATH_LEN, "%s-XX", cur);
+                to = first;
+            } else if (i == stop - 1) {
+                from = first;
+            }
+            if (r->be->does_io && rename(from, to) != 0) {
+                rc = iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "rename %s to %s", from, to);
+                break;
+            }
+            uint64_t b = iol_now_ns();
+            iol_hist_record(&lp->hist, b - a);
+            a = b;
+            lp->items++;
+            if (r->debug) fprintf(r->debug, "%s %s\n", mdtest_phase_names[ps->id], from);
+            snprintf(prev, PATH_LEN, "%s", cur);
+            if (iol_interrupted(r->comm)) {
+                iol_note_interrupt(&r->err);
+                rc = -1;
+                break;
+            }
+        }
+    }
+    free(pc);
+    free(first);
+    free(prev);
+    free(cur);
+    return rc ? -1 : 0;
+}
+
 /* ---- the tree and the test directories --------------------------------------------------------------- */
 
 /* A directory iolens made still holds something after its items went: someone else's, which stays. */
@@ -318,15 +399,14 @@ static void not_ours_note(struct mdtest_run *r)
 /* Ranks that hold a shared tree: the first rank of each -d directory. */
 static int tree_owner(const struct mdtest_run *r)
 {
+    if (!r->active) return -2;
     if (r->cfg->unique_dir) return r->comm->rank;
     return r->comm->rank < r->paths.count ? -1 : -2;   /* -1: this rank makes the shared tree; -2: none */
 }
 
 /* Creates (or removes, children first) this rank's tree(s) in every loop; counts directories in *items. */
-static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_local *lp)
+static int tree_op_of(struct mdtest_run *r, int iteration, int create, struct md_local *lp, int owner)
 {
-    int owner = tree_owner(r);
-    if (owner == -2) return 0;
     const char *base = r->paths.dir[r->comm->rank % r->paths.count];
     char td[IOL_STR_MAX + 64], path[PATH_LEN];
     for (uint64_t loop = 0; loop < r->geo.loops; loop++) {
@@ -365,6 +445,19 @@ static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_lo
         }
     }
     return 0;
+}
+
+/* The tree(s) this rank makes or removes: its own (-u), the shared one (first rank of a -d directory), or with
+ * -c (collective creates) rank 0 every rank's, as mdtest 4. */
+static int tree_op(struct mdtest_run *r, int iteration, int create, struct md_local *lp)
+{
+    int owner = tree_owner(r);
+    if (r->cfg->collective && r->cfg->unique_dir) {
+        for (int o = 0; r->comm->rank == 0 && o < r->nranks; o++)
+            if (tree_op_of(r, iteration, create, lp, o)) return -1;
+        return 0;
+    }
+    return owner == -2 ? 0 : tree_op_of(r, iteration, create, lp, owner);
 }
 
 /* Before a create run: the -d directory (if missing) and the test directories, recorded as iolens's. */
@@ -430,7 +523,7 @@ static int remove_testdirs(struct mdtest_run *r, int iteration)
 static int sweep_testdirs(struct mdtest_run *r, int iteration)
 {
     struct iol_comm *c = r->comm;
-    int npaths = r->paths.count < r->nranks ? r->paths.count : r->nranks, rc = 0;
+    int npaths = r->paths.count < c->size ? r->paths.count : c->size, rc = 0;
     char td[IOL_STR_MAX + 64], name[64];
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; r->be->does_io && i < npaths && !rc; i++) {
@@ -439,7 +532,7 @@ static int sweep_testdirs(struct mdtest_run *r, int iteration)
                 mdtest_testdir(td, sizeof td, r->paths.dir[i], iteration, loop);
                 snprintf(name, sizeof name, "test-dir.%d-%llu", iteration, (unsigned long long)loop);
                 if (!iol_ledger_owns(r->paths.dir[i], name)) continue;
-                rc = pass == 0 ? mdtest_sweep(r, td, r->nranks, c->rank, &r->cleanup)
+                rc = pass == 0 ? mdtest_sweep(r, td, c->size, c->rank, &r->cleanup)
                                : mdtest_sweep(r, td, 1, 0, &r->cleanup);
             }
         }
@@ -493,7 +586,7 @@ static void cleanup_after_failure(struct mdtest_run *r)
 
 static int md_stride_owner(const struct mdtest_run *r, int k)
 {
-    return (int)((r->comm->rank + (int64_t)k * r->cfg->stride) % r->nranks);
+    return (int)((r->comm->rank + (int64_t)k * r->stride) % r->nranks);
 }
 
 static void local_init(struct md_local *lp)
@@ -525,7 +618,7 @@ static int reduce_phase(struct mdtest_run *r, struct md_local *lp, enum mdtest_p
     memcpy(first_bad, lp->first_bad, sizeof first_bad);
     if (badrank != INT64_MAX && c->bcast(c, first_bad, sizeof first_bad, (int)badrank)) return comm_failed(r);
     uint64_t mine[2] = {lp->items, lp->t_end > lp->t_start ? lp->t_end - lp->t_start : 0};
-    uint64_t *all = c->rank == 0 ? calloc((size_t)r->nranks * 2, sizeof *all) : NULL;
+    uint64_t *all = c->rank == 0 ? calloc((size_t)c->size * 2, sizeof *all) : NULL;
     if (c->rank == 0 && !all) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     if (c->gather(c, mine, sizeof mine, all, 0)) {
         free(all);
@@ -540,6 +633,7 @@ static int reduce_phase(struct mdtest_run *r, struct md_local *lp, enum mdtest_p
     memset(ph, 0, sizeof *ph);
     ph->id = id;
     ph->iteration = iteration;
+    ph->tasks = r->nranks;
     ph->items = sums[0];
     ph->time_s = barrier_time_s;
     ph->rate = barrier_time_s > 0 ? (double)sums[0] / barrier_time_s : 0;
@@ -568,9 +662,10 @@ static int reduce_phase(struct mdtest_run *r, struct md_local *lp, enum mdtest_p
 static int stonewall_wear_out(struct mdtest_run *r, struct md_pass *ps, struct md_local *lp, md_item_fn fn)
 {
     struct iol_comm *c = r->comm;
-    uint64_t mine = lp->done, mx = 0, mn = 0, sum = 0;
+    /* A rank outside this test of a task range counts in none of the figures (UINT64_MAX: never the min). */
+    uint64_t mine = r->active ? lp->done : 0, mn_in = r->active ? mine : UINT64_MAX, mx = 0, mn = 0, sum = 0;
     int64_t hit = lp->hit, failed = r->err.code != 0, anyfail = 0;
-    if (c->allreduce(c, &mine, &mx, 1, IOL_DT_U64, IOL_OP_MAX) || c->allreduce(c, &mine, &mn, 1, IOL_DT_U64, IOL_OP_MIN) ||
+    if (c->allreduce(c, &mine, &mx, 1, IOL_DT_U64, IOL_OP_MAX) || c->allreduce(c, &mn_in, &mn, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &mine, &sum, 1, IOL_DT_U64, IOL_OP_SUM) ||
         c->allreduce(c, &hit, &hit, 1, IOL_DT_I64, IOL_OP_MAX) ||
         c->allreduce(c, &failed, &anyfail, 1, IOL_DT_I64, IOL_OP_MAX))
@@ -578,7 +673,7 @@ static int stonewall_wear_out(struct mdtest_run *r, struct md_pass *ps, struct m
     uint64_t stop_ns = lp->stop_ns;
     if (c->allreduce(c, &stop_ns, &stop_ns, 1, IOL_DT_U64, IOL_OP_MAX)) return comm_failed(r);
     lp->at_deadline = mine;
-    if (!anyfail && mine < mx) {
+    if (!anyfail && r->active && mine < mx) {
         struct md_pass more = *ps;
         more.start = mine;
         more.count = mx;
@@ -601,6 +696,16 @@ static int stonewall_wear_out(struct mdtest_run *r, struct md_pass *ps, struct m
     return 0;
 }
 
+/* mdtest's --run-cmd-before/after-phase: the command through the shell; its status does not matter (as in
+ * mdtest), but a command that cannot be started is said once. */
+static void run_cmd(const char *cmd)
+{
+    fflush(stdout);
+    int st = system(cmd);
+    static int said;
+    if (st == -1 && !said++) fprintf(stderr, "iolens-bench: note: cannot run '%s': %s\n", cmd, strerror(errno));
+}
+
 /* One timed phase: barrier, work, (sync,) barrier. */
 static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteration)
 {
@@ -610,17 +715,28 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
     struct md_local *lp = malloc(sizeof *lp);
     if (!lp) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     local_init(lp);
+    /* mdtest's owner of each phase's items: create 0, stat and rename 1, read 2, remove 3 strides on. */
     int k = id == MD_DIR_CREATE || id == MD_FILE_CREATE || id == MD_TREE_CREATE || id == MD_TREE_REMOVE ? 0
           : id == MD_FILE_READ ? 2
           : id == MD_DIR_REMOVE || id == MD_FILE_REMOVE ? 3 : 1;
-    int shift = (int)(((int64_t)k * cfg->stride) % r->nranks);
-    struct md_pass ps = {id, id >= MD_FILE_CREATE ? MDTEST_FILE : MDTEST_DIR, iteration, md_stride_owner(r, k), 0,
+    int shift = (int)(((int64_t)k * r->stride) % r->nranks);
+    int is_file = id >= MD_FILE_CREATE && id <= MD_FILE_REMOVE;
+    /* -S: every rank works on the same names (file.mdtest.shared.N), as mdtest's shared file access. */
+    int owner = cfg->shared_file ? -1 : md_stride_owner(r, k);
+    struct md_pass ps = {id, is_file ? MDTEST_FILE : MDTEST_DIR, iteration, owner, 0,
                          r->items, cfg->random && (id == MD_FILE_STAT || id == MD_DIR_STAT || id == MD_FILE_READ), 0, 0};
     static const md_item_fn fns[MD_NPHASES] = {
-        NULL, op_dir_create, op_stat, op_dir_remove, op_file_create, op_stat, op_file_read, op_file_remove, NULL,
+        NULL, op_dir_create, op_stat, op_dir_remove, op_file_create, op_stat, op_file_read, op_file_remove, NULL, NULL,
     };
+    /* -c: rank 0 creates and removes the items of every rank (mdtest's collective creates). */
+    int collective = cfg->collective && (id == MD_DIR_CREATE || id == MD_FILE_CREATE || id == MD_DIR_REMOVE ||
+                                         id == MD_FILE_REMOVE);
 
-    if (c->barrier(c)) {
+    /* --run-cmd-before-phase: every rank, before the phase's opening barrier (not timed), as mdtest; like
+     * mdtest, around the item phases only (not the tree's). */
+    int item_phase = id != MD_TREE_CREATE && id != MD_TREE_REMOVE;
+    if (cfg->cmd_before[0] && r->active && item_phase) run_cmd(cfg->cmd_before);
+    if (!cfg->no_barriers && c->barrier(c)) {
         free(lp);
         return comm_failed(r);
     }
@@ -639,26 +755,40 @@ static int run_phase(struct mdtest_run *r, enum mdtest_phase_id id, int iteratio
             local_init(&tree);
             tree_op(r, iteration, 1, &tree);
             /* Tree creation is local to the rank that owns the tree; the others must not start before it is
-             * there. */
-            if (!cfg->unique_dir && c->barrier(c)) comm_failed(r);
+             * there (a shared tree, or -u -N: a rank's items live in another rank's tree). */
+            if ((!cfg->unique_dir || r->stride % r->nranks || collective) && c->barrier(c)) comm_failed(r);
         }
         /* Collectives below are entered by every rank, failed or not, so none waits for ever. */
         if (id == MD_FILE_CREATE && cfg->stonewall_s) ps.deadline_ns = t0 + (uint64_t)cfg->stonewall_s * 1000000000ULL;
-        if (!r->err.code) visit_items(r, &ps, fns[id], lp);
+        if (r->err.code || !r->active || (cfg->shared_file && id == MD_FILE_REMOVE && c->rank != 0)) {
+            /* failed already, not in this test of a task range, or -S's removal, which rank 0 does alone (as
+             * mdtest): only the collectives below */
+        } else if (id == MD_DIR_RENAME) {
+            rename_items(r, &ps, lp);
+        } else if (collective) {
+            for (int o = 0; c->rank == 0 && o < r->nranks && !r->err.code; o++) {
+                ps.owner = o;
+                visit_items(r, &ps, fns[id], lp);
+            }
+        } else {
+            visit_items(r, &ps, fns[id], lp);
+        }
         if (id == MD_FILE_CREATE && cfg->stonewall_s) stonewall_wear_out(r, &ps, lp, fns[id]);
         if (cfg->time_unique_dir && last_remove) {
             /* A tree is removed only once every rank is done with the items in it: the shared tree holds
              * everyone's, and with a stride (-N) another rank removes this rank's items (mdtest, too,
              * removes the trees after the phase's closing barrier). */
-            if ((!cfg->unique_dir || shift != 0) && c->barrier(c)) comm_failed(r);
+            if ((!cfg->unique_dir || r->stride % r->nranks || collective) && c->barrier(c)) comm_failed(r);
             local_init(&tree);
             if (!r->err.code) tree_op(r, iteration, 0, &tree);
         }
     }
     if (cfg->sync_phase) sync();
+    /* --run-cmd-after-phase: inside the phase's time, as mdtest. */
+    if (cfg->cmd_after[0] && r->active && item_phase) run_cmd(cfg->cmd_after);
     lp->t_end = iol_comm_time(c, iol_now_ns());
     int failed = agree(r);
-    if (c->barrier(c) && !failed) comm_failed(r);
+    if (!cfg->no_barriers && c->barrier(c) && !failed) comm_failed(r);
     /* mdtest's time runs from barrier to barrier; taken as the first rank's start to the last rank's exit
      * from the closing barrier (aligned clocks), so it never comes out shorter than any rank's own time. */
     uint64_t bstart = lp->t_start, bend = iol_comm_time(c, iol_now_ns());
@@ -695,11 +825,20 @@ static int setup(struct mdtest_run *r)
 {
     const struct mdtest_cfg *cfg = r->cfg;
     r->nranks = r->comm->size;
+    r->active = 1;
+    /* mdtest 4: on several nodes with ranks placed in blocks, -N counts nodes' worth of ranks (S x the ranks
+     * on rank 0's node), so the other phases' ranks are on another node. */
+    r->stride = cfg->stride;
+    if (r->comm->nodes > 1 && r->comm->block_mapping) r->stride *= r->comm->tasks_per_node;
+    r->tests = calloc((size_t)r->comm->size, sizeof *r->tests);
+    if (!r->tests) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    r->ntests = mdtest_task_range(cfg, r->comm->size, r->tests, &r->err);
+    if (r->ntests < 0) return -1;
     r->be = iol_backend_find(cfg->api);
     if (mdtest_geometry(cfg, &r->geo, &r->err) || mdtest_split_dirs(cfg->dirs, &r->paths, &r->err) ||
         mdtest_status_count(cfg, &r->geo, &r->items, &r->err))
         return -1;
-    r->pat_owner = -1;
+    r->pat_owner = INT_MIN;   /* no pattern yet (-1 is -S's shared owner) */
     /* A -d directory the run will create has the file system of its parent. */
     char probe[IOL_STR_MAX + 4];
     snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);
@@ -709,6 +848,9 @@ static int setup(struct mdtest_run *r)
     r->buf_len = (size_t)((len + 4095) / 4096 * 4096);
     if (posix_memalign(&r->buf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     memset(r->buf, 0, r->buf_len);
+    if (cfg->verify_write && cfg->write_bytes) {
+        if (posix_memalign(&r->vbuf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
+    }
     if (cfg->debug_list[0]) {
         char p[IOL_STR_MAX + 16];
         snprintf(p, sizeof p, "%s.%d", cfg->debug_list, r->comm->rank);
@@ -716,7 +858,7 @@ static int setup(struct mdtest_run *r)
         if (!r->debug) return iol_err_errno(&r->err, IOL_ERR_RUNTIME, errno, "--debug-list: cannot write %s", p);
     }
     if (r->comm->rank == 0) {
-        r->max_phases = (int)cfg->reps * MD_NPHASES;
+        r->max_phases = (int)cfg->reps * MD_NPHASES * r->ntests;
         r->phases = calloc((size_t)r->max_phases, sizeof *r->phases);
         if (!r->phases) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     }
@@ -728,11 +870,13 @@ static void teardown(struct mdtest_run *r)
     if (r->bctx) r->be->ctx_close(r->bctx);
     if (r->debug) fclose(r->debug);
     free(r->buf);
+    free(r->vbuf);
     for (int i = 0; i < r->nphases; i++) {
         free(r->phases[i].rank_items);
         free(r->phases[i].rank_time_s);
     }
     free(r->phases);
+    free(r->tests);
 }
 
 static int run_iteration(struct mdtest_run *r, int it)
@@ -749,6 +893,8 @@ static int run_iteration(struct mdtest_run *r, int it)
     if (cfg->dirs_only) {
         if (cfg->create && run_phase(r, MD_DIR_CREATE, it)) return -1;
         if (cfg->stat && run_phase(r, MD_DIR_STAT, it)) return -1;
+        /* mdtest 4 renames only when a rank has more than one item */
+        if (cfg->rename && r->items > 1 && run_phase(r, MD_DIR_RENAME, it)) return -1;
         if (cfg->remove && run_phase(r, MD_DIR_REMOVE, it)) return -1;
     }
     if (cfg->files_only) {
@@ -774,7 +920,7 @@ static void write_document(struct mdtest_run *r)
     struct iol_doc d;
     struct iol_err e = {0, ""};
     if (iol_doc_open(&d, r->info->json_path, &e) == 0) {
-        iol_doc_header(&d.json, "mdtest", r->info, r->comm, r->nranks);
+        iol_doc_header(&d.json, "mdtest", r->info, r->comm, r->comm->size);
         mdtest_report_json(&d.json, r);
         iol_doc_cleanup(&d.json, &r->cleanup);
         iol_doc_status(&d.json, &r->err, r->err_rank, r->err.code ? r->err_phase : NULL);
@@ -797,7 +943,14 @@ int mdtest_run(const struct mdtest_cfg *cfg, struct iol_comm *comm, const struct
     int failed = agree(r);
     FILE *text = comm->rank == 0 && !info->quiet ? stdout : NULL;
     if (text && !failed) mdtest_report_text_begin(text, r);
-    for (int it = 0; !failed && it < cfg->reps; it++) failed = run_iteration(r, it) != 0;
+    /* A task range (-f -l -s): one test per number of tasks, on the first ranks; the others take part only in
+     * the collectives. */
+    for (int t = 0; !failed && t < r->ntests; t++) {
+        r->nranks = r->tests[t];
+        r->active = comm->rank < r->nranks;
+        if (text) mdtest_report_text_test(text, r);
+        for (int it = 0; !failed && it < cfg->reps; it++) failed = run_iteration(r, it) != 0;
+    }
     if (failed && cfg->create) cleanup_after_failure(r);
     if (r->cleanup.state != IOL_CLEANUP_NONE) {
         uint64_t n[2] = {r->cleanup.removed, r->cleanup.left};
@@ -817,6 +970,7 @@ int mdtest_run(const struct mdtest_cfg *cfg, struct iol_comm *comm, const struct
                 r->err_rank = -1;
             }
         }
+        if (cfg->rank_csv[0] && !r->err.code && mdtest_rank_csv(r, &r->err)) r->err_phase = "report";
         if (text) mdtest_report_text_end(text, r);
         write_document(r);
         if (r->err.code) fprintf(stderr, "iolens-bench: error: %s\n", r->err.msg);

@@ -37,6 +37,29 @@ struct mdtest_cfg {
     int64_t seed;                   /* -G */
     int print_rate_and_time;        /* -P */
     char debug_list[IOL_STR_MAX];   /* --debug-list: each rank writes the paths it touches to FILE.RANK */
+    int rename;                     /* -U: the directory rename phase (on by default when no phase is chosen) */
+    int verbose;                    /* -v (repeatable) */
+    int64_t verbosity;              /* -V N: mdtest's verbosity value; -v adds to it */
+    int make_node;                  /* -k: create files with mknod */
+    int64_t no_barriers;            /* -B N: no barriers between phases when not 0 */
+    int collective;                 /* -c: rank 0 creates and removes every rank's items */
+    int shared_file;                /* -S: refused (see docs/mdtest.md) */
+    int print_time;                 /* -Z: the summary shows times instead of rates */
+    int64_t first_tasks;            /* -f: first number of tasks of the task range */
+    int64_t last_tasks;             /* -l: last number of tasks (0 = all ranks, one test) */
+    int64_t tasks_stride;           /* -s: step of the task range */
+    char rank_csv[IOL_STR_MAX];     /* --saveRankPerformanceDetails: mdtest's per-rank CSV */
+    char packet_type[IOL_STR_MAX];  /* --dataPacketType: checked and recorded (see docs/mdtest.md) */
+    char cmd_before[IOL_STR_MAX];   /* --run-cmd-before-phase: run by every rank before each phase, untimed */
+    char cmd_after[IOL_STR_MAX];    /* --run-cmd-after-phase: run by every rank after each phase, timed */
+    int global_layout;              /* -g: refused (Lustre) */
+    int refused_K, refused_M;       /* -K, -M: not mdtest 4 options; refused with the reason */
+    int print_all_procs;            /* --print-all-procs */
+    int rank_stats;                 /* --showRankStatistics */
+    int warning_as_errors;          /* --warningAsErrors */
+    int verify_write;               /* --verify-write: refused */
+    int gpu_buffer;                 /* --allocateBufferOnGPU: refused */
+    int64_t module_opt[7];          /* mdtest's POSIX and DUMMY module options: refused (mdtest_refused) */
 };
 
 extern const struct iol_option mdtest_options[];

@@ -31,6 +31,10 @@ int mdtest_geometry(const struct mdtest_cfg *cfg, struct mdtest_geometry *g, str
 int mdtest_status_count(const struct mdtest_cfg *cfg, const struct mdtest_geometry *g, uint64_t *count,
                         struct iol_err *err);
 
+/* The tests of a task range (-f -l -s): their count, and their sizes into tasks (room for nranks) unless
+ * NULL; -1 with err on bad input. */
+int mdtest_task_range(const struct mdtest_cfg *cfg, int nranks, int *tasks, struct iol_err *err);
+
 struct mdtest_paths {
     int count;
     char dir[MDTEST_MAX_PATHS][IOL_STR_MAX];
@@ -45,13 +49,16 @@ int mdtest_testdir(char *buf, size_t len, const char *dir, int iteration, uint64
 /* The path of tree directory k (BFS index) under a test directory: ".../mdtest_tree[.OWNER].0/.../mdtest_tree[.OWNER].k".
  * owner < 0 names the shared tree. Returns the length, or -1 if it does not fit. */
 int mdtest_tree_dir(char *buf, size_t len, const char *testdir, int owner, uint64_t k, uint64_t branch);
-/* Appends "/file.mdtest.OWNER.NUM" (or dir.) at buf+at; returns the new length or -1. */
+/* Appends "/file.mdtest.OWNER.NUM" (or dir.; "shared" for owner < 0, -S) at buf+at; returns the new length or
+ * -1. */
 int mdtest_item_name(char *buf, size_t len, int at, enum mdtest_kind kind, int owner, uint64_t num);
 
 /* ---- results ------------------------------------------------------------------------------------------ */
 enum mdtest_phase_id {
     MD_TREE_CREATE, MD_DIR_CREATE, MD_DIR_STAT, MD_DIR_REMOVE,
-    MD_FILE_CREATE, MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_REMOVE, MD_NPHASES
+    MD_FILE_CREATE, MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_REMOVE,
+    MD_DIR_RENAME,               /* last, so the numbers of the others stay as documents have them */
+    MD_NPHASES
 };
 extern const char *const mdtest_phase_names[MD_NPHASES];     /* "tree-create", ... */
 extern const char *const mdtest_phase_titles[MD_NPHASES];    /* "Tree creation", ... as mdtest prints */
@@ -59,6 +66,7 @@ extern const char *const mdtest_phase_titles[MD_NPHASES];    /* "Tree creation",
 struct mdtest_phase {
     enum mdtest_phase_id id;
     int iteration;
+    int tasks;                           /* ranks of the test it belongs to (-f/-l/-s task ranges) */
     uint64_t items;
     double time_s, rate;                 /* barrier to barrier (mdtest) */
     double io500_time_s, io500_rate;     /* first start to last end (IO500) */
@@ -85,9 +93,13 @@ struct mdtest_run {
     struct iol_bctx *bctx;
     struct mdtest_geometry geo;
     struct mdtest_paths paths;
-    int nranks;
+    int nranks;                          /* ranks of the current test (a task range runs on the first ones) */
+    int active;                          /* this rank takes part in the current test */
+    int *tests, ntests;
+    int64_t stride;                      /* -N as used: times the ranks per node on several nodes (mdtest 4) */                  /* the tests' numbers of tasks (-f/-l/-s; one test of every rank) */
     uint64_t items;                      /* items per rank this run operates on (stonewall/status file may cut) */
     void *buf;                           /* write/read buffer, 8-byte padded */
+    void *vbuf;                          /* --verify-write: where a written file is read back */
     size_t buf_len;
     struct iol_req req;
     struct iol_pattern pat;              /* the write buffer's pattern, for owner pat_owner */
@@ -118,7 +130,11 @@ int mdtest_sweep(struct mdtest_run *r, const char *dir, int nshare, int me, stru
 
 /* mdtest_report.c */
 void mdtest_report_text_begin(FILE *fp, const struct mdtest_run *r);
+void mdtest_report_text_test(FILE *fp, const struct mdtest_run *r);   /* "N tasks, M files" of each test */
 void mdtest_report_text_end(FILE *fp, const struct mdtest_run *r);
 void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r);
+/* --saveRankPerformanceDetails: mdtest 4's CSV (header, an "all" row and a row per rank and iteration, per
+ * test of a task range); rank 0, at the end of the run. */
+int mdtest_rank_csv(const struct mdtest_run *r, struct iol_err *err);
 
 #endif

@@ -9,11 +9,11 @@
 
 const char *const mdtest_phase_names[MD_NPHASES] = {
     "tree-create", "dir-create", "dir-stat", "dir-remove",
-    "file-create", "file-stat", "file-read", "file-remove", "tree-remove",
+    "file-create", "file-stat", "file-read", "file-remove", "tree-remove", "dir-rename",
 };
 const char *const mdtest_phase_titles[MD_NPHASES] = {
     "Tree creation", "Directory creation", "Directory stat", "Directory removal",
-    "File creation", "File stat", "File read", "File removal", "Tree removal",
+    "File creation", "File stat", "File read", "File removal", "Tree removal", "Directory rename",
 };
 
 int mdtest_split_dirs(const char *spec, struct mdtest_paths *p, struct iol_err *err)
@@ -115,7 +115,8 @@ int mdtest_item_name(char *buf, size_t len, int at, enum mdtest_kind kind, int o
     if ((size_t)at + 64 > len) return -1;
     int n = at;
     n += kind == MDTEST_FILE ? PUT_LITERAL(buf + n, "/file.mdtest.") : PUT_LITERAL(buf + n, "/dir.mdtest.");
-    n += put_u64(buf + n, (uint64_t)owner);
+    if (owner < 0) n += PUT_LITERAL(buf + n, "shared");   /* -S: every rank's names */
+    else n += put_u64(buf + n, (uint64_t)owner);
     buf[n++] = '.';
     n += put_u64(buf + n, num);
     buf[n] = '\0';

@@ -45,13 +45,60 @@ const struct iol_option mdtest_options[] = {
     {'G', "random-seed", NULL, IOL_OPT_INT, F(seed), "0", "seed for -R and the data pattern", -9.2e18, 9.2e18},
     {'P', "print-rate-and-time", NULL, IOL_OPT_FLAG, F(print_rate_and_time), "0", "print rates and times", NOLIM},
     {0, "debug-list", NULL, IOL_OPT_STRING, F(debug_list), "", "each rank writes the paths it touches to FILE.RANK", NOLIM},
+    {'U', "rename-dirs", NULL, IOL_OPT_FLAG, F(rename), "0", "the directory rename phase (runs by default when no -C/-T/-E/-r is given; selecting phases turns it off unless -U)", NOLIM},
+    {'v', "verbose", NULL, IOL_OPT_COUNT, F(verbose), "0", "verbosity (repeatable; adds to -V): per-iteration lines of every phase", NOLIM},
+    {'V', "verbosity", NULL, IOL_OPT_INT, F(verbosity), "0", "verbosity value (mdtest's -V N, -V1)", 0, 100},
+    {'k', "mknod", NULL, IOL_OPT_FLAG, F(make_node), "0", "create files with mknod (not with -w)", NOLIM},
+    {'B', "no-barriers", NULL, IOL_OPT_INT, F(no_barriers), "0", "N != 0: no barriers between phases (not with -N, -c, -W)", 0, 1e9},
+    {'c', "collective-creates", NULL, IOL_OPT_FLAG, F(collective), "0", "collective creates: rank 0 creates and removes every rank's items", NOLIM},
+    {'S', "shared-file", NULL, IOL_OPT_FLAG, F(shared_file), "0", "shared file access: every rank creates, stats and reads the same files (file.mdtest.shared.N), rank 0 removes them", NOLIM},
+    {'Z', "print-time", NULL, IOL_OPT_FLAG, F(print_time), "0", "print time instead of rate", NOLIM},
+    {'f', "first-tasks", NULL, IOL_OPT_INT, F(first_tasks), "1", "first number of tasks on which the test runs (task range)", 1, 1e9},
+    {'l', "last-tasks", NULL, IOL_OPT_INT, F(last_tasks), "0", "last number of tasks on which the test runs (0: all ranks, one test)", 0, 1e9},
+    {'s', "tasks-stride", NULL, IOL_OPT_INT, F(tasks_stride), "1", "stride between the numbers of tasks of the tests", 1, 1e9},
+    {0, "saveRankPerformanceDetails", "save-rank-performance-details", IOL_OPT_STRING, F(rank_csv), "", "write mdtest's per-rank rates and times CSV to this file", NOLIM},
+    {0, "dataPacketType", "data-packet-type", IOL_OPT_STRING, F(packet_type), "t", "offset|incompressible|timestamp|random|o|i|t|r: checked and recorded; the data is iolens's pattern (docs/mdtest.md)", NOLIM},
+    {0, "run-cmd-before-phase", NULL, IOL_OPT_STRING, F(cmd_before), "", "every rank runs this shell command before each phase (not timed)", NOLIM},
+    {0, "run-cmd-after-phase", NULL, IOL_OPT_STRING, F(cmd_after), "", "every rank runs this shell command after each phase (timed)", NOLIM},
+    {'g', "global-dir-layout", NULL, IOL_OPT_FLAG, F(global_layout), "0", "refused: Lustre's default directory layout (mdtest only with lustreapi)", NOLIM},
+    {'K', "mdtest-K", NULL, IOL_OPT_FLAG, F(refused_K), "0", "refused: not an mdtest 4 option", NOLIM},
+    {'M', "mdtest-M", NULL, IOL_OPT_FLAG, F(refused_M), "0", "refused: not an mdtest 4 option", NOLIM},
+    {0, "print-all-procs", NULL, IOL_OPT_FLAG, F(print_all_procs), "0", "every rank's rate (or time with -Z) per phase and iteration", NOLIM},
+    {0, "showRankStatistics", "show-rank-statistics", IOL_OPT_FLAG, F(rank_stats), "0", "per-rank max/min/mean columns in the summary", NOLIM},
+    {0, "warningAsErrors", "warning-as-errors", IOL_OPT_FLAG, F(warning_as_errors), "0", "mdtest's warnings (read of 0 bytes) become errors", NOLIM},
+    {0, "verify-write", NULL, IOL_OPT_FLAG, F(verify_write), "0", "read each file back right after writing it and compare (with -w)", NOLIM},
+    {0, "allocateBufferOnGPU", NULL, IOL_OPT_FLAG, F(gpu_buffer), "0", "refused: no GPU buffers", NOLIM},
+    /* mdtest's module options of the APIs iolens's mdtest shares with it (POSIX, DUMMY): refused with the
+     * reason (mdtest_refused), in MODULE_OPTS' order. */
+    {0, "posix.odirect", NULL, IOL_OPT_FLAG, F(module_opt[0]), "0", "refused: O_DIRECT opens (see docs/mdtest.md)", NOLIM},
+    {0, "posix.rangelocks", NULL, IOL_OPT_FLAG, F(module_opt[1]), "0", "refused: range locks", NOLIM},
+    {0, "dummy.delay-only-rank0", NULL, IOL_OPT_FLAG, F(module_opt[2]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-create", NULL, IOL_OPT_INT, F(module_opt[3]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-close", NULL, IOL_OPT_INT, F(module_opt[4]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-sync", NULL, IOL_OPT_INT, F(module_opt[5]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
+    {0, "dummy.delay-xfer", NULL, IOL_OPT_INT, F(module_opt[6]), "0", "refused: -a dummy is iolens's null, without delays", NOLIM},
     {0},
 };
 
+static const char *const MODULE_OPTS[] = {"posix.odirect", "posix.rangelocks", "dummy.delay-only-rank0",
+                                          "dummy.delay-create", "dummy.delay-close", "dummy.delay-sync",
+                                          "dummy.delay-xfer"};
+
 void mdtest_normalize(struct mdtest_cfg *cfg)
 {
-    if (!cfg->create && !cfg->stat && !cfg->read && !cfg->remove) cfg->create = cfg->stat = cfg->read = cfg->remove = 1;
+    /* mdtest 4: no phase chosen means every phase, the directory rename included; choosing phases (-C -T -E
+     * -r) leaves the rename out unless -U asks for it. -U alone is mdtest's later spelling: rename only. */
+    if (!cfg->create && !cfg->stat && !cfg->read && !cfg->remove && !cfg->rename)
+        cfg->create = cfg->stat = cfg->read = cfg->remove = cfg->rename = 1;
+    /* -v adds to -V, as mdtest's both raise one verbosity. */
+    cfg->verbosity += cfg->verbose;
+    cfg->verbose = 0;
     if (!cfg->files_only && !cfg->dirs_only) cfg->files_only = cfg->dirs_only = 1;
+    /* -S: shared file access is of files only (mdtest) */
+    if (cfg->shared_file) {
+        cfg->files_only = 1;
+        cfg->dirs_only = 0;
+    }
 }
 
 static uint64_t ipow(uint64_t b, int64_t e)
@@ -106,9 +153,82 @@ int mdtest_geometry(const struct mdtest_cfg *cfg, struct mdtest_geometry *g, str
     return 0;
 }
 
+/* mdtest's flags iolens does not run, each refused with its reason, and mdtest's own refusals of flags
+ * together (mdtest 4's md_validate_tests). */
+static int mdtest_refused(const struct mdtest_cfg *cfg, struct iol_err *err)
+{
+    if (cfg->shared_file && cfg->unique_dir)
+        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access works in one shared tree, not with -u");
+    if (cfg->shared_file && cfg->collective)
+        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access cannot be combined with collective creates (-c)");
+    if (cfg->shared_file && strchr(cfg->dirs, '@'))
+        return iol_err_set(err, IOL_ERR_USAGE, "-S: shared file access works in one directory (-d without @)");
+    if (cfg->global_layout)
+        return iol_err_set(err, IOL_ERR_USAGE, "-g: Lustre's global default directory layout is not supported "
+                           "(mdtest accepts -g only when built with lustreapi)");
+    if (cfg->refused_K || cfg->refused_M)
+        return iol_err_set(err, IOL_ERR_USAGE, "-%c: not an mdtest 4 option (mdtest 4.0.0 refuses it too)",
+                           cfg->refused_K ? 'K' : 'M');
+    for (size_t i = 0; i < sizeof MODULE_OPTS / sizeof MODULE_OPTS[0]; i++)
+        if (cfg->module_opt[i])
+            return iol_err_set(err, IOL_ERR_USAGE, "--%s: %s", MODULE_OPTS[i], i < 2
+                               ? "iolens's mdtest opens files with the backend's own flags (O_DIRECT and range locks "
+                                 "are not supported for metadata runs)"
+                               : "-a dummy runs iolens's null backend, which does no I/O and has no delays");
+    if (cfg->gpu_buffer)
+        return iol_err_set(err, IOL_ERR_USAGE, "--allocateBufferOnGPU: iolens has no GPU buffers");
+    static const char *const packets[] = {"offset", "incompressible", "timestamp", "random", "o", "i", "t", "r"};
+    int packet_ok = 0;
+    for (size_t i = 0; i < sizeof packets / sizeof packets[0]; i++) packet_ok |= strcmp(cfg->packet_type, packets[i]) == 0;
+    if (!packet_ok)
+        return iol_err_set(err, IOL_ERR_USAGE, "--dataPacketType: '%s' is not one of offset, incompressible, "
+                           "timestamp, random (o, i, t, r)", cfg->packet_type);
+    if (cfg->make_node && cfg->write_bytes)
+        return iol_err_set(err, IOL_ERR_USAGE, "-k: files made with mknod cannot be written (-w)");
+    if (cfg->no_barriers && cfg->stride)
+        return iol_err_set(err, IOL_ERR_USAGE, "-B: without barriers a rank would stat or remove another rank's items "
+                           "before they exist (-N)");
+    if (cfg->no_barriers && cfg->collective)
+        return iol_err_set(err, IOL_ERR_USAGE, "-B: collective creates (-c) need the barriers");
+    if (cfg->no_barriers && cfg->stonewall_s)
+        return iol_err_set(err, IOL_ERR_USAGE, "-B: the stonewall (-W) needs the barriers");
+    if (cfg->collective && strchr(cfg->dirs, '@'))
+        return iol_err_set(err, IOL_ERR_USAGE, "-c: collective creates work in one test directory (-d without @)");
+    if (cfg->warning_as_errors && cfg->read && cfg->files_only && cfg->read_bytes == 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "--warningAsErrors: the read phase reads 0 bytes (-e), it only opens "
+                           "and closes the files");
+    return 0;
+}
+
+/* The numbers of tasks of the tests (-f, -l, -s, as mdtest: first..last stepping by s; no -l = one test on
+ * every rank); returns how many tests, and their sizes in tasks (room for nranks) when not NULL. */
+int mdtest_task_range(const struct mdtest_cfg *cfg, int nranks, int *tasks, struct iol_err *err)
+{
+    int64_t first = cfg->first_tasks, last = cfg->last_tasks;
+    if (last == 0) first = last = nranks;
+    if (first > last)
+        return iol_err_set(err, IOL_ERR_USAGE, "-f: the first number of tasks (%lld) is above the last (-l %lld)",
+                           (long long)first, (long long)last);
+    if (last > nranks)
+        return iol_err_set(err, IOL_ERR_USAGE, "-l: %lld tasks, but the run has %d ranks", (long long)last, nranks);
+    int n = 0;
+    for (int64_t t = first; t <= last; t += cfg->tasks_stride) {
+        if (tasks) tasks[n] = (int)t;
+        n++;
+    }
+    struct mdtest_paths paths;
+    if (mdtest_split_dirs(cfg->dirs, &paths, err)) return -1;
+    if (cfg->last_tasks && paths.count > first)
+        return iol_err_set(err, IOL_ERR_USAGE, "-d: %d directories for a test of %lld tasks (-f): more directories "
+                           "than tasks", paths.count, (long long)first);
+    if (n > 1 && !(cfg->create && cfg->remove))
+        return iol_err_set(err, IOL_ERR_USAGE, "-f/-l/-s: several tests (%d) reuse the same test directories, so each "
+                           "must create and remove its items (no -C, -T, -E or -r alone)", n);
+    return n;
+}
+
 int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *err)
 {
-    (void)nranks;
     if (!iol_backend_find(cfg->api))
         return iol_err_set(err, IOL_ERR_USAGE, "-a: unknown api '%s' (known: %s)", cfg->api, iol_backend_names());
     if (cfg->items == 0 && cfg->items_per_dir == 0)
@@ -122,6 +242,8 @@ int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *er
                            (unsigned long long)cfg->read_bytes, (unsigned long long)cfg->write_bytes);
     if (cfg->stonewall_s && !cfg->files_only)
         return iol_err_set(err, IOL_ERR_USAGE, "-W: the stonewall applies to file creation; -D has no files");
+    if (mdtest_refused(cfg, err)) return -1;
+    if (mdtest_task_range(cfg, nranks, NULL, err) < 0) return -1;
     struct mdtest_geometry g;
     if (mdtest_geometry(cfg, &g, err)) return -1;
     uint64_t count;
@@ -225,6 +347,15 @@ int mdtest_check_paths(const struct mdtest_cfg *cfg, int nranks, struct iol_err 
     struct mdtest_paths paths;
     if (mdtest_split_dirs(cfg->dirs, &paths, err)) return -1;
     if (check_aliases(&paths, paths.count < nranks ? paths.count : nranks, err)) return -1;
+    if (cfg->rank_csv[0]) {
+        char parent[IOL_STR_MAX];
+        split_parent(cfg->rank_csv, parent, sizeof parent);
+        struct stat cst;
+        if (stat(cfg->rank_csv, &cst) == 0 && S_ISDIR(cst.st_mode))
+            return iol_err_set(err, IOL_ERR_USAGE, "--saveRankPerformanceDetails: '%s' is a directory", cfg->rank_csv);
+        if (access(parent, W_OK | X_OK) != 0)
+            return iol_err_set(err, IOL_ERR_USAGE, "--saveRankPerformanceDetails: cannot write in '%s'", parent);
+    }
     for (int i = 0; i < paths.count && i < nranks; i++) {
         const char *d = paths.dir[i];
         struct stat st;

@@ -1,5 +1,6 @@
 /* mdtest_report.c — what the mdtest workload tells people: mdtest's text report (so eyes and scripts used
  * to mdtest find the same lines) plus latency percentiles, and the members of the result document. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -42,9 +43,16 @@ void mdtest_report_text_begin(FILE *fp, const struct mdtest_run *r)
                 (double)sv.f_files / 1048576.0,
                 sv.f_files ? 100.0 * (double)(sv.f_files - sv.f_ffree) / (double)sv.f_files : 0.0);
     }
-    if (cfg->stride) fprintf(fp, "Shifting ranks by %" PRId64 " for each phase.\n", cfg->stride);
+    if (r->stride) fprintf(fp, "Shifting ranks by %" PRId64 " for each phase.\n", r->stride);
+    fflush(fp);
+}
+
+void mdtest_report_text_test(FILE *fp, const struct mdtest_run *r)
+{
+    const struct mdtest_cfg *cfg = r->cfg;
     const char *what = cfg->files_only && cfg->dirs_only ? "files/directories" : cfg->files_only ? "files" : "directories";
-    fprintf(fp, "%d tasks, %" PRIu64 " %s\n", r->nranks, r->items * (uint64_t)r->nranks, what);
+    if (cfg->shared_file) fprintf(fp, "%d tasks, 1 file\n", r->nranks);   /* mdtest's words for -S */
+    else fprintf(fp, "%d tasks, %" PRIu64 " %s\n", r->nranks, r->items * (uint64_t)r->nranks, what);
     fflush(fp);
 }
 
@@ -58,7 +66,7 @@ static struct row_stats stats_of(const struct mdtest_run *r, enum mdtest_phase_i
     struct row_stats s = {0, 0, 0, 0, 0};
     double sum = 0;
     for (int i = 0; i < r->nphases; i++) {
-        if (r->phases[i].id != id || r->phases[i].cut_short) continue;   /* reported on its own */
+        if (r->phases[i].id != id || r->phases[i].cut_short || r->phases[i].tasks != r->nranks) continue;
         double v = want_time ? r->phases[i].time_s : r->phases[i].rate;
         if (!s.n || v > s.max) s.max = v;
         if (!s.n || v < s.min) s.min = v;
@@ -69,7 +77,7 @@ static struct row_stats stats_of(const struct mdtest_run *r, enum mdtest_phase_i
     s.mean = sum / s.n;
     double var = 0;
     for (int i = 0; i < r->nphases; i++) {
-        if (r->phases[i].id != id || r->phases[i].cut_short) continue;
+        if (r->phases[i].id != id || r->phases[i].cut_short || r->phases[i].tasks != r->nranks) continue;
         double v = want_time ? r->phases[i].time_s : r->phases[i].rate;
         var += (v - s.mean) * (v - s.mean);
     }
@@ -81,7 +89,7 @@ static struct row_stats stats_of(const struct mdtest_run *r, enum mdtest_phase_i
  * the tree rows always; a phase that did not run shows zeros, as in mdtest. */
 static int row_shown(const struct mdtest_run *r, enum mdtest_phase_id id)
 {
-    if (id >= MD_DIR_CREATE && id <= MD_DIR_REMOVE) return r->cfg->dirs_only;
+    if ((id >= MD_DIR_CREATE && id <= MD_DIR_REMOVE) || id == MD_DIR_RENAME) return r->cfg->dirs_only;
     if (id >= MD_FILE_CREATE && id <= MD_FILE_REMOVE) return r->cfg->files_only;
     return 1;
 }
@@ -92,8 +100,8 @@ static void summary_table(FILE *fp, const struct mdtest_run *r, int want_time)
             r->cfg->reps);
     fprintf(fp, "   Operation                     Max            Min           Mean        Std Dev\n");
     fprintf(fp, "   ---------                     ---            ---           ----        -------\n");
-    static const enum mdtest_phase_id order[] = {MD_DIR_CREATE, MD_DIR_STAT, MD_DIR_REMOVE, MD_FILE_CREATE, MD_FILE_STAT,
-                                                 MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_CREATE, MD_TREE_REMOVE};
+    static const enum mdtest_phase_id order[] = {MD_DIR_CREATE, MD_DIR_STAT, MD_DIR_RENAME, MD_DIR_REMOVE, MD_FILE_CREATE,
+                                                 MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_CREATE, MD_TREE_REMOVE};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         if (!row_shown(r, order[i])) continue;
         struct row_stats s = stats_of(r, order[i], want_time);
@@ -132,8 +140,8 @@ void mdtest_report_text_end(FILE *fp, const struct mdtest_run *r)
 
     fprintf(fp, "\nLATENCY per item and IO500 rate (all iterations):\n");
     fprintf(fp, "   Operation                   p50        p90        p99      p99.9        max   IO500 rate\n");
-    static const enum mdtest_phase_id order[] = {MD_TREE_CREATE, MD_DIR_CREATE, MD_DIR_STAT, MD_DIR_REMOVE, MD_FILE_CREATE,
-                                                 MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_REMOVE};
+    static const enum mdtest_phase_id order[] = {MD_TREE_CREATE, MD_DIR_CREATE, MD_DIR_STAT, MD_DIR_RENAME, MD_DIR_REMOVE,
+                                                 MD_FILE_CREATE, MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_REMOVE};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         struct iol_hist all;
         iol_hist_init(&all);
@@ -173,6 +181,7 @@ static void json_phase(struct iol_json *j, const struct mdtest_run *r, const str
     iol_json_begin_object(j);
     iol_json_kv_string(j, "name", mdtest_phase_names[ph->id]);
     iol_json_kv_int(j, "iteration", ph->iteration);
+    iol_json_kv_int(j, "tasks", ph->tasks);
     iol_json_kv_uint(j, "items", ph->items);
     iol_json_kv_bool(j, "cut_short", ph->cut_short);
     iol_json_kv_uint(j, "missing", ph->missing);
@@ -184,7 +193,7 @@ static void json_phase(struct iol_json *j, const struct mdtest_run *r, const str
     iol_doc_latency(j, &ph->hist, 1);
     iol_json_key(j, "per_rank");
     iol_json_begin_array(j);
-    for (int i = 0; i < r->nranks && ph->rank_items; i++) {
+    for (int i = 0; i < ph->tasks && ph->rank_items; i++) {
         iol_json_begin_object(j);
         iol_json_kv_int(j, "rank", i);
         iol_json_kv_uint(j, "items", ph->rank_items[i]);
@@ -238,6 +247,7 @@ void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r)
     iol_json_kv_uint(j, "branch", r->geo.branch);
     iol_json_kv_bool(j, "leaf_only", r->cfg->leaf_only);
     iol_json_kv_bool(j, "unique_dir", r->cfg->unique_dir);
+    iol_json_kv_int(j, "stride", r->stride);
     iol_json_kv_string(j, "file_system", r->fs_type[0] ? r->fs_type : "unknown");
     iol_json_key(j, "paths");
     iol_json_begin_array(j);
@@ -260,7 +270,7 @@ void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r)
         double io500 = 0;
         uint64_t items = 0;
         for (int i = 0; i < r->nphases; i++) {
-            if ((int)r->phases[i].id != id || r->phases[i].cut_short) continue;
+            if ((int)r->phases[i].id != id || r->phases[i].cut_short || r->phases[i].tasks != r->nranks) continue;
             iol_hist_merge(&all, &r->phases[i].hist);
             io500 += r->phases[i].io500_rate;
             items = r->phases[i].items;
@@ -279,4 +289,61 @@ void mdtest_report_json(struct iol_json *j, const struct mdtest_run *r)
         iol_json_end_object(j);
     }
     iol_json_end_array(j);
+}
+
+/* ---- --saveRankPerformanceDetails: mdtest 4's CSV ---------------------------------------------------- */
+
+/* mdtest's phase numbers (its columns), as iolens's phases; -1: mdtest's "Directory read", which does no work
+ * and iolens does not run. */
+static const int csv_phase[] = {MD_DIR_CREATE, MD_DIR_STAT, -1, MD_DIR_RENAME, MD_DIR_REMOVE, MD_FILE_CREATE,
+                                MD_FILE_STAT, MD_FILE_READ, MD_FILE_REMOVE, MD_TREE_CREATE, MD_TREE_REMOVE};
+static const char *const csv_title[] = {"Directory creation", "Directory stat", "Directory read", "Directory rename",
+                                        "Directory removal", "File creation", "File stat", "File read", "File removal",
+                                        "Tree creation", "Tree removal"};
+#define CSV_COLS ((int)(sizeof csv_phase / sizeof csv_phase[0]))
+#define CSV_RANK_COLS 9   /* per-rank rows stop before the tree phases, as mdtest's */
+
+static const struct mdtest_phase *find_phase(const struct mdtest_run *r, int id, int iteration, int tasks)
+{
+    for (int i = 0; id >= 0 && i < r->nphases; i++)
+        if ((int)r->phases[i].id == id && r->phases[i].iteration == iteration && r->phases[i].tasks == tasks)
+            return &r->phases[i];
+    return NULL;
+}
+
+int mdtest_rank_csv(const struct mdtest_run *r, struct iol_err *err)
+{
+    FILE *fp = fopen(r->cfg->rank_csv, "w");
+    if (!fp) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "--saveRankPerformanceDetails: cannot write %s",
+                                  r->cfg->rank_csv);
+    fprintf(fp, "rank,items");
+    for (int e = 0; e < CSV_COLS; e++) fprintf(fp, ",rate-%s,time-%s", csv_title[e], csv_title[e]);
+    fprintf(fp, "\n");
+    for (int t = 0; t < r->ntests; t++) {
+        int tasks = r->tests[t];
+        /* The job's row: all ranks' items over the phase's time, of the first iteration (as mdtest's). */
+        fprintf(fp, "all,%" PRIu64, r->items);
+        for (int e = 0; e < CSV_COLS; e++) {
+            const struct mdtest_phase *ph = find_phase(r, csv_phase[e], 0, tasks);
+            if (!ph || !ph->items) fprintf(fp, ",,");
+            else fprintf(fp, ",%.10e,%.10e", ph->rate, ph->time_s);
+        }
+        fprintf(fp, "\n");
+        for (int it = 0; it < r->cfg->reps; it++) {
+            for (int k = 0; k < tasks; k++) {
+                fprintf(fp, "%d,", k);
+                for (int e = 0; e < CSV_RANK_COLS; e++) {
+                    const struct mdtest_phase *ph = find_phase(r, csv_phase[e], it, tasks);
+                    uint64_t n = ph && ph->rank_items ? ph->rank_items[k] : 0;
+                    double s = n ? ph->rank_time_s[k] : 0;
+                    if (!n || s <= 0) fprintf(fp, ",,");
+                    else fprintf(fp, ",%.10e,%.10e", (double)n / s, s);
+                }
+                fprintf(fp, "\n");
+            }
+        }
+    }
+    if (fclose(fp) != 0)
+        return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "--saveRankPerformanceDetails: cannot write %s", r->cfg->rank_csv);
+    return 0;
 }

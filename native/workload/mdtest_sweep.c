@@ -25,14 +25,15 @@ static const char *digits(const char *p, unsigned long long *v)
     return q == p ? NULL : q;
 }
 
-/* "file.mdtest.R.N", "dir.mdtest.R.N", "mdtest_tree.K" or "mdtest_tree.R.K"; *num gets N (or K). */
+/* "file.mdtest.R.N", "file.mdtest.shared.N" (-S), "dir.mdtest.R.N", "mdtest_tree.K" or "mdtest_tree.R.K"; *num
+ * gets N (or K). */
 static enum kind classify(const char *name, unsigned long long *num)
 {
     static const struct {
         const char *prefix;
         enum kind kind;
         int min_numbers, max_numbers;
-    } forms[] = {{"file.mdtest.", ITEM_FILE, 2, 2}, {"dir.mdtest.", ITEM_DIR, 2, 2}, {"mdtest_tree.", TREE_DIR, 1, 2}};
+    } forms[] = {{"file.mdtest.shared.", ITEM_FILE, 1, 1}, {"file.mdtest.", ITEM_FILE, 2, 2}, {"dir.mdtest.", ITEM_DIR, 2, 2}, {"mdtest_tree.", TREE_DIR, 1, 2}};
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
         size_t len = strlen(forms[f].prefix);
         if (strncmp(name, forms[f].prefix, len) != 0) continue;

@@ -51,6 +51,10 @@ class RunOptions:
     # every document, Test# = index); each test shows only iolens's rich view, when that is the view asked.
     ior_script_test: bool = False
 
+    def classic_text(self) -> bool:
+        """Whether the text on standard output is the classic IOR / mdtest layout (--text-format)."""
+        return ior_output.wants_classic(self.text_format, sys.stdout.isatty())
+
 
 @dataclass(frozen=True)
 class FioOutput:
@@ -247,6 +251,11 @@ def _finish(doc_path: Path, run: RunInput, outcome: launch.RunOutcome) -> int:
     written = True
     if isinstance(doc, results.FioDocument):
         written = _fio_outputs(doc, run.output or FioOutput())
+    elif isinstance(doc, results.MdtestDocument) and opts.classic_text():
+        from iolens.report import mdtest_classic
+
+        sys.stdout.write(mdtest_classic.render(doc))
+        sys.stdout.flush()
     else:
         written = _show(doc, raw, opts.text_format, opts.ior_script_test)
     # The engine also prints its error on stderr; the line above has said it already.

@@ -312,6 +312,7 @@ def ior_document(doc: IorDocument, width: int = FULL_WIDTH) -> Group:
 MDTEST_OPERATIONS = {
     "dir-create": "Directory creation",
     "dir-stat": "Directory stat",
+    "dir-rename": "Directory rename",
     "dir-remove": "Directory removal",
     "file-create": "File creation",
     "file-stat": "File stat",
@@ -461,7 +462,11 @@ def mdtest_document(doc: MdtestDocument, width: int = FULL_WIDTH) -> Group:
     compact = width < FULL_WIDTH
     parts: list[RenderableType] = [mdtest_header(doc)]
     if doc.phases:
-        parts.append(columns_table(_MDTEST_PHASE_COLUMNS, doc.phases, compact))
+        columns = _MDTEST_PHASE_COLUMNS
+        if len({p.tasks for p in doc.phases}) > 1:
+            # a task range (-f -l -s): which test each phase belongs to
+            columns = [columns[0], ("tasks", True, lambda p: str(p.tasks)), *columns[1:]]
+        parts.append(columns_table(columns, doc.phases, compact))
     parts.extend(mdtest_stonewall_lines(doc))
     parts.extend(mdtest_verify_lines(doc))
     if doc.summary:

@@ -437,7 +437,7 @@ class IorDocument(Document):
 
 # The phases an mdtest run may report, in the order they run within an iteration.
 MDTEST_PHASES = (
-    "tree-create", "dir-create", "dir-stat", "dir-remove",
+    "tree-create", "dir-create", "dir-stat", "dir-rename", "dir-remove",
     "file-create", "file-stat", "file-read", "file-remove", "tree-remove",
 )  # fmt: skip
 
@@ -455,6 +455,8 @@ class Geometry:
     leaf_only: bool
     unique_dir: bool
     paths: tuple[str, ...] = ()
+    # -N as the engine used it: mdtest 4 multiplies it by the ranks per node on several nodes (blocks).
+    stride: int | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> Geometry:
@@ -504,6 +506,8 @@ class MdtestPhase:
     verify: MdtestVerify | None
     # With -N: rank r worked on the items of rank (r + owner_shift) mod ranks.
     owner_shift: int = 0
+    # The number of tasks of the test it belongs to (mdtest's task ranges, -f/-l/-s); 0 in older documents.
+    tasks: int | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> MdtestPhase:
