@@ -216,7 +216,12 @@ int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, in
 #else
 #define IOL_BACKEND_IF_AIO(X)
 #endif
-#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(null)
+#if IOLENS_HAVE_MPI
+#define IOL_BACKEND_IF_MPIIO(X) X(mpiio)
+#else
+#define IOL_BACKEND_IF_MPIIO(X)
+#endif
+#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) IOL_BACKEND_IF_MPIIO(X) X(null)
 
 #define IOL_BACKEND_DECLARE(id) extern const struct iol_backend iol_backend_##id;
 IOL_BACKEND_LIST(IOL_BACKEND_DECLARE)
