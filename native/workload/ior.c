@@ -89,6 +89,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const struct iol_backend *be = r->be;
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
+    const int lockstep = r->lockstep && (cfg->collective || (is_write && cfg->fsync_per_write));
     struct ior_order ord;
     ior_order_init(&ord, cfg, r->nranks, pl->data_rank, r->pairs_total, pl->start);
 
@@ -175,7 +176,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             stop = 1;
         }
         int hit = n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns;
-        if (r->lockstep) {
+        if (lockstep) {
             /* Collective calls: a rank that stopped alone would leave the others waiting in their next call
              * for ever. The ranks decide together after every round (IOR broadcasts rank 0's deadline after
              * each transfer; here any rank's deadline, error or signal stops all), so every rank makes the
@@ -676,7 +677,7 @@ static int setup(struct ior_run *r)
         bo.mpi.block = cfg->block;
         bo.mpi.segments = cfg->segments;
         bo.mpi.nranks = c->size;
-        r->lockstep = r->be->collective_open && !cfg->fpp && (cfg->collective || cfg->fsync_per_write);
+        r->lockstep = r->be->collective_open && !cfg->fpp;
     }
     iol_backend_ctx_open(r->be, &r->bctx, r->qd, &bo, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
