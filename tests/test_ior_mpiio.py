@@ -433,6 +433,7 @@ def test_independent_stonewall_wear_out_gives_equal_counts(
             "--mpiio.useStridedDatatype: works through a file view",
         ),
         (["-a", "MPIIO", "-V", "--mpiio.useStridedDatatype", "-s", "2", "-W"], "cannot check -s 2 segments"),
+        (["-a", "MPIIO", "-V", "--mpiio.useStridedDatatype", "-s", "-1", "-r"], "not with -s -1"),
     ],
 )
 def test_settings_that_cannot_apply_are_refused(
