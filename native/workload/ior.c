@@ -89,7 +89,9 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const struct iol_backend *be = r->be;
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
-    const int lockstep = r->lockstep && (cfg->collective || (is_write && cfg->fsync_per_write));
+    /* Collective calls per transfer: -c; the strided datatype's MPI_File_set_view; -Y's MPI_File_sync. */
+    const int lockstep =
+        r->lockstep && (cfg->collective || cfg->strided_datatype || (is_write && cfg->fsync_per_write));
     /* In lockstep the ranks agree whether to stop every `every` rounds (see below): about 4 MiB of each
      * rank's transfers, at most 64 rounds, so a deadline or a signal is honoured within a few MiB. */
     const uint64_t every = cfg->xfer >= (4u << 20) ? 1 : (4u << 20) / cfg->xfer > 64 ? 64 : (4u << 20) / cfg->xfer;
