@@ -324,16 +324,17 @@ def test_a_corrupted_byte_fails_the_read_check(engine: Path, mpi_env: dict[str, 
 def test_a_stonewall_stops_every_rank_of_collective_calls_together(
     engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, mode: list[str]
 ) -> None:
-    # Every 4 KiB write is a collective call (-c, or -Y's MPI_File_sync): a rank that stopped alone at its
-    # deadline would leave the others waiting for ever. The timeout is the hang detector.
+    # Every 64-byte write is a collective call (-c, or -Y's MPI_File_sync): a rank that stopped alone at its
+    # deadline would leave the others waiting for ever. The timeout is the hang detector. Small transfers
+    # keep the write past its 1 s deadline with little data.
     args = [
         "-a",
         "MPIIO",
         *mode,
         "-t",
-        "4k",
+        "64",
         "-b",
-        "64m",
+        "16m",
         "-s",
         "1",
         "-w",
@@ -349,7 +350,7 @@ def test_a_stonewall_stops_every_rank_of_collective_calls_together(
         pytest.skip("the write finished before the 1 s stonewall")
     assert w["stonewall"]["pairs_min"] == w["stonewall"]["pairs_max"]
     counts = {x["ops"] for x in w["per_rank"]}
-    assert len(counts) == 1 and counts.pop() < 64 * 256
+    assert len(counts) == 1 and counts.pop() < 16 * MIB // 64
     # The read (independent with -Y) may stop at its own deadline: wear-out evens the ranks out again.
     assert len({x["ops"] for x in r["per_rank"]}) == 1 and r["bytes"] <= w["bytes"]
 
@@ -396,9 +397,9 @@ def test_independent_stonewall_wear_out_gives_equal_counts(
         "-a",
         "MPIIO",
         "-t",
-        "4k",
+        "64",
         "-b",
-        "256m",
+        "64m",
         "-s",
         "1",
         "-w",
@@ -412,7 +413,7 @@ def test_independent_stonewall_wear_out_gives_equal_counts(
     if not w["stonewall"]["hit"]:
         pytest.skip("the write finished before the 1 s stonewall")
     assert len({x["ops"] for x in w["per_rank"]}) == 1
-    assert w["bytes"] == w["per_rank"][0]["ops"] * 4096 * 2
+    assert w["bytes"] == w["per_rank"][0]["ops"] * 64 * 2
 
 
 # ------------------------------------------------------------------------------------------------- refusals
