@@ -18,6 +18,7 @@ struct iol_bctx {
     uint64_t delay_lo_ns;      /* null: completion delays spread over [lo, hi] (see iol_backend_opts) */
     uint64_t delay_hi_ns;
     uint64_t delay_seq;        /* requests delayed so far */
+    void *priv;                /* a backend's own state beside the ring (mpiio: its MPI settings) */
 };
 
 /* ctx_open for a synchronous backend: `name` (static) is the backend's, as its messages say it. */

@@ -94,5 +94,9 @@ void iol_comm_mpi_finalize(struct iol_comm *c);
 /* Collective over the whole job: from now on the communicator holds only ranks 0..n-1 (IOR's -N); their
  * rank numbers stay. *takes_part is 0 on the other ranks, whose communicator must then only be finalized. */
 int iol_comm_mpi_shrink(struct iol_comm *c, int n, int *takes_part, struct iol_err *err);
+/* The MPI communicator behind an "mpi" comm (a private duplicate of MPI_COMM_WORLD), as a const MPI_Comm *,
+ * for the backends over an MPI library (backend.h: iol_mpi_opts.comm); NULL for local ranks and in a build
+ * without MPI. Valid until iol_comm_mpi_finalize. */
+const void *iol_comm_mpi_handle(const struct iol_comm *c);
 
 #endif

@@ -25,6 +25,9 @@ struct iol_workload {
     int (*parse_argv)(const struct iol_optset *sets, int nsets, int argc, char **argv, struct iol_err *err);
     /* Optional: how many of n ranks take part (IOR's -N); the others only wait for the end. NULL = all. */
     int (*participants)(const void *cfg, int n);
+    /* Optional: the option that makes this run need MPI ranks (a backend over an MPI library: "-a MPIIO"),
+     * written into buf; NULL when forked local ranks can run it. */
+    const char *(*needs_mpi)(const void *cfg, char *buf, size_t len);
 };
 
 /* Terminated by an entry with name == NULL. */

@@ -90,6 +90,14 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const struct iol_backend *be = r->be;
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
+    /* Collective calls per transfer: -c; the strided datatype's MPI_File_set_view; -Y's MPI_File_sync. */
+    const int lockstep =
+        r->lockstep && (cfg->collective || cfg->strided_datatype || (is_write && cfg->fsync_per_write));
+    /* In lockstep the ranks agree whether to stop every `every` rounds (see below): about 4 MiB of each
+     * rank's transfers, at most 64 rounds, so a deadline or a signal is honoured within a few MiB. */
+    const uint64_t every = cfg->xfer >= (4u << 20) ? 1 : (4u << 20) / cfg->xfer > 64 ? 64 : (4u << 20) / cfg->xfer;
+    uint64_t rounds = 0;
+    int want_stop = 0, want_hit = 0;
     struct ior_order ord;
     ior_order_init(&ord, cfg, r->nranks, pl->data_rank, r->pairs_total, pl->start);
     /* -O minTimeDuration: the pass starts again from its first transfer until it has run that long, as IOR
@@ -151,7 +159,8 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
         int synced = 0;
         for (int i = 0; i < n; i++) {
             struct iol_req *d = r->done[i];
-            if (d->error || d->result != (int64_t)d->len) {
+            const int failed = d->error || d->result != (int64_t)d->len;
+            if (failed) {
                 transfer_failed(r, d, is_write ? "write" : "read");
                 stop = 1;
             } else {
@@ -171,10 +180,12 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
                         if (first < lp->vfirst) lp->vfirst = first;
                     }
                 }
-                if (is_write && cfg->fsync_per_write) {
-                    synced = 1;
-                    if (be->fsync(r->bctx, f, &r->err)) stop = 1;
-                }
+            }
+            /* -Y. In lockstep the fsync is a collective MPI_File_sync: every rank makes one per write, also
+             * after a failed one, so that their counts of collective calls stay equal. */
+            if (is_write && cfg->fsync_per_write && (!failed || lockstep)) {
+                synced = 1;
+                if (be->fsync(r->bctx, f, &r->err)) stop = 1;
             }
             last = d->t_done_ns;
             if (last > chain) chain = last;
@@ -193,7 +204,27 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             iol_note_interrupt(&r->err);
             stop = 1;
         }
-        if (n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns) {
+        int hit = n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns;
+        if (lockstep) {
+            /* Collective calls: a rank that stopped alone would leave the others waiting in their next call
+             * for ever. So a rank's reason to stop (its deadline, an error, a signal) only stops it when the
+             * ranks decide together, every `every` rounds (IOR broadcasts rank 0's deadline after each
+             * transfer; an allreduce per transfer cost 4/5 of a collective 47008-byte write at 2 ranks):
+             * until then it goes on, and every rank makes the same number of calls. */
+            want_stop |= stop;
+            want_hit |= hit;
+            stop = hit = 0;
+            if (++rounds % every == 0) {
+                int64_t v[2] = {want_stop, want_hit};
+                if (r->comm->allreduce(r->comm, v, v, 2, IOL_DT_I64, IOL_OP_MAX)) {
+                    comm_failed(r);
+                    return -1;
+                }
+                stop = (int)v[0];
+                hit = !stop && v[1];
+            }
+        }
+        if (hit) {
             stop = 1;
             lp->hit = 1;
         }
@@ -244,13 +275,15 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     /* Check passes read back everything; only the measured phases stop at the deadline. */
     const int stonewalled = cfg->deadline_s > 0 && !pl->verify;
     memset(&f, 0, sizeof f);
+    f.data_rank = pl->data_rank;
     ior_file_path(cfg, cfg->fpp ? pl->data_rank : 0, pl->iteration, r->cur_path, sizeof r->cur_path);
     r->err_phase = pl->phase;
 
     if (c->barrier(c)) return comm_failed(r);
     lp->t[0] = iol_comm_time(c, iol_now_ns());
-    /* A shared file is created by rank 0 before the others open it, as IOR does. */
-    int creator_first = !cfg->fpp && pl->op == IOL_IO_WRITE;
+    /* A shared file is created by rank 0 before the others open it, as IOR does; a backend whose open is
+     * collective (MPI_File_open) has every rank open it together. */
+    int creator_first = !cfg->fpp && pl->op == IOL_IO_WRITE && !r->be->collective_open;
     if (!creator_first || c->rank == 0) {
         if (r->be->open(r->bctx, &f, r->cur_path, open_flags(r, pl->op), 0644, &r->err) == 0) opened = 1;
     }
@@ -258,6 +291,17 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
         if (c->barrier(c)) return comm_failed(r);
         if (c->rank != 0 && r->be->open(r->bctx, &f, r->cur_path, open_flags(r, pl->op), 0644, &r->err) == 0)
             opened = 1;
+    }
+    if (r->be->collective_open) {
+        /* Transfers and close may be collective: either every rank of the file goes on, or none (the rank
+         * whose open failed reports why, when the ranks agree after the phase). */
+        int64_t ok = opened;
+        if (c->allreduce(c, &ok, &ok, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
+        if (!ok && opened) {
+            struct iol_err cerr = {0, ""};
+            r->be->close(r->bctx, &f, &cerr);
+            opened = 0;
+        }
     }
     lp->t[1] = iol_comm_time(c, iol_now_ns());
     if (cfg->intra_barriers && c->barrier(c)) return comm_failed(r);
@@ -303,8 +347,10 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     if (opened) {
         /* An interrupted run skips the fsync: writing GBs back could outlast a batch system's grace time,
          * and the file is about to be removed (or kept as a cut-short run's, not a measured one's). */
-        if (pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending())
-            r->be->fsync(r->bctx, &f, &r->err);
+        int64_t sync = pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending();
+        /* A collective fsync (MPI_File_sync) is made by every rank of the file or by none. */
+        if (r->lockstep && c->allreduce(c, &sync, &sync, 1, IOL_DT_I64, IOL_OP_MIN)) sync = 0;
+        if (sync) r->be->fsync(r->bctx, &f, &r->err);
         struct iol_err cerr = {0, ""};
         if (r->be->close(r->bctx, &f, &cerr) && !r->err.code) r->err = cerr;
     }
@@ -426,9 +472,14 @@ static int evict_before_read(struct ior_run *r, int data_rank, int iteration)
     ior_file_path(r->cfg, r->cfg->fpp ? data_rank : 0, iteration, p, sizeof p);
     struct iol_err e = {0, ""};
     if (iol_interrupt_pending()) return 0;   /* writing back dirty pages can take long: not when told to stop */
-    if (r->be->open(r->bctx, &f, p, IOL_O_READ, 0, &e) != 0) return 0;   /* the read pass reports it */
-    if (r->be->evict(r->bctx, &f, &evicted, &e) != 0) evicted = 0;
-    r->be->close(r->bctx, &f, &e);
+    /* A handle without a descriptor (MPI-IO, HDF5) cannot drop pages: its file is an ordinary file, whose
+     * pages the posix backend drops through the path, as for -a POSIX (ior_phase.cache.via says so). */
+    const struct iol_backend *be = r->be->evict ? r->be : &iol_backend_posix;
+    struct iol_bctx *ctx = r->be->evict ? r->bctx : NULL;
+    memset(&f, 0, sizeof f);
+    if (be->open(ctx, &f, p, IOL_O_READ, 0, &e) != 0) return 0;   /* the read pass reports it */
+    if (be->evict(ctx, &f, &evicted, &e) != 0) evicted = 0;
+    be->close(ctx, &f, &e);
     return evicted;
 }
 
@@ -586,7 +637,10 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     if (cfg->delay_s > 0) iol_sleep_s(cfg->delay_s);   /* -d, as before a write */
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
-    if (ph) ph->cache.evict_requested = evict;
+    if (ph) {
+        ph->cache.evict_requested = evict;
+        ph->cache.via = !evict ? NULL : r->be->evict ? "backend" : "posix";
+    }
     if (finish_phase(r, &lp, ph, text) || stonewall_bytes(r, &lp, ph)) return -1;
     if (ior_check_outliers(r, "read", lp.t) || agree(r)) return -1;
     if (ph) {
@@ -677,7 +731,25 @@ static int setup(struct ior_run *r)
     r->qd = (int)cfg->queue_depth;
     r->xfers_per_block = cfg->block / cfg->xfer;
     /* No early return before segments_from_file: it is collective, every rank must reach it. */
-    r->be->ctx_open(&r->bctx, r->qd, &r->err);
+    struct iol_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    if (r->be->needs_mpi) {
+        bo.mpi.comm = iol_comm_mpi_handle(c);
+        bo.mpi.file_per_proc = cfg->fpp;
+        bo.mpi.collective = cfg->collective;
+        bo.mpi.file_view = cfg->file_view;
+        bo.mpi.preallocate = cfg->preallocate;
+        bo.mpi.strided_datatype = cfg->strided_datatype;
+        bo.mpi.hints_file = cfg->hints_file;
+        bo.mpi.show_hints = cfg->show_hints;
+        bo.mpi.hints_out = c->rank == 0 && cfg->show_hints ? r->text : NULL;
+        bo.mpi.xfer = cfg->xfer;
+        bo.mpi.block = cfg->block;
+        bo.mpi.segments = cfg->segments;
+        bo.mpi.nranks = c->size;
+        r->lockstep = r->be->collective_open && !cfg->fpp;
+    }
+    iol_backend_ctx_open(r->be, &r->bctx, r->qd, &bo, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
     /* IOR's -C: read the data of a rank on another node. One node away is tasks-on-node-0 ranks when ranks
      * fill a node before the next (block mapping), 1 rank when they go round-robin over the nodes; reads
@@ -803,12 +875,14 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     }
     r->cfg = cfg;
 
+    FILE *text = NULL;
+    if (comm->rank == 0 && !info->quiet) text = stdout;
+    r->text = text;
+
     if (iol_comm_setup(comm, &r->err) == 0) setup(r);
     r->err_phase = "setup";
     int failed = agree(r);
 
-    FILE *text = NULL;
-    if (comm->rank == 0 && !info->quiet) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
     /* --remove-only: the files iolens created under -o's names, for a run that kept them with -k or was

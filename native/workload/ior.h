@@ -69,6 +69,13 @@ struct ior_cfg {
     int64_t gpu;                    /* -O allocateBufferOnGPU / GPUid / GPUDirect: refused when set */
     int verbose;                    /* -v (repeatable): IOR's verbosity of the classic text (iolens ior) */
     int64_t ref_num;                /* -A: IOR's reference number, echoed in the summary (RefNum) */
+    /* backends over an MPI library (backend.h: iol_mpi_opts) */
+    int collective;                 /* -c, -O collective=1: collective transfers */
+    int file_view;                  /* -V, --mpiio.useFileView */
+    int preallocate;                /* -p, --mpiio.preallocate */
+    int strided_datatype;           /* --mpiio.useStridedDatatype */
+    char hints_file[IOL_STR_MAX];   /* -U, --mpiio.hintsFileName */
+    int show_hints;                 /* -H, --mpiio.showHints */
 };
 
 /* The ranks -N asks for (n when not given; may be more than n: the caller then runs n, with a warning). */
@@ -88,6 +95,10 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
 /* Room for what the run writes (-b x -s x ranks, x iterations with -m) in the free space of -o's directory;
  * not with a stonewall (-D), where the deadline ends the write. */
 int ior_check_space(const struct ior_cfg *cfg, int nranks, struct iol_err *err);
+
+/* The option that makes the run need MPI ranks ("-a MPIIO"), written into buf; NULL when forked local ranks
+ * can run it. */
+const char *ior_needs_mpi(const struct ior_cfg *cfg, char *buf, size_t len);
 
 /* Runs the workload on this rank (collective). Rank 0 writes the JSON document to json_path (if set) and the
  * human report to stdout (unless quiet). Returns an enum iol_status. */

@@ -70,6 +70,12 @@ const struct iol_option ior_options[] = {
     {0, "keep-cache", "keepCache", IOL_OPT_FLAG, F(keep_cache), "0", "do not evict written files from the page cache before reading", NOLIM},
     {0, "tasks-per-node", "tasksPerNode,numTasksOnNode0", IOL_OPT_INT, F(tasks_per_node), "0", "ranks per node used by -C (0 = counted from host names)", 0, 1e9},
     {0, "remove-only", "removeOnly", IOL_OPT_FLAG, F(remove_only), "0", "only remove the files an earlier -k run kept (those iolens created)", NOLIM},
+    {'c', "collective", "collective", IOL_OPT_FLAG, F(collective), "0", "collective transfers (MPI libraries: -a MPIIO; every rank moves its transfers together)", NOLIM},
+    {'V', "mpiio.useFileView", "useFileView", IOL_OPT_FLAG, F(file_view), "0", "-a MPIIO: move data through a file view of the rank's blocks (MPI_File_set_view)", NOLIM},
+    {'p', "mpiio.preallocate", "preallocate", IOL_OPT_FLAG, F(preallocate), "0", "-a MPIIO: preallocate the whole file when creating it (MPI_File_preallocate)", NOLIM},
+    {0, "mpiio.useStridedDatatype", "useStridedDatatype", IOL_OPT_FLAG, F(strided_datatype), "0", "-a MPIIO with -V: one call moves a transfer of every segment (IOR's strided datatype)", NOLIM},
+    {'U', "mpiio.hintsFileName", "hintsFileName", IOL_OPT_STRING, F(hints_file), "", "MPI hints file: IOR_HINT__MPI__key=value lines (with the IOR_HINT__MPI__ variables of the environment)", NOLIM},
+    {'H', "mpiio.showHints", "showHints", IOL_OPT_FLAG, F(show_hints), "0", "show the MPI hints passed to the library and those it reports in effect", NOLIM},
     {'O', "directives", NULL, IOL_OPT_DIRECTIVES, 0, NULL, "IOR directives key=value[,key=value] (e.g. stoneWallingWearOut=1)", NOLIM},
     {0},
 };
