@@ -120,7 +120,14 @@ def test_each_run_is_one_engine_run_stored_as_its_own_run(
     with Store.open(str(db), create=False) as store:
         runs = queries.list_runs(store.db)
     assert sorted(run["id"] for run in runs) == [1, 2, 3]
-    assert "Test 2 of 3" in r.stdout
+    # IOR's text for a script (standard output is not a terminal): one banner, each test's results, one
+    # summary whose rows carry each test's number (Test#, the 13th field).
+    out = r.stdout
+    assert out.count("IOR-4.0.0: MPI Coordinated Test of Parallel I/O") == 1
+    assert out.count("Results: ") == 3 and out.count("Summary of all tests:") == 1
+    summary = out.split("Summary of all tests:")[1].splitlines()[2:]
+    rows = [line.split() for line in summary if line.split()[:1] in (["write"], ["read"])]
+    assert [(row[0], row[12]) for row in rows] == [("write", "0"), ("read", "1"), ("read", "2")]
 
 
 def test_the_command_line_is_the_first_tests_starting_point(
