@@ -34,6 +34,9 @@ struct iol_file {
     int fd;                  /* -1 for backends that have none */
     int flags;               /* enum iol_open_flags */
     void *priv;
+    /* Set by the caller before open (0 = unknown): the size the run gives the file. A backend that maps or
+     * lays out the whole file at open (mmap) uses it; the others ignore it. */
+    uint64_t extent;
 };
 
 struct iol_req {
@@ -72,6 +75,13 @@ struct iol_backend_opts {
     /* null: each request completes this long after submit, the delays spread evenly over [lo, hi] in a
      * scrambled order (a known latency distribution, to test the statistics). 0, 0 = at once. */
     uint64_t null_delay_lo_ns, null_delay_hi_ns;
+    int mmap_advice;         /* mmap: IOL_MMAP_* flags, the posix_madvise calls made at every open */
+};
+
+enum iol_mmap_advice {
+    IOL_MMAP_MADV_PATTERN   = 1 << 0,  /* IOR's --mmap.madv_pattern: sequential (random with IOL_MMAP_RANDOM) */
+    IOL_MMAP_RANDOM         = 1 << 1,
+    IOL_MMAP_MADV_DONT_NEED = 1 << 2,  /* IOR's --mmap.madv_dont_need */
 };
 
 /* What a context did, for reports: which fast paths the requests really took. */
@@ -168,13 +178,13 @@ int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, in
 #else
 #define IOL_BACKEND_IF_AIO(X)
 #endif
-#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(null)
+#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(mmap) X(null)
 
 #define IOL_BACKEND_DECLARE(id) extern const struct iol_backend iol_backend_##id;
 IOL_BACKEND_LIST(IOL_BACKEND_DECLARE)
 #undef IOL_BACKEND_DECLARE
 
-/* The names as one string literal for static help texts: " posix pvsync2 io_uring libaio null". */
+/* The names as one string literal for static help texts: " posix pvsync2 io_uring libaio mmap null". */
 #define IOL_BACKEND_NAME_WORD(id) " " #id
 #define IOL_BACKEND_NAMES_TEXT IOL_BACKEND_LIST(IOL_BACKEND_NAME_WORD)
 

@@ -224,6 +224,8 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     /* Check passes read back everything; only the measured phases stop at the deadline. */
     const int stonewalled = cfg->deadline_s > 0 && !pl->verify;
     memset(&f, 0, sizeof f);
+    /* IOR's expected aggregate file size, which its MMAP backend gives every file, -F's too */
+    f.extent = (uint64_t)r->segments * cfg->block * (uint64_t)r->nranks;
     ior_file_path(cfg, cfg->fpp ? pl->data_rank : 0, pl->iteration, r->cur_path, sizeof r->cur_path);
     r->err_phase = pl->phase;
 
@@ -396,6 +398,7 @@ static int evict_before_read(struct ior_run *r, int data_rank, int iteration)
     struct iol_file f;
     char p[IOL_STR_MAX + 64];
     int evicted = 0;
+    memset(&f, 0, sizeof f);
     ior_file_path(r->cfg, r->cfg->fpp ? data_rank : 0, iteration, p, sizeof p);
     struct iol_err e = {0, ""};
     if (iol_interrupt_pending()) return 0;   /* writing back dirty pages can take long: not when told to stop */
@@ -625,7 +628,11 @@ static int setup(struct ior_run *r)
     r->qd = (int)cfg->queue_depth;
     r->xfers_per_block = cfg->block / cfg->xfer;
     /* No early return before segments_from_file: it is collective, every rank must reach it. */
-    r->be->ctx_open(&r->bctx, r->qd, &r->err);
+    struct iol_backend_opts bopts;
+    memset(&bopts, 0, sizeof bopts);
+    bopts.mmap_advice = (cfg->mmap_madv_pattern ? IOL_MMAP_MADV_PATTERN : 0) | (cfg->random ? IOL_MMAP_RANDOM : 0) |
+                        (cfg->mmap_madv_dont_need ? IOL_MMAP_MADV_DONT_NEED : 0);
+    iol_backend_ctx_open(r->be, &r->bctx, r->qd, &bopts, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
     /* IOR's -C: read the data of a rank on another node. One node away is tasks-on-node-0 ranks when ranks
      * fill a node before the next (block mapping), 1 rank when they go round-robin over the nodes; reads

@@ -44,6 +44,8 @@ struct ior_cfg {
     int keep_cache;                 /* --keep-cache: do not evict before reading */
     int64_t tasks_per_node;         /* --tasks-per-node: override the count used by -C (0 = measured) */
     int remove_only;                /* --remove-only: remove the files a -k run left, nothing else */
+    int mmap_madv_dont_need;        /* --mmap.madv_dont_need (-a MMAP) */
+    int mmap_madv_pattern;          /* --mmap.madv_pattern (-a MMAP) */
 };
 
 extern const struct iol_option ior_options[];

@@ -42,6 +42,8 @@ const struct iol_option ior_options[] = {
     {0, "keep-cache", "keepCache", IOL_OPT_FLAG, F(keep_cache), "0", "do not evict written files from the page cache before reading", NOLIM},
     {0, "tasks-per-node", "tasksPerNode", IOL_OPT_INT, F(tasks_per_node), "0", "ranks per node used by -C (0 = counted from host names)", 0, 1e9},
     {0, "remove-only", "removeOnly", IOL_OPT_FLAG, F(remove_only), "0", "only remove the files an earlier -k run kept (those iolens created)", NOLIM},
+    {0, "mmap.madv_dont_need", "mmap.madv_dont_need", IOL_OPT_FLAG, F(mmap_madv_dont_need), "0", "-a MMAP: posix_madvise(DONTNEED) over the mapping at open, as IOR", NOLIM},
+    {0, "mmap.madv_pattern", "mmap.madv_pattern", IOL_OPT_FLAG, F(mmap_madv_pattern), "0", "-a MMAP: posix_madvise SEQUENTIAL (RANDOM with -z) over the mapping at open, as IOR", NOLIM},
     {'O', "directives", NULL, IOL_OPT_DIRECTIVES, 0, NULL, "IOR directives key=value[,key=value] (e.g. stoneWallingWearOut=1)", NOLIM},
     {0},
 };

@@ -16,6 +16,13 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
 {
     if (!iol_backend_find(cfg->api))
         return iol_err_set(err, IOL_ERR_USAGE, "-a: unknown api '%s' (known: %s)", cfg->api, iol_backend_names());
+    int is_mmap = strcasecmp(cfg->api, "mmap") == 0;
+    if ((cfg->mmap_madv_dont_need || cfg->mmap_madv_pattern) && !is_mmap)
+        return iol_err_set(err, IOL_ERR_USAGE, "--mmap.%s: only with -a MMAP (the api is '%s')",
+                           cfg->mmap_madv_dont_need ? "madv_dont_need" : "madv_pattern", cfg->api);
+    if (is_mmap && cfg->direct)
+        return iol_err_set(err, IOL_ERR_USAGE, "--posix.odirect: -a MMAP cannot bypass the page cache (a mapping "
+                           "is the page cache)");
     if (cfg->xfer == 0) return iol_err_set(err, IOL_ERR_USAGE, "-t: transfer size must be at least 8 bytes");
     if (cfg->xfer % 8)
         return iol_err_set(err, IOL_ERR_USAGE, "-t: transfer size %llu is not a multiple of 8 bytes",
