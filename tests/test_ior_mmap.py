@@ -81,7 +81,8 @@ def test_a_read_past_the_end_of_a_short_file_fails_cleanly(engine: Path, tmpfs_d
     path = tmpfs_dir / "data"
     res = run_engine(engine, ["-a", "MMAP", "-t", "16k", "-b", "64k", "-w", "-k", "-o", str(path)], np=1)
     assert res.returncode == 0, res.stderr
-    res = run_engine(engine, ["-a", "MMAP", "-t", "16k", "-b", "128k", "-r", "-E", "-k", "-o", str(path)], np=1)
+    longer = ["-a", "MMAP", "-t", "16k", "-b", "128k", "-r", "-E", "-k", "-o", str(path)]
+    res = run_engine(engine, longer, np=1)
     assert res.returncode == 1
     assert "moved 0 of 16384 bytes" in res.stderr
 
@@ -104,7 +105,9 @@ def test_iors_mmap_options_run_with_mmap(engine: Path, tmpfs_dir: Path, opt: str
         (["-a", "MMAP", "--posix.odirect"], "--posix.odirect"),
     ],
 )
-def test_mmap_options_that_cannot_apply_exit_2(engine: Path, tmpfs_dir: Path, args: list[str], named: str) -> None:
+def test_mmap_options_that_cannot_apply_exit_2(
+    engine: Path, tmpfs_dir: Path, args: list[str], named: str
+) -> None:
     res = run_engine(engine, [*args, "-o", str(tmpfs_dir / "f")], np=1)
     assert res.returncode == 2
     assert named in res.stderr and res.stderr.count("\n") == 1
