@@ -1,0 +1,270 @@
+/* ncmpi.c — IOR's NCMPI backend: PnetCDF over MPI-IO, with IOR 4's file layout (aiori-NCMPI.c, checked
+ * with ncmpidump on files IOR wrote):
+ *  - a CDF-5 file (NC_64BIT_DATA), created with NC_CLOBBER over the job's communicator (a shared file only:
+ *    IOR has no -F for NCMPI, nor does iolens);
+ *  - one variable "data_var" of NC_BYTE with three dimensions: "segments_times_np" (NC_UNLIMITED, the
+ *    records), "number_of_transfers" (-b / -t) and "transfer_size" (-t). Rank r's transfer k of segment s
+ *    is element [s x ranks + r][k][0 .. -t);
+ *  - the dimensions and the variable are defined (or looked up, for reads) at the first transfer, as IOR
+ *    does, then without -c the file goes into independent data mode (ncmpi_begin_indep_data);
+ *  - -c: ncmpi_put_vara_schar_all / get_vara_schar_all, else the independent calls; fsync is ncmpi_sync;
+ *  - hints: -U / --ncmpi.hintsFileName and IOR_HINT__MPI__ variables go to ncmpi_create/ncmpi_open; -H /
+ *    --ncmpi.showHints prints them and those the file reports (ncmpi_get_file_info), as IOR's lines.
+ * Difference: IOR places a transfer in record s x ranks + (its own rank) even when -C makes it read another
+ * rank's data; iolens uses the rank whose data the offset names, so -C reads what that rank wrote.
+ * Synchronous: each request completes inside submit. */
+#define _GNU_SOURCE
+#include "mpi_hints.h"
+#include "posix_ops.h"
+#include "sync_ring.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <mpi.h>
+#include <pnetcdf.h>
+
+struct nc_ctx {
+    struct iol_backend_opts opts;
+    MPI_Comm comm;
+    struct iol_hints passed, used;
+    int have_used;
+};
+
+struct nc_file {
+    int ncid;
+    int varid;                    /* -1 until the first transfer defined or found it */
+    int writing;
+    char path[256];
+};
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int nc_fail(struct iol_err *err, int rc, const char *what, const char *path)
+{
+    return iol_err_set(err, IOL_ERR_RUNTIME, "PnetCDF %s %s: %s", what, path, ncmpi_strerror(rc));
+}
+
+static int nc_ctx_open_opts(struct iol_bctx **out, int queue_depth, const struct iol_backend_opts *opts,
+                            struct iol_err *err)
+{
+    *out = NULL;
+    if (!opts->mpi.comm)
+        return iol_err_set(err, IOL_ERR_USAGE, "-a NCMPI: needs MPI ranks (run under mpirun or srun, or --launcher "
+                           "mpirun); forked local ranks have no MPI communicator");
+    if (opts->sqthread_poll || opts->hipri)
+        return iol_err_set(err, IOL_ERR_USAGE, "ncmpi backend: %s is not supported",
+                           opts->sqthread_poll ? "sqthread_poll" : "hipri");
+    struct nc_ctx *c = calloc(1, sizeof *c);
+    if (!c) return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "ncmpi backend");
+    c->opts = *opts;
+    c->comm = *(const MPI_Comm *)opts->mpi.comm;
+    if (iol_hints_collect(opts->mpi.hints_file, &c->passed, err) || iol_sync_ctx_open(out, queue_depth, "ncmpi", err)) {
+        iol_hints_free(&c->passed);
+        free(c);
+        return -1;
+    }
+    (*out)->priv = c;
+    return 0;
+}
+
+static int nc_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *err)
+{
+    struct iol_backend_opts none;
+    memset(&none, 0, sizeof none);
+    return nc_ctx_open_opts(out, queue_depth, &none, err);
+}
+
+static void nc_ctx_close(struct iol_bctx *ctx)
+{
+    if (!ctx) return;
+    struct nc_ctx *c = ctx->priv;
+    if (c) {
+        iol_hints_free(&c->passed);
+        iol_hints_free(&c->used);
+        free(c);
+    }
+    iol_sync_ctx_close(ctx);
+}
+
+static int nc_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
+                   struct iol_err *err)
+{
+    (void)mode;
+    struct nc_ctx *c = ctx->priv;
+    const struct iol_mpi_opts *m = &c->opts.mpi;
+    f->ctx = ctx;
+    f->fd = -1;
+    f->flags = flags;
+    f->priv = NULL;
+    if (flags & IOL_O_DIRECT) return iol_err_set(err, IOL_ERR_USAGE, "-a NCMPI: O_DIRECT is not possible");
+    struct nc_file *h = calloc(1, sizeof *h);
+    if (!h) return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "open %s", path);
+    h->varid = -1;
+    h->writing = (flags & IOL_O_WRITE) != 0;
+    snprintf(h->path, sizeof h->path, "%s", path);
+    int rank = 0;
+    MPI_Comm_rank(c->comm, &rank);
+    MPI_Info info = MPI_INFO_NULL;
+    if (iol_hints_to_info(&c->passed, &info, err)) {
+        free(h);
+        return -1;
+    }
+    if (m->show_hints && m->hints_out && rank == 0)
+        iol_hints_print(m->hints_out, "hints passed to MPI_File_open()", &c->passed);
+    int rc = flags & IOL_O_CREATE ? ncmpi_create(c->comm, path, NC_CLOBBER | NC_64BIT_DATA, info, &h->ncid)
+                                  : ncmpi_open(c->comm, path, h->writing ? NC_WRITE : NC_NOWRITE, info, &h->ncid);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    if (rc != NC_NOERR) {
+        free(h);
+        return nc_fail(err, rc, flags & IOL_O_CREATE ? "create" : "open", path);
+    }
+    MPI_Info used;
+    if (ncmpi_get_file_info(h->ncid, &used) == NC_NOERR) {
+        struct iol_err ignore = {0, ""};
+        c->have_used = iol_hints_from_info(used, &c->used, &ignore) == 0;
+        MPI_Info_free(&used);
+    }
+    if (m->show_hints && m->hints_out && rank == 0 && c->have_used)
+        iol_hints_print(m->hints_out, "hints returned from opened file", &c->used);
+    f->priv = h;
+    return 0;
+}
+
+static int nc_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
+{
+    (void)ctx;
+    struct nc_file *h = f->priv;
+    if (!h) return 0;
+    int rc = ncmpi_close(h->ncid);
+    f->priv = NULL;
+    if (rc != NC_NOERR) nc_fail(err, rc, "close", h->path);
+    free(h);
+    return rc != NC_NOERR ? -1 : 0;
+}
+
+/* IOR's variable: defined by a writer, looked up by a reader; then independent data mode without -c. */
+static int find_variable(struct nc_ctx *c, struct nc_file *h, struct iol_err *err)
+{
+    const struct iol_mpi_opts *m = &c->opts.mpi;
+    int rc, dims[3];
+    if (h->writing) {
+        if ((rc = ncmpi_def_dim(h->ncid, "segments_times_np", NC_UNLIMITED, &dims[0])) != NC_NOERR ||
+            (rc = ncmpi_def_dim(h->ncid, "number_of_transfers", (MPI_Offset)(m->block / m->xfer), &dims[1])) != NC_NOERR ||
+            (rc = ncmpi_def_dim(h->ncid, "transfer_size", (MPI_Offset)m->xfer, &dims[2])) != NC_NOERR ||
+            (rc = ncmpi_def_var(h->ncid, "data_var", NC_BYTE, 3, dims, &h->varid)) != NC_NOERR ||
+            (rc = ncmpi_enddef(h->ncid)) != NC_NOERR)
+            return nc_fail(err, rc, "define data_var in", h->path);
+    } else if ((rc = ncmpi_inq_varid(h->ncid, "data_var", &h->varid)) != NC_NOERR) {
+        return nc_fail(err, rc, "find data_var in", h->path);
+    }
+    if (!m->collective && (rc = ncmpi_begin_indep_data(h->ncid)) != NC_NOERR)
+        return nc_fail(err, rc, "independent data mode for", h->path);
+    return 0;
+}
+
+static int transfer(struct nc_ctx *c, struct iol_req *r, struct iol_err *err)
+{
+    struct nc_file *h = r->file->priv;
+    const struct iol_mpi_opts *m = &c->opts.mpi;
+    r->error = 0;
+    r->result = 0;
+    if (r->len != m->xfer)
+        return iol_err_set(err, IOL_ERR_RUNTIME, "-a NCMPI: a transfer of %zu bytes, not -t", r->len);
+    if (h->varid < 0 && find_variable(c, h, err)) return -1;
+    uint64_t seg_bytes = m->block * (uint64_t)m->nranks;
+    uint64_t seg = r->offset / seg_bytes, in_seg = r->offset % seg_bytes;
+    MPI_Offset start[3] = {(MPI_Offset)(seg * (uint64_t)m->nranks + in_seg / m->block),
+                           (MPI_Offset)(in_seg % m->block / m->xfer), 0};
+    MPI_Offset count[3] = {1, 1, (MPI_Offset)r->len};
+    int rc;
+    if (r->op == IOL_IO_WRITE)
+        rc = m->collective ? ncmpi_put_vara_schar_all(h->ncid, h->varid, start, count, r->buf)
+                           : ncmpi_put_vara_schar(h->ncid, h->varid, start, count, r->buf);
+    else
+        rc = m->collective ? ncmpi_get_vara_schar_all(h->ncid, h->varid, start, count, r->buf)
+                           : ncmpi_get_vara_schar(h->ncid, h->varid, start, count, r->buf);
+    if (rc != NC_NOERR) {
+        char what[64];
+        snprintf(what, sizeof what, "%s at offset %" PRIu64 " of", r->op == IOL_IO_WRITE ? "write" : "read", r->offset);
+        return nc_fail(err, rc, what, h->path);
+    }
+    r->result = (int64_t)r->len;
+    return 0;
+}
+
+static int nc_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
+{
+    struct nc_ctx *c = ctx->priv;
+    int room = iol_sync_room(ctx);
+    int take = n < room ? n : room;
+    uint64_t prev = 0;
+    for (int i = 0; i < take; i++) {
+        struct iol_req *r = reqs[i];
+        int timed = !(r->flags & IOL_REQ_UNTIMED);
+        if (timed) {
+            if (prev) r->t_submit_ns = prev;
+            else if (!(r->flags & IOL_REQ_SUBMIT_STAMPED)) r->t_submit_ns = now_ns();
+        }
+        if (transfer(c, r, err)) {
+            iol_sync_push(ctx, reqs, i);
+            return -1;
+        }
+        if (timed) r->t_done_ns = prev = now_ns();
+        else prev = 0;
+    }
+    iol_sync_push(ctx, reqs, take);
+    return take;
+}
+
+static int nc_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
+{
+    (void)ctx;
+    struct nc_file *h = f->priv;
+    int rc;
+    if (h && (rc = ncmpi_sync(h->ncid)) != NC_NOERR) return nc_fail(err, rc, "sync", h->path);
+    return 0;
+}
+
+static void nc_describe(const struct iol_bctx *ctx, struct iol_json *j)
+{
+    const struct nc_ctx *c = ctx->priv;
+    iol_json_kv_string(j, "library", "PnetCDF");
+    iol_json_kv_string(j, "version", ncmpi_inq_libvers());
+    iol_json_kv_string(j, "transfer", c->opts.mpi.collective ? "collective" : "independent");
+    iol_hints_json(j, "hints_passed", &c->passed);
+    if (c->have_used) iol_hints_json(j, "hints_used", &c->used);
+}
+
+const struct iol_backend iol_backend_ncmpi = {
+    .name = "ncmpi",
+    .description = "IOR's NCMPI: PnetCDF over MPI-IO, one record variable (-c collective transfers; each "
+                   "request completes in submit)",
+    .ctx_open = nc_ctx_open,
+    .ctx_open_opts = nc_ctx_open_opts,
+    .ctx_close = nc_ctx_close,
+    .open = nc_open,
+    .close = nc_close,
+    .submit = nc_submit,
+    .reap = iol_sync_reap,
+    .fsync = nc_fsync,
+    .evict = NULL,
+    .stat = iol_posix_stat,
+    .unlink = iol_posix_unlink,
+    .mkdir = iol_posix_mkdir,
+    .rmdir = iol_posix_rmdir,
+    .describe = nc_describe,
+    .does_io = 1,
+    .completes_in_submit = 1,
+    .needs_mpi = 1,
+    .collective_open = 1,
+};
