@@ -40,6 +40,31 @@ const struct iol_backend *iol_backend_find(const char *name)
     return NULL;
 }
 
+/* Backends iolens has but a build may lack, with what their build needs: so "-a MPIIO" in a build without MPI
+ * says why instead of "unknown api". */
+static const struct {
+    const char *name, *needs;
+} unbuilt[] = {
+    { "mpiio", "MPI (an MPI C compiler when iolens was built); this iolens-bench was built without it" },
+    { "io_uring", "liburing when iolens was built" },
+    { "libaio", "libaio when iolens was built" },
+    { "aio", "libaio when iolens was built" },
+    { "hdf5", "MPI and parallel HDF5 (libhdf5-openmpi-dev, pkg-config hdf5-openmpi) when iolens was built; this "
+              "iolens-bench was built without them" },
+    { "ncmpi", "MPI and PnetCDF (libpnetcdf-dev, pkg-config pnetcdf) when iolens was built; this iolens-bench was "
+               "built without them" },
+};
+
+const char *iol_backend_unavailable(const char *name)
+{
+    if (name == NULL || iol_backend_find(name) != NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof unbuilt / sizeof unbuilt[0]; i++)
+        if (strcasecmp(name, unbuilt[i].name) == 0)
+            return unbuilt[i].needs;
+    return NULL;
+}
+
 const char *iol_backend_names(void)
 {
     return backend_names + 1;   /* skip the leading comma */

@@ -5,14 +5,27 @@
  * completed requests back from reap, so the workload code is the same for every backend, and io_uring or
  * libaio fit without changing it. Each rank opens its own context; contexts are not shared between threads.
  * Every call returns 0 (or a count) on success and -1 with err filled on failure; a failed *transfer* is
- * not a call failure: it comes back from reap with req->error set. */
+ * not a call failure: it comes back from reap with req->error set.
+ *
+ * Backends over an MPI library (MPI-IO, HDF5, PnetCDF; needs_mpi below) run only on MPI ranks: their context
+ * gets the job's communicator and the library's settings in iol_backend_opts.mpi. They are synchronous
+ * (completes_in_submit), and two of their calls are collective over the ranks that share a file (all ranks of
+ * a shared file, or each rank alone with file_per_proc, over MPI_COMM_SELF):
+ *  - open and close (collective_open): every rank calls them at the same point of the run; nobody creates the
+ *    file first. A failed open is reported by every rank of the file.
+ *  - transfers, when mpi.collective is set (MPI_File_write_at_all, H5FD_MPIO_COLLECTIVE, put_vara_*_all): every
+ *    rank of the file submits the same number of requests in the same batches, and the ranks decide together
+ *    when to stop (deadline, error, signal), so that no rank waits forever in a collective call another rank
+ *    never makes. fsync (MPI_File_sync) is collective too. */
 #ifndef IOL_BACKEND_H
 #define IOL_BACKEND_H
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <stdio.h>
 #include "../common/error.h"
+#include "../common/json.h"
 
 enum iol_io_op { IOL_IO_READ, IOL_IO_WRITE };
 
@@ -37,6 +50,10 @@ struct iol_file {
     /* Set by the caller before open (0 = unknown): the size the run gives the file. A backend that maps or
      * lays out the whole file at open (mmap) uses it; the others ignore it. */
     uint64_t extent;
+    /* Set by the caller before open (0 when it does not care): whose blocks of a shared file this rank moves
+     * through the handle, (rank + IOR's -C shift) % ranks. A backend that describes a rank's part of the file
+     * at open (an MPI-IO file view) uses it; the others ignore it. */
+    int data_rank;
 };
 
 struct iol_req {
@@ -63,6 +80,26 @@ enum iol_req_flags {
     IOL_REQ_SUBMIT_STAMPED = 1 << 1,
 };
 
+/* Settings of the backends over an MPI library (needs_mpi). All zero is "no MPI": such a backend's context
+ * then refuses to open. The layout fields say where a rank's data lies, as IOR lays it out: in a shared file
+ * the k-th block of rank r is at (k * nranks + r) * block, transfers of xfer bytes inside it; with
+ * file_per_proc the k-th block of a rank's own file is at k * block. */
+struct iol_mpi_opts {
+    const void *comm;        /* the job's communicator, a const MPI_Comm * (iol_comm_mpi_handle); NULL = none */
+    int file_per_proc;       /* -F: each rank opens its own file alone (MPI_COMM_SELF) */
+    int collective;          /* -c: collective transfers (see the top of this file) */
+    int file_view;           /* -V: MPI-IO: a file view of the rank's blocks (MPI_File_set_view) */
+    int preallocate;         /* -p: MPI-IO: MPI_File_preallocate to the whole file's size when it is created */
+    int strided_datatype;    /* MPI-IO --mpiio.useStridedDatatype: the rank's blocks of all segments as one type */
+    const char *hints_file;  /* -U: hints as IOR reads them (mpi_hints.h); NULL or "" = none. The hints of the
+                              * environment (IOR_HINT__MPI__key=value) are always read. */
+    int show_hints;          /* -H: rank 0 prints the hints passed and those the library reports, at each open */
+    FILE *hints_out;         /* where -H prints (the run's text report); NULL = not printed */
+    uint64_t xfer, block;    /* -t, -b */
+    int64_t segments;        /* -s */
+    int nranks;              /* ranks sharing the job (all of them, also with file_per_proc) */
+};
+
 /* Settings of a context, for the backends that have any. All zero is every backend's default, which is its
  * fastest honest setting: so the "off" switches are spelled negatively (fio's fixedbufs=0, registerfiles=0). */
 struct iol_backend_opts {
@@ -75,7 +112,13 @@ struct iol_backend_opts {
     /* null: each request completes this long after submit, the delays spread evenly over [lo, hi] in a
      * scrambled order (a known latency distribution, to test the statistics). 0, 0 = at once. */
     uint64_t null_delay_lo_ns, null_delay_hi_ns;
+    struct iol_mpi_opts mpi; /* backends over an MPI library (needs_mpi) */
     int mmap_advice;         /* mmap: IOL_MMAP_* flags, the posix_madvise calls made at every open */
+    struct iol_hdf5_opts {   /* hdf5: IOR's --hdf5.* settings */
+        int collective_metadata;   /* --hdf5.collectiveMetadata: H5Pset_all_coll_metadata_ops/coll_metadata_write */
+        int no_fill;               /* --hdf5.noFill: datasets are never filled (H5D_FILL_TIME_NEVER) */
+        uint64_t alignment;        /* -J, --hdf5.setAlignment: H5Pset_alignment(A, A); 0 or 1 = none */
+    } hdf5;
 };
 
 enum iol_mmap_advice {
@@ -144,17 +187,29 @@ struct iol_backend {
     int (*fsync)(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err);
     /* Drops the file's pages from the page cache (after writing them back). Sets *evicted to 1 only when no
      * page of the file is left in memory afterwards (mincore), to 0 when some stayed or the file system
-     * keeps no separate cache (tmpfs), so the caller can say so. */
+     * keeps no separate cache (tmpfs), so the caller can say so. NULL for backends whose handle has no
+     * descriptor (MPI-IO, HDF5, PnetCDF): their files are ordinary files, which the caller evicts through
+     * the posix backend on the path (and says so in its report). */
     int (*evict)(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err);
     int (*stat)(struct iol_bctx *ctx, const char *path, struct stat *st, struct iol_err *err);
     int (*unlink)(struct iol_bctx *ctx, const char *path, struct iol_err *err);
     int (*mkdir)(struct iol_bctx *ctx, const char *path, mode_t mode, struct iol_err *err);
     int (*rmdir)(struct iol_bctx *ctx, const char *path, struct iol_err *err);
+    /* Optional: writes the context's settings in effect as members of the current JSON object (the hints
+     * the MPI library reports for the last file opened, the transfer mode), for the run's document. */
+    void (*describe)(const struct iol_bctx *ctx, struct iol_json *j);
     int does_io;             /* 0 for "null": nothing reaches storage, so safety checks are skipped */
     int completes_in_submit; /* synchronous: every request is complete when submit returns */
+    int needs_mpi;           /* runs only on MPI ranks, with iol_backend_opts.mpi (forked local ranks cannot) */
+    int collective_open;     /* open and close are collective over the ranks of a file (see the top) */
+    int collective_segments; /* the first transfer into each segment makes a collective call (HDF5 creates the
+                              * segment's dataset): a shared file's ranks stop together at a deadline */
 };
 
 const struct iol_backend *iol_backend_find(const char *name);   /* case-insensitive; NULL if unknown */
+/* For a backend iolens has but this build lacks (mpiio without MPI, io_uring without liburing): what it needs,
+ * for the refusal's message; NULL for a name that is compiled in or unknown. */
+const char *iol_backend_unavailable(const char *name);
 /* Comma-separated list of the names compiled in, for messages and --help. */
 const char *iol_backend_names(void);
 /* Opens a context with settings: through ctx_open_opts when the backend has it; otherwise settings that ask
@@ -178,7 +233,18 @@ int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, in
 #else
 #define IOL_BACKEND_IF_AIO(X)
 #endif
-#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(mmap) X(null)
+#if IOLENS_HAVE_HDF5
+#define IOL_BACKEND_IF_HDF5(X) X(hdf5)
+#else
+#define IOL_BACKEND_IF_HDF5(X)
+#endif
+#if IOLENS_HAVE_PNETCDF
+#define IOL_BACKEND_IF_NCMPI(X) X(ncmpi)
+#else
+#define IOL_BACKEND_IF_NCMPI(X)
+#endif
+#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(mmap) \
+    IOL_BACKEND_IF_HDF5(X) IOL_BACKEND_IF_NCMPI(X) X(null)
 
 #define IOL_BACKEND_DECLARE(id) extern const struct iol_backend iol_backend_##id;
 IOL_BACKEND_LIST(IOL_BACKEND_DECLARE)

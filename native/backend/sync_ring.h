@@ -16,6 +16,7 @@ struct iol_bctx {
     struct iol_req **done;     /* ring of depth entries */
     int rw_flags;              /* pvsync2: RWF_* flags of every preadv2/pwritev2 */
     int mmap_advice;           /* mmap: IOL_MMAP_* advice given at every open */
+    void *priv;                /* hdf5, ncmpi: the library's own state (the ring is only their completions) */
     uint64_t delay_lo_ns;      /* null: completion delays spread over [lo, hi] (see iol_backend_opts) */
     uint64_t delay_hi_ns;
     uint64_t delay_seq;        /* requests delayed so far */

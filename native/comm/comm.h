@@ -91,5 +91,9 @@ int iol_mpi_available(void);
 /* MPI_Init + a comm for MPI_COMM_WORLD; iol_comm_mpi_finalize at the end. */
 int iol_comm_mpi_init(int *argc, char ***argv, struct iol_comm **out, struct iol_err *err);
 void iol_comm_mpi_finalize(struct iol_comm *c);
+/* The MPI communicator behind an "mpi" comm (a private duplicate of MPI_COMM_WORLD), as a const MPI_Comm *,
+ * for the backends over an MPI library (backend.h: iol_mpi_opts.comm); NULL for local ranks and in a build
+ * without MPI. Valid until iol_comm_mpi_finalize. */
+const void *iol_comm_mpi_handle(const struct iol_comm *c);
 
 #endif

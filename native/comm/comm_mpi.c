@@ -192,6 +192,14 @@ int iol_mpi_available(void)
     return 1;
 }
 
+const void *iol_comm_mpi_handle(const struct iol_comm *c)
+{
+    /* Only our own communicator has an MPI one behind it: local ranks share a memory region instead. */
+    if (c == NULL || c->kind == NULL || strcmp(c->kind, "mpi") != 0)
+        return NULL;
+    return &((const struct mpi_impl *)c->impl)->comm;
+}
+
 static int mpi_fail(struct iol_err *err, int rc, const char *what)
 {
     char text[MPI_MAX_ERROR_STRING];

@@ -129,11 +129,23 @@ static int run_mpi(struct job *job, int argc, char **argv)
     return rc;
 }
 
+/* A run that needs MPI ranks (a backend over an MPI library) cannot run on forked local ranks: refused before
+ * any I/O. A --check pass is exempt: the front end checks a run it will start under mpirun or srun this way. */
+static int refuse_local_mpi(const struct job *job, struct iol_err *err)
+{
+    char what[IOL_STR_MAX + 8];
+    const char *opt = job->wl->needs_mpi ? job->wl->needs_mpi(job->cfg, what, sizeof what) : NULL;
+    if (!opt || job->info.check_only) return 0;
+    return iol_err_set(err, IOL_ERR_USAGE, "%s: needs MPI ranks, and local ranks are forked processes; run it under "
+                       "an MPI launcher (iolens: --launcher mpirun or --launcher srun, or start iolens itself under "
+                       "mpirun/srun)", opt);
+}
+
 static int run_local(struct job *job)
 {
     struct iol_err err = {0, ""};
     int np = (int)job->info.np;
-    if (job->wl->validate(job->cfg, np, &err) || check_json_path(job->info.json_path, &err) ||
+    if (job->wl->validate(job->cfg, np, &err) || refuse_local_mpi(job, &err) || check_json_path(job->info.json_path, &err) ||
         job->wl->check_paths(job->cfg, np, &err) || check_space(job, np, &err))
         return usage_error(&err);
     if (job->info.check_only) return IOL_OK;

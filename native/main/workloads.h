@@ -23,6 +23,9 @@ struct iol_workload {
     /* Optional: parses the command line itself (find: a DIR argument, find's one-dash predicates);
      * NULL = the options tables alone, no positional arguments. sets[0].cfg is the workload's config. */
     int (*parse_argv)(const struct iol_optset *sets, int nsets, int argc, char **argv, struct iol_err *err);
+    /* Optional: the option that makes this run need MPI ranks (a backend over an MPI library: "-a MPIIO"),
+     * written into buf; NULL when forked local ranks can run it. */
+    const char *(*needs_mpi)(const void *cfg, char *buf, size_t len);
 };
 
 /* Terminated by an entry with name == NULL. */

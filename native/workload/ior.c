@@ -174,7 +174,21 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             iol_note_interrupt(&r->err);
             stop = 1;
         }
-        if (n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns) {
+        int hit = n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns;
+        if (r->lockstep) {
+            /* Collective calls: a rank that stopped alone would leave the others waiting in their next call
+             * for ever. The ranks decide together after every round (IOR broadcasts rank 0's deadline after
+             * each transfer; here any rank's deadline, error or signal stops all), so every rank makes the
+             * same number of calls. */
+            int64_t v[2] = {stop, hit};
+            if (r->comm->allreduce(r->comm, v, v, 2, IOL_DT_I64, IOL_OP_MAX)) {
+                comm_failed(r);
+                return -1;
+            }
+            stop = (int)v[0];
+            hit = !stop && v[1];
+        }
+        if (hit) {
             stop = 1;
             lp->hit = 1;
         }
@@ -226,13 +240,15 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     memset(&f, 0, sizeof f);
     /* IOR's expected aggregate file size, which its MMAP backend gives every file, -F's too */
     f.extent = (uint64_t)r->segments * cfg->block * (uint64_t)r->nranks;
+    f.data_rank = pl->data_rank;
     ior_file_path(cfg, cfg->fpp ? pl->data_rank : 0, pl->iteration, r->cur_path, sizeof r->cur_path);
     r->err_phase = pl->phase;
 
     if (c->barrier(c)) return comm_failed(r);
     lp->t[0] = iol_comm_time(c, iol_now_ns());
-    /* A shared file is created by rank 0 before the others open it, as IOR does. */
-    int creator_first = !cfg->fpp && pl->op == IOL_IO_WRITE;
+    /* A shared file is created by rank 0 before the others open it, as IOR does; a backend whose open is
+     * collective (MPI_File_open) has every rank open it together. */
+    int creator_first = !cfg->fpp && pl->op == IOL_IO_WRITE && !r->be->collective_open;
     if (!creator_first || c->rank == 0) {
         if (r->be->open(r->bctx, &f, r->cur_path, open_flags(r, pl->op), 0644, &r->err) == 0) opened = 1;
     }
@@ -240,6 +256,17 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
         if (c->barrier(c)) return comm_failed(r);
         if (c->rank != 0 && r->be->open(r->bctx, &f, r->cur_path, open_flags(r, pl->op), 0644, &r->err) == 0)
             opened = 1;
+    }
+    if (r->be->collective_open) {
+        /* Transfers and close may be collective: either every rank of the file goes on, or none (the rank
+         * whose open failed reports why, when the ranks agree after the phase). */
+        int64_t ok = opened;
+        if (c->allreduce(c, &ok, &ok, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
+        if (!ok && opened) {
+            struct iol_err cerr = {0, ""};
+            r->be->close(r->bctx, &f, &cerr);
+            opened = 0;
+        }
     }
     lp->t[1] = iol_comm_time(c, iol_now_ns());
     if (cfg->intra_barriers && c->barrier(c)) return comm_failed(r);
@@ -402,9 +429,14 @@ static int evict_before_read(struct ior_run *r, int data_rank, int iteration)
     ior_file_path(r->cfg, r->cfg->fpp ? data_rank : 0, iteration, p, sizeof p);
     struct iol_err e = {0, ""};
     if (iol_interrupt_pending()) return 0;   /* writing back dirty pages can take long: not when told to stop */
-    if (r->be->open(r->bctx, &f, p, IOL_O_READ, 0, &e) != 0) return 0;   /* the read pass reports it */
-    if (r->be->evict(r->bctx, &f, &evicted, &e) != 0) evicted = 0;
-    r->be->close(r->bctx, &f, &e);
+    /* A handle without a descriptor (MPI-IO, HDF5) cannot drop pages: its file is an ordinary file, whose
+     * pages the posix backend drops through the path, as for -a POSIX (ior_phase.cache.via says so). */
+    const struct iol_backend *be = r->be->evict ? r->be : &iol_backend_posix;
+    struct iol_bctx *ctx = r->be->evict ? r->bctx : NULL;
+    memset(&f, 0, sizeof f);
+    if (be->open(ctx, &f, p, IOL_O_READ, 0, &e) != 0) return 0;   /* the read pass reports it */
+    if (be->evict(ctx, &f, &evicted, &e) != 0) evicted = 0;
+    be->close(ctx, &f, &e);
     return evicted;
 }
 
@@ -538,7 +570,10 @@ static int do_read(struct ior_run *r, int it, FILE *text)
     if (cfg->delay_s > 0) iol_sleep_s((double)cfg->delay_s);   /* -d, as before a write */
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
-    if (ph) ph->cache.evict_requested = evict;
+    if (ph) {
+        ph->cache.evict_requested = evict;
+        ph->cache.via = !evict ? NULL : r->be->evict ? "backend" : "posix";
+    }
     if (finish_phase(r, &lp, ph, text)) return -1;
     if (ph) {
         if (cfg->direct)
@@ -628,11 +663,33 @@ static int setup(struct ior_run *r)
     r->qd = (int)cfg->queue_depth;
     r->xfers_per_block = cfg->block / cfg->xfer;
     /* No early return before segments_from_file: it is collective, every rank must reach it. */
-    struct iol_backend_opts bopts;
-    memset(&bopts, 0, sizeof bopts);
-    bopts.mmap_advice = (cfg->mmap_madv_pattern ? IOL_MMAP_MADV_PATTERN : 0) | (cfg->random ? IOL_MMAP_RANDOM : 0) |
-                        (cfg->mmap_madv_dont_need ? IOL_MMAP_MADV_DONT_NEED : 0);
-    iol_backend_ctx_open(r->be, &r->bctx, r->qd, &bopts, &r->err);
+    struct iol_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    if (r->be->needs_mpi) {
+        bo.mpi.comm = iol_comm_mpi_handle(c);
+        bo.mpi.file_per_proc = cfg->fpp;
+        bo.mpi.collective = cfg->collective;
+        bo.mpi.file_view = cfg->file_view;
+        bo.mpi.preallocate = cfg->preallocate;
+        bo.mpi.strided_datatype = cfg->strided_datatype;
+        bo.mpi.hints_file = cfg->hints_file;
+        bo.mpi.show_hints = cfg->show_hints;
+        bo.mpi.hints_out = c->rank == 0 && cfg->show_hints ? r->text : NULL;
+        bo.mpi.xfer = cfg->xfer;
+        bo.mpi.block = cfg->block;
+        bo.mpi.segments = cfg->segments;
+        bo.mpi.nranks = c->size;
+        /* HDF5's first transfer into a segment creates its dataset, a collective call: at a deadline the ranks
+         * of a shared file must stop together, or one would wait in it for ever. */
+        r->lockstep = r->be->collective_open && !cfg->fpp &&
+                      (cfg->collective || cfg->fsync_per_write || (cfg->deadline_s > 0 && r->be->collective_segments));
+        bo.hdf5.alignment = cfg->hdf5_alignment;
+        bo.hdf5.no_fill = cfg->hdf5_no_fill;
+        bo.hdf5.collective_metadata = cfg->hdf5_collective_metadata;
+    }
+    bo.mmap_advice = (cfg->mmap_madv_pattern ? IOL_MMAP_MADV_PATTERN : 0) | (cfg->random ? IOL_MMAP_RANDOM : 0) |
+                     (cfg->mmap_madv_dont_need ? IOL_MMAP_MADV_DONT_NEED : 0);
+    iol_backend_ctx_open(r->be, &r->bctx, r->qd, &bo, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
     /* IOR's -C: read the data of a rank on another node. One node away is tasks-on-node-0 ranks when ranks
      * fill a node before the next (block mapping), 1 rank when they go round-robin over the nodes; reads
@@ -740,13 +797,15 @@ int ior_run(const struct ior_cfg *cfg, struct iol_comm *comm, const struct iol_r
     r->info = info;
     r->err_rank = -1;
 
+    FILE *text = NULL;
+    int json_to_stdout = strcasecmp(cfg->summary_format, "json") == 0 && !cfg->summary_file[0];
+    if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
+    r->text = text;
+
     if (iol_comm_setup(comm, &r->err) == 0) setup(r);
     r->err_phase = "setup";
     int failed = agree(r);
 
-    FILE *text = NULL;
-    int json_to_stdout = strcasecmp(cfg->summary_format, "json") == 0 && !cfg->summary_file[0];
-    if (comm->rank == 0 && !info->quiet && !json_to_stdout) text = stdout;
     if (text) ior_report_text_begin(text, r);
 
     /* --remove-only: the files iolens created under -o's names, for a run that kept them with -k or was

@@ -46,6 +46,17 @@ struct ior_cfg {
     int remove_only;                /* --remove-only: remove the files a -k run left, nothing else */
     int mmap_madv_dont_need;        /* --mmap.madv_dont_need (-a MMAP) */
     int mmap_madv_pattern;          /* --mmap.madv_pattern (-a MMAP) */
+    uint64_t hdf5_alignment;        /* -J, --hdf5.setAlignment (-a HDF5) */
+    int hdf5_no_fill;               /* --hdf5.noFill */
+    int hdf5_collective_metadata;   /* --hdf5.collectiveMetadata */
+    int hdf5_individual_datasets;   /* --hdf5.individualDataSets: refused */
+    /* backends over an MPI library (backend.h: iol_mpi_opts) */
+    int collective;                 /* -c, -O collective=1: collective transfers */
+    int file_view;                  /* -V, --mpiio.useFileView */
+    int preallocate;                /* -p, --mpiio.preallocate */
+    int strided_datatype;           /* --mpiio.useStridedDatatype */
+    char hints_file[IOL_STR_MAX];   /* -U, --mpiio.hintsFileName */
+    int show_hints;                 /* -H, --mpiio.showHints */
 };
 
 extern const struct iol_option ior_options[];
@@ -62,6 +73,10 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
 /* Room for what the run writes (-b x -s x ranks, x iterations with -m) in the free space of -o's directory;
  * not with a stonewall (-D), where the deadline ends the write. */
 int ior_check_space(const struct ior_cfg *cfg, int nranks, struct iol_err *err);
+
+/* The option that makes the run need MPI ranks ("-a MPIIO"), written into buf; NULL when forked local ranks
+ * can run it. */
+const char *ior_needs_mpi(const struct ior_cfg *cfg, char *buf, size_t len);
 
 /* Runs the workload on this rank (collective). Rank 0 writes the JSON document to json_path (if set) and the
  * human report to stdout (unless quiet). Returns an enum iol_status. */

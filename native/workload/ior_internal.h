@@ -31,6 +31,8 @@ struct ior_cache {
     int evict_requested;             /* reads: the policy was "evict" */
     int evicted;                     /* every rank dropped its file's pages */
     const char *note;                /* why the figure may be a cache figure; NULL if none */
+    const char *via;                 /* how the pages were dropped: "backend", or "posix" (on the path, for a
+                                      * backend whose handle has no descriptor: MPI-IO, HDF5) */
 };
 
 /* One (operation, iteration) as the whole job saw it. Rank 0 keeps these. */
@@ -58,6 +60,9 @@ struct ior_run {
     const struct iol_backend *be;
     struct iol_bctx *bctx;
     int nranks;
+    int lockstep;                    /* the ranks of a shared file make collective calls per transfer (-c on
+                                      * an MPI library, or its collective fsync with -Y): they stop together */
+    FILE *text;                      /* rank 0's text report (NULL if none) */
     int tasks_per_node;
     int read_rank_shift;             /* -C: readers read the data of rank + shift */
     int check_rank_shift;            /* -C: the -W check pass reads the data of rank + shift */

@@ -241,6 +241,8 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     if (ph->cache.is_read) {
         iol_json_kv_string(j, "policy", ph->cache.evict_requested ? "evict" : "keep");
         iol_json_kv_bool(j, "evicted", ph->cache.evicted && ph->cache.evict_requested);
+        iol_json_key(j, "via");
+        iol_json_string(j, ph->cache.via);
         iol_json_key(j, "note");
         iol_json_string(j, ph->cache.note);
     }
@@ -276,6 +278,15 @@ void ior_report_json(struct iol_json *j, const struct ior_run *r)
     iol_json_key(j, "config");
     iol_json_begin_object(j);
     iol_opts_json(&set, 1, j);
+    iol_json_end_object(j);
+
+    /* The backend as it ran: its name, the transfer mode and what the backend reports of its settings (the
+     * MPI hints in effect). */
+    iol_json_key(j, "api");
+    iol_json_begin_object(j);
+    iol_json_kv_string(j, "name", r->be ? r->be->name : cfg->api);
+    iol_json_kv_bool(j, "collective", cfg->collective);
+    if (r->be && r->be->describe && r->bctx) r->be->describe(r->bctx, j);
     iol_json_end_object(j);
 
     char p[IOL_STR_MAX + 64];

@@ -1,8 +1,11 @@
 /* ior_validate.c — the options checked together, as IOR's CheckRunSettings does, before any I/O. */
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
 #include "ior_internal.h"
+#include "../backend/mpi_hints.h"
 
 /* Fills in IOR's implied settings: no access flag means write and read; -R means read. */
 void ior_normalize(struct ior_cfg *cfg)
@@ -12,10 +15,91 @@ void ior_normalize(struct ior_cfg *cfg)
     if (cfg->check_read) cfg->read = 1;
 }
 
+/* The settings of the backends over an MPI library, checked against the backend and the other options. */
+static int validate_mpi(const struct ior_cfg *cfg, const struct iol_backend *be, struct iol_err *err)
+{
+    int mpiio = strcmp(be->name, "mpiio") == 0;
+    /* Switches that would do nothing with this backend: refused, as a flag is never silently ignored. */
+    if (cfg->collective && !be->needs_mpi)
+        return iol_err_set(err, IOL_ERR_USAGE, "-c: collective I/O needs an MPI library backend (-a MPIIO); -a %s "
+                           "moves each rank's transfers alone", cfg->api);
+    const char *mpiio_only = cfg->file_view ? "-V (--mpiio.useFileView)" : cfg->preallocate ? "-p (--mpiio.preallocate)"
+                             : cfg->strided_datatype ? "--mpiio.useStridedDatatype" : NULL;
+    if (mpiio_only && !mpiio)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: an MPI-IO setting; it needs -a MPIIO (not -a %s)", mpiio_only, cfg->api);
+    if ((cfg->hints_file[0] || cfg->show_hints) && !be->needs_mpi)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: MPI hints need an MPI library backend (-a MPIIO), not -a %s",
+                           cfg->hints_file[0] ? "-U" : "-H", cfg->api);
+    if (!be->needs_mpi) return 0;
+    if (cfg->direct)
+        return iol_err_set(err, IOL_ERR_USAGE, "--posix.odirect: -a %s has no O_DIRECT (IOR prints \"O_DIRECT not "
+                           "implemented\" and runs buffered); ROMIO's direct_read/direct_write hints (-U) ask for it",
+                           cfg->api);
+    /* As IOR's MPIIO_check_params: a collective call or a file view has no random order. */
+    if (cfg->random && (cfg->collective || cfg->file_view))
+        return iol_err_set(err, IOL_ERR_USAGE, "-z: random offsets are not available with %s (as in IOR)",
+                           cfg->collective ? "collective I/O (-c)" : "MPI-IO file views (-V)");
+    if (cfg->strided_datatype) {
+        /* IOR applies the strided datatype inside the file view only, to a shared file's layout. */
+        if (!cfg->file_view)
+            return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: works through a file view; add -V");
+        if (cfg->fpp)
+            return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: describes a shared file's layout; "
+                               "not with -F");
+        /* One call writes the same buffer into every segment (IOR's type has a memory extent of 0), so
+         * segments past the first hold data of another offset, and a deadline would cut a call's count. */
+        if (cfg->segments != 1 && (cfg->check_write || cfg->check_read))
+            return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: one call writes the same buffer to "
+                               "every segment (as IOR), so -W/-R cannot check -s %lld segments", (long long)cfg->segments);
+        if (cfg->deadline_s > 0)
+            return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: one call moves every segment, so a "
+                               "stonewall (-D) cannot stop between them");
+    }
+    struct iol_hints h = {0, 0, NULL};
+    int rc = iol_hints_collect(cfg->hints_file, &h, err);
+    iol_hints_free(&h);
+    return rc;
+}
+
+/* IOR's HDF5 and NCMPI rules (CheckRunSettings, HDF5_check_params), and their options with another -a. */
+static int validate_hdf5_ncmpi(const struct ior_cfg *cfg, const struct iol_backend *be, struct iol_err *err)
+{
+    int hdf5 = strcmp(be->name, "hdf5") == 0, ncmpi = strcmp(be->name, "ncmpi") == 0;
+    const char *h5opt = cfg->hdf5_individual_datasets ? "--hdf5.individualDataSets"
+                        : cfg->hdf5_alignment != 1  ? "-J (--hdf5.setAlignment)"
+                        : cfg->hdf5_no_fill          ? "--hdf5.noFill"
+                        : cfg->hdf5_collective_metadata ? "--hdf5.collectiveMetadata" : NULL;
+    if (h5opt && !hdf5)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: an HDF5 setting; it needs -a HDF5 (not -a %s)", h5opt, cfg->api);
+    if (cfg->hdf5_individual_datasets)
+        return iol_err_set(err, IOL_ERR_USAGE, "--hdf5.individualDataSets: not implemented in IOR 4 (\"not working\"; "
+                           "IOR stops with \"individual data sets not implemented\"), nor in iolens");
+    if ((hdf5 || ncmpi) && cfg->random)
+        return iol_err_set(err, IOL_ERR_USAGE, "-z: random offsets are not available with -a %s (as in IOR: a "
+                           "segment's data set is made at its first transfer)", cfg->api);
+    if (ncmpi && cfg->fpp)
+        return iol_err_set(err, IOL_ERR_USAGE, "-F: file per process is not available with -a NCMPI (as in IOR: "
+                           "the variable spans every rank's blocks)");
+    return 0;
+}
+
+const char *ior_needs_mpi(const struct ior_cfg *cfg, char *buf, size_t len)
+{
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    if (!be || !be->needs_mpi) return NULL;
+    snprintf(buf, len, "-a %s", cfg->api);
+    return buf;
+}
+
 int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
 {
-    if (!iol_backend_find(cfg->api))
+    const struct iol_backend *be = iol_backend_find(cfg->api);
+    const char *needs = iol_backend_unavailable(cfg->api);
+    if (!be && needs) return iol_err_set(err, IOL_ERR_USAGE, "-a %s: this backend needs %s", cfg->api, needs);
+    if (!be)
         return iol_err_set(err, IOL_ERR_USAGE, "-a: unknown api '%s' (known: %s)", cfg->api, iol_backend_names());
+    if (validate_mpi(cfg, be, err)) return -1;
+    if (validate_hdf5_ncmpi(cfg, be, err)) return -1;
     int is_mmap = strcasecmp(cfg->api, "mmap") == 0;
     if ((cfg->mmap_madv_dont_need || cfg->mmap_madv_pattern) && !is_mmap)
         return iol_err_set(err, IOL_ERR_USAGE, "--mmap.%s: only with -a MMAP (the api is '%s')",

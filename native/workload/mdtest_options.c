@@ -111,6 +111,9 @@ int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *er
     (void)nranks;
     if (!iol_backend_find(cfg->api))
         return iol_err_set(err, IOL_ERR_USAGE, "-a: unknown api '%s' (known: %s)", cfg->api, iol_backend_names());
+    /* A backend over an MPI library needs the ior workload's MPI settings (communicator, hints). */
+    if (iol_backend_find(cfg->api)->needs_mpi)
+        return iol_err_set(err, IOL_ERR_USAGE, "-a %s: not supported by iolens mdtest (use -a POSIX)", cfg->api);
     if (cfg->items == 0 && cfg->items_per_dir == 0)
         return iol_err_set(err, IOL_ERR_USAGE, "-n: the number of items per rank must be at least 1");
     if (cfg->depth > 0 && cfg->branch == 0)
