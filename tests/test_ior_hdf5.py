@@ -7,14 +7,19 @@ wrote (tests/data/ior4/backends) read back."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from . import hdf5_reader
-from .ior_helpers import EngineResult, assert_only_canary_left, place_canary, run_engine
+from .ior_helpers import (
+    assert_only_canary_left,
+    engine_version,
+    place_canary,
+    require_engine_feature,
+    run_engine,
+    run_mpirun,
+)
 
 DATA = Path(__file__).parent / "data" / "ior4" / "backends"
 HEADER = Path("/usr/include/hdf5/openmpi/hdf5.h")
@@ -23,23 +28,10 @@ SIZES = ["-t", "4k", "-b", "16k", "-s", "2"]
 XFER, BLOCK, SEGS = 4 * KIB, 16 * KIB, 2
 
 
-@cache
-def _has(engine: Path, feature: str) -> bool:
-    out = subprocess.run([str(engine), "--version"], capture_output=True, text=True, timeout=60).stdout
-    return f"{feature}=yes" in out
-
-
 @pytest.fixture
 def h5engine(engine: Path, mpi_env: dict[str, str]) -> Path:
-    if not _has(engine, "hdf5"):
-        if HEADER.exists() and _has(engine, "mpi"):
-            pytest.fail(f"{HEADER} is installed but the engine has no HDF5 backend")
-        pytest.skip("the engine has no HDF5 backend")
+    require_engine_feature(engine, "hdf5", HEADER)
     return engine
-
-
-def mpirun(engine: Path, env: dict[str, str], np_: int, args: list[str]) -> EngineResult:
-    return run_engine(engine, args, launcher=["mpirun", "--oversubscribe", "-np", str(np_)], env=env)
 
 
 @pytest.mark.parametrize("np_", [2, 4])
@@ -51,7 +43,7 @@ def test_hdf5_writes_and_reads_back_every_byte(
     canary = place_canary(tmpfs_dir)
     args = ["-a", "HDF5", *SIZES, "-w", "-r", "-W", "-R", "-e", "-o", str(tmpfs_dir / "d.h5")]
     args += (["-F"] if layout == "fpp" else []) + (["-c"] if mode == "collective" else [])
-    res = mpirun(h5engine, mpi_env, np_, args)
+    res = run_mpirun(h5engine, mpi_env, np_, args)
     assert res.returncode == 0, res.stderr
     doc = res.doc
     assert doc is not None and doc["status"] == "ok"
@@ -72,9 +64,9 @@ def test_hdf5_file_has_iors_datasets_holding_the_posix_bytes(
     hold exactly the bytes the posix backend writes for the same flags (the same offset -> element map)."""
     fpp = ["-F"] if layout == "fpp" else []
     common = [*SIZES, "-w", "-k", "-G", "77", *fpp]
-    res = mpirun(h5engine, mpi_env, 2, ["-a", "HDF5", *common, "-o", str(tmpfs_dir / "d.h5")])
+    res = run_mpirun(h5engine, mpi_env, 2, ["-a", "HDF5", *common, "-o", str(tmpfs_dir / "d.h5")])
     assert res.returncode == 0, res.stderr
-    res = mpirun(h5engine, mpi_env, 2, ["-a", "POSIX", *common, "-o", str(tmpfs_dir / "p")])
+    res = run_mpirun(h5engine, mpi_env, 2, ["-a", "POSIX", *common, "-o", str(tmpfs_dir / "p")])
     assert res.returncode == 0, res.stderr
     pairs = [("d.h5", "p")] if not fpp else [(f"d.h5.{r:08d}", f"p.{r:08d}") for r in range(2)]
     elems = BLOCK // 8 * (1 if fpp else 2)
@@ -92,10 +84,10 @@ def test_alignment_and_no_fill_are_in_the_file(
     threshold = alignment, as IOR sets it); without it the first one starts right after the metadata.
     --hdf5.noFill makes the datasets never filled; by default HDF5's "if set"."""
     base = ["-a", "HDF5", *SIZES, "-w", "-k"]
-    res = mpirun(h5engine, mpi_env, 2, [*base, "-o", str(tmpfs_dir / "plain.h5")])
+    res = run_mpirun(h5engine, mpi_env, 2, [*base, "-o", str(tmpfs_dir / "plain.h5")])
     assert res.returncode == 0, res.stderr
     args = [*base, "-J", "8k", "--hdf5.noFill", "--hdf5.collectiveMetadata", "-o", str(tmpfs_dir / "al.h5")]
-    res = mpirun(h5engine, mpi_env, 2, args)
+    res = run_mpirun(h5engine, mpi_env, 2, args)
     assert res.returncode == 0, res.stderr
     plain, aligned = hdf5_reader.datasets(tmpfs_dir / "plain.h5"), hdf5_reader.datasets(tmpfs_dir / "al.h5")
     assert any(d.offset % 8192 for d in plain)
@@ -108,13 +100,13 @@ def test_a_damaged_byte_fails_the_hdf5_read_check(
     h5engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
 ) -> None:
     path = tmpfs_dir / "d.h5"
-    res = mpirun(h5engine, mpi_env, 2, ["-a", "HDF5", *SIZES, "-w", "-k", "-o", str(path)])
+    res = run_mpirun(h5engine, mpi_env, 2, ["-a", "HDF5", *SIZES, "-w", "-k", "-o", str(path)])
     assert res.returncode == 0, res.stderr
     second = hdf5_reader.datasets(path)[1]  # segment 1: logical offsets from 2 x BLOCK
     raw = bytearray(path.read_bytes())
     raw[second.offset + BLOCK + 40] ^= 0xFF  # rank 1's block of segment 1
     path.write_bytes(bytes(raw))
-    res = mpirun(h5engine, mpi_env, 2, ["-a", "HDF5", *SIZES, "-r", "-R", "-E", "-k", "-o", str(path)])
+    res = run_mpirun(h5engine, mpi_env, 2, ["-a", "HDF5", *SIZES, "-r", "-R", "-E", "-k", "-o", str(path)])
     assert res.returncode == 1
     assert res.doc is not None
     v = res.doc["phases"][0]["verify"]
@@ -143,7 +135,7 @@ def test_a_stonewall_stops_every_rank_of_a_shared_file_together(
         "-o",
         str(disk_dir / "s"),
     ]
-    res = mpirun(h5engine, mpi_env, 2, args)
+    res = run_mpirun(h5engine, mpi_env, 2, args)
     assert res.returncode == 0, res.stderr
     assert res.doc is not None
     sw = res.doc["phases"][0]["stonewall"]
@@ -184,7 +176,7 @@ def test_reads_a_file_the_official_ior_wrote(
         ("Dataset-0000.0001", (512,), 8),
     ]
     assert hdf5_reader.data_bytes(path) == (DATA / "posix-np2.dat").read_bytes()
-    res = mpirun(
+    res = run_mpirun(
         h5engine,
         mpi_env,
         2,
@@ -218,7 +210,7 @@ def test_ior_data_in_an_hdf5_file_passes_the_read_check(
         "-o",
         str(path),
     ]
-    res = mpirun(h5engine, mpi_env, 2, args)
+    res = run_mpirun(h5engine, mpi_env, 2, args)
     assert res.returncode == 0, res.stderr
 
 
@@ -236,7 +228,7 @@ def test_ior_data_in_an_hdf5_file_passes_the_read_check(
 def test_hdf5_settings_that_cannot_apply_exit_2(
     h5engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, args: list[str], named: str
 ) -> None:
-    res = mpirun(h5engine, mpi_env, 2, [*args, "-o", str(tmpfs_dir / "f")])
+    res = run_mpirun(h5engine, mpi_env, 2, [*args, "-o", str(tmpfs_dir / "f")])
     assert res.returncode == 2
     assert named in res.stderr
     assert list(tmpfs_dir.iterdir()) == []
@@ -250,6 +242,6 @@ def test_local_ranks_refuse_hdf5(h5engine: Path, tmpfs_dir: Path) -> None:
 
 
 def test_the_engine_says_whether_it_has_hdf5(engine: Path) -> None:
-    out = subprocess.run([str(engine), "--version"], capture_output=True, text=True, timeout=60).stdout
+    out = engine_version(engine)
     assert "hdf5=yes" in out or "hdf5=no" in out
     assert "pnetcdf=yes" in out or "pnetcdf=no" in out

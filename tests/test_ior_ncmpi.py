@@ -5,13 +5,17 @@ variable data_var[segments_times_np][number_of_transfers][transfer_size] of byte
 from __future__ import annotations
 
 import shutil
-import subprocess
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from .ior_helpers import EngineResult, assert_only_canary_left, place_canary, run_engine
+from .ior_helpers import (
+    assert_only_canary_left,
+    place_canary,
+    require_engine_feature,
+    run_engine,
+    run_mpirun,
+)
 
 DATA = Path(__file__).parent / "data" / "ior4" / "backends"
 HEADER = Path("/usr/include/pnetcdf.h")
@@ -21,23 +25,10 @@ XFER, BLOCK, SEGS = 4 * KIB, 16 * KIB, 2
 NAMES = [b"segments_times_np", b"number_of_transfers", b"transfer_size", b"data_var"]
 
 
-@cache
-def _has(engine: Path, feature: str) -> bool:
-    out = subprocess.run([str(engine), "--version"], capture_output=True, text=True, timeout=60).stdout
-    return f"{feature}=yes" in out
-
-
 @pytest.fixture
 def ncengine(engine: Path, mpi_env: dict[str, str]) -> Path:
-    if not _has(engine, "pnetcdf"):
-        if HEADER.exists() and _has(engine, "mpi"):
-            pytest.fail(f"{HEADER} is installed but the engine has no NCMPI backend")
-        pytest.skip("the engine has no NCMPI backend")
+    require_engine_feature(engine, "pnetcdf", HEADER)
     return engine
-
-
-def mpirun(engine: Path, env: dict[str, str], np_: int, args: list[str]) -> EngineResult:
-    return run_engine(engine, args, launcher=["mpirun", "--oversubscribe", "-np", str(np_)], env=env)
 
 
 def assert_iors_layout(path: Path, data: bytes) -> None:
@@ -56,7 +47,7 @@ def test_ncmpi_writes_and_reads_back_every_byte(
 ) -> None:
     canary = place_canary(tmpfs_dir)
     args = ["-a", "NCMPI", *SIZES, "-w", "-r", "-W", "-R", "-e", "-o", str(tmpfs_dir / "d.nc")]
-    res = mpirun(ncengine, mpi_env, np_, args + (["-c"] if mode == "collective" else []))
+    res = run_mpirun(ncengine, mpi_env, np_, args + (["-c"] if mode == "collective" else []))
     assert res.returncode == 0, res.stderr
     doc = res.doc
     assert doc is not None and doc["status"] == "ok" and doc["api"]["transfer"] == mode
@@ -71,10 +62,9 @@ def test_ncmpi_file_holds_the_posix_bytes_in_iors_variable(
     ncengine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
 ) -> None:
     common = [*SIZES, "-w", "-k", "-G", "5"]
-    assert (
-        mpirun(ncengine, mpi_env, 2, ["-a", "NCMPI", *common, "-o", str(tmpfs_dir / "d.nc")]).returncode == 0
-    )
-    assert mpirun(ncengine, mpi_env, 2, ["-a", "POSIX", *common, "-o", str(tmpfs_dir / "p")]).returncode == 0
+    for api, name in [("NCMPI", "d.nc"), ("POSIX", "p")]:
+        res = run_mpirun(ncengine, mpi_env, 2, ["-a", api, *common, "-o", str(tmpfs_dir / name)])
+        assert res.returncode == 0, res.stderr
     assert_iors_layout(tmpfs_dir / "d.nc", (tmpfs_dir / "p").read_bytes())
 
 
@@ -82,11 +72,12 @@ def test_a_damaged_byte_fails_the_ncmpi_read_check(
     ncengine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
 ) -> None:
     path = tmpfs_dir / "d.nc"
-    assert mpirun(ncengine, mpi_env, 2, ["-a", "NCMPI", *SIZES, "-w", "-k", "-o", str(path)]).returncode == 0
+    res = run_mpirun(ncengine, mpi_env, 2, ["-a", "NCMPI", *SIZES, "-w", "-k", "-o", str(path)])
+    assert res.returncode == 0, res.stderr
     raw = bytearray(path.read_bytes())
     raw[-1] ^= 0xFF  # the last byte of rank 1's last block
     path.write_bytes(bytes(raw))
-    res = mpirun(ncengine, mpi_env, 2, ["-a", "NCMPI", *SIZES, "-r", "-R", "-k", "-o", str(path)])
+    res = run_mpirun(ncengine, mpi_env, 2, ["-a", "NCMPI", *SIZES, "-r", "-R", "-k", "-o", str(path)])
     assert res.returncode == 1
     assert res.doc is not None
     v = res.doc["phases"][0]["verify"]
@@ -101,7 +92,7 @@ def test_reads_a_file_the_official_ior_wrote(
     path = tmpfs_dir / "ior.nc"
     shutil.copy(DATA / "ncmpi-np2.nc", path)
     assert_iors_layout(path, (DATA / "posix-np2.dat").read_bytes())
-    res = mpirun(
+    res = run_mpirun(
         ncengine, mpi_env, 2, ["-a", "NCMPI", "-t", "1k", "-b", "2k", "-s", "2", "-r", "-k", "-o", str(path)]
     )
     assert res.returncode == 0, res.stderr
@@ -120,7 +111,7 @@ def test_reads_a_file_the_official_ior_wrote(
 def test_ncmpi_settings_that_cannot_apply_exit_2(
     ncengine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, args: list[str], named: str
 ) -> None:
-    res = mpirun(ncengine, mpi_env, 2, [*args, "-o", str(tmpfs_dir / "f")])
+    res = run_mpirun(ncengine, mpi_env, 2, [*args, "-o", str(tmpfs_dir / "f")])
     assert res.returncode == 2
     assert named in res.stderr
     assert list(tmpfs_dir.iterdir()) == []

@@ -20,29 +20,18 @@
  * Synchronous: each request completes inside submit. Errors come from HDF5's error stack (its automatic
  * printing is off: a failure is one message, the innermost description HDF5 gives). */
 #define _GNU_SOURCE
-#include "mpi_hints.h"
+#include "mpi_lib.h"
 #include "posix_ops.h"
-#include "sync_ring.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <hdf5.h>
-#include <mpi.h>
 
 #define ELEM ((uint64_t)sizeof(long long))   /* IOR's IOR_size_t: the datasets' element */
-
-struct h5_ctx {
-    struct iol_backend_opts opts;
-    MPI_Comm comm;                /* the job's (a shared file's ranks) */
-    struct iol_hints passed;      /* hints given to every open */
-    struct iol_hints used;        /* what MPI-IO reported for the last file opened */
-    int have_used;
-};
 
 struct h5_file {
     hid_t fid, dxpl, mem;         /* file, transfer property list, memory space of one transfer */
@@ -52,18 +41,6 @@ struct h5_file {
     int writing;
     char path[256];               /* for messages (cut if longer) */
 };
-
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline struct h5_ctx *h5(struct iol_bctx *ctx)
-{
-    return ctx->priv;
-}
 
 /* HDF5's error stack walked from the outside in: the last description is the innermost, the cause. */
 static herr_t keep_desc(unsigned n, const H5E_error2_t *e, void *out)
@@ -84,23 +61,8 @@ static int h5_fail(struct iol_err *err, const char *what, const char *path)
 static int h5_ctx_open_opts(struct iol_bctx **out, int queue_depth, const struct iol_backend_opts *opts,
                             struct iol_err *err)
 {
-    *out = NULL;
-    if (!opts->mpi.comm)
-        return iol_err_set(err, IOL_ERR_USAGE, "-a HDF5: needs MPI ranks (run under mpirun or srun, or --launcher "
-                           "mpirun); forked local ranks have no MPI communicator");
-    if (opts->sqthread_poll || opts->hipri)
-        return iol_err_set(err, IOL_ERR_USAGE, "hdf5 backend: %s is not supported",
-                           opts->sqthread_poll ? "sqthread_poll" : "hipri");
-    struct h5_ctx *c = calloc(1, sizeof *c);
-    if (!c) return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "hdf5 backend");
-    c->opts = *opts;
-    c->comm = *(const MPI_Comm *)opts->mpi.comm;
-    if (iol_hints_collect(opts->mpi.hints_file, &c->passed, err) || iol_sync_ctx_open(out, queue_depth, "hdf5", err)) {
-        iol_hints_free(&c->passed);
-        free(c);
+    if (iol_mpi_lib_ctx_open(out, queue_depth, opts, "hdf5", "HDF5", calloc(1, sizeof(struct iol_mpi_lib)), err))
         return -1;
-    }
-    (*out)->priv = c;
     /* Failures are reported once, as this backend's messages, not as HDF5's stack dump on stderr. */
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     return 0;
@@ -113,20 +75,8 @@ static int h5_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *e
     return h5_ctx_open_opts(out, queue_depth, &none, err);
 }
 
-static void h5_ctx_close(struct iol_bctx *ctx)
-{
-    if (!ctx) return;
-    struct h5_ctx *c = h5(ctx);
-    if (c) {
-        iol_hints_free(&c->passed);
-        iol_hints_free(&c->used);
-        free(c);
-    }
-    iol_sync_ctx_close(ctx);
-}
-
 /* The file access property list: MPI-IO with the hints, IOR's alignment, collective metadata. */
-static hid_t make_fapl(struct h5_ctx *c, const char *path, struct iol_err *err)
+static hid_t make_fapl(struct iol_mpi_lib *c, const char *path, struct iol_err *err)
 {
     const struct iol_mpi_opts *m = &c->opts.mpi;
     MPI_Info info = MPI_INFO_NULL;
@@ -147,25 +97,17 @@ static hid_t make_fapl(struct h5_ctx *c, const char *path, struct iol_err *err)
 }
 
 /* -H: the hints MPI-IO reports for the open file (IOR's second list), kept for the document. */
-static void note_hints_used(struct h5_ctx *c, hid_t fid, hid_t fapl)
+static void note_hints_used(struct iol_mpi_lib *c, hid_t fid, hid_t fapl)
 {
     MPI_File *mfh = NULL;
     MPI_Info info;
-    struct iol_err ignore = {0, ""};
     if (H5Fget_vfd_handle(fid, fapl, (void **)&mfh) < 0 || !mfh) {
         H5Eclear2(H5E_DEFAULT);
         return;
     }
     if (MPI_File_get_info(*mfh, &info) != MPI_SUCCESS) return;
-    c->have_used = iol_hints_from_info(info, &c->used, &ignore) == 0;
+    iol_mpi_lib_note_used(c, info);
     MPI_Info_free(&info);
-}
-
-static int is_rank0(const struct h5_ctx *c)
-{
-    int r = 0;
-    MPI_Comm_rank(c->comm, &r);
-    return r == 0;
 }
 
 static void close_dataset(struct h5_file *h)
@@ -189,7 +131,7 @@ static int h5_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
                    struct iol_err *err)
 {
     (void)mode;   /* HDF5 creates files as MPI-IO does: 0666 less the umask */
-    struct h5_ctx *c = h5(ctx);
+    struct iol_mpi_lib *c = iol_mpi_lib_of(ctx);
     f->ctx = ctx;
     f->fd = -1;
     f->flags = flags;
@@ -208,7 +150,8 @@ static int h5_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
         return -1;
     }
     const struct iol_mpi_opts *m = &c->opts.mpi;
-    if (m->show_hints && m->hints_out && is_rank0(c)) iol_hints_print(m->hints_out, "hints passed to access property list", &c->passed);
+    if (m->show_hints && m->hints_out && iol_mpi_lib_rank(c) == 0)
+        iol_hints_print(m->hints_out, "hints passed to access property list", &c->passed);
     if (flags & IOL_O_CREATE) {
         hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
         if (fcpl >= 0 && H5Pset_sizes(fcpl, sizeof(hsize_t), sizeof(hsize_t)) >= 0)
@@ -224,7 +167,7 @@ static int h5_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
     }
     note_hints_used(c, h->fid, fapl);
     H5Pclose(fapl);
-    if (m->show_hints && m->hints_out && is_rank0(c) && c->have_used)
+    if (m->show_hints && m->hints_out && iol_mpi_lib_rank(c) == 0 && c->have_used)
         iol_hints_print(m->hints_out, "hints returned from opened file", &c->used);
 
     h->dxpl = H5Pcreate(H5P_DATASET_XFER);
@@ -254,7 +197,7 @@ static int h5_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
 }
 
 /* Makes segment `seg`'s dataset the current one: created when writing, opened when reading. */
-static int use_segment(struct h5_ctx *c, struct h5_file *h, int64_t seg, struct iol_err *err)
+static int use_segment(struct iol_mpi_lib *c, struct h5_file *h, int64_t seg, struct iol_err *err)
 {
     const struct iol_mpi_opts *m = &c->opts.mpi;
     char name[64];
@@ -283,15 +226,13 @@ static int use_segment(struct h5_ctx *c, struct h5_file *h, int64_t seg, struct 
 }
 
 /* One transfer. Returns 0, or -1 with err set (HDF5's failures are the call's, with HDF5's reason). */
-static int transfer(struct h5_ctx *c, struct iol_req *r, struct iol_err *err)
+static int transfer(struct iol_mpi_lib *c, struct iol_req *r, struct iol_err *err)
 {
     struct h5_file *h = r->file->priv;
     const struct iol_mpi_opts *m = &c->opts.mpi;
     uint64_t seg_bytes = m->block * (m->file_per_proc ? 1u : (uint64_t)m->nranks);
     int64_t seg = (int64_t)(r->offset / seg_bytes);
     hsize_t start = (hsize_t)(r->offset % seg_bytes / ELEM), count = (hsize_t)(r->len / ELEM);
-    r->error = 0;
-    r->result = 0;
     if (r->offset % ELEM || r->len % ELEM || r->len == 0)
         return iol_err_set(err, IOL_ERR_RUNTIME, "-a HDF5: transfer of %zu bytes at offset %" PRIu64 " is not in "
                            "whole 8-byte elements", r->len, r->offset);
@@ -311,32 +252,12 @@ static int transfer(struct h5_ctx *c, struct iol_req *r, struct iol_err *err)
         snprintf(what, sizeof what, "%s at offset %" PRIu64 " of", r->op == IOL_IO_WRITE ? "write" : "read", r->offset);
         return h5_fail(err, what, h->path);
     }
-    r->result = (int64_t)r->len;
     return 0;
 }
 
 static int h5_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
 {
-    struct h5_ctx *c = h5(ctx);
-    int room = iol_sync_room(ctx);
-    int take = n < room ? n : room;
-    uint64_t prev = 0;
-    for (int i = 0; i < take; i++) {
-        struct iol_req *r = reqs[i];
-        int timed = !(r->flags & IOL_REQ_UNTIMED);
-        if (timed) {
-            if (prev) r->t_submit_ns = prev;
-            else if (!(r->flags & IOL_REQ_SUBMIT_STAMPED)) r->t_submit_ns = now_ns();
-        }
-        if (transfer(c, r, err)) {
-            iol_sync_push(ctx, reqs, i);   /* those done stay reapable */
-            return -1;
-        }
-        if (timed) r->t_done_ns = prev = now_ns();
-        else prev = 0;
-    }
-    iol_sync_push(ctx, reqs, take);
-    return take;
+    return iol_mpi_lib_submit(ctx, reqs, n, transfer, err);
 }
 
 static int h5_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
@@ -349,19 +270,15 @@ static int h5_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
 
 static void h5_describe(const struct iol_bctx *ctx, struct iol_json *j)
 {
-    const struct h5_ctx *c = ctx->priv;
+    const struct iol_mpi_lib *c = iol_mpi_lib_of(ctx);
     unsigned maj = 0, min = 0, rel = 0;
     char version[32];
     H5get_libversion(&maj, &min, &rel);
     snprintf(version, sizeof version, "%u.%u.%u", maj, min, rel);
-    iol_json_kv_string(j, "library", "HDF5");
-    iol_json_kv_string(j, "version", version);
-    iol_json_kv_string(j, "transfer", c->opts.mpi.collective ? "collective" : "independent");
+    iol_mpi_lib_describe(c, "HDF5", version, j);
     iol_json_kv_bool(j, "collective_metadata", c->opts.hdf5.collective_metadata);
     iol_json_kv_uint(j, "alignment", c->opts.hdf5.alignment ? c->opts.hdf5.alignment : 1);
     iol_json_kv_bool(j, "no_fill", c->opts.hdf5.no_fill);
-    iol_hints_json(j, "hints_passed", &c->passed);
-    if (c->have_used) iol_hints_json(j, "hints_used", &c->used);
 }
 
 const struct iol_backend iol_backend_hdf5 = {
@@ -370,7 +287,7 @@ const struct iol_backend iol_backend_hdf5 = {
                    "each request completes in submit)",
     .ctx_open = h5_ctx_open,
     .ctx_open_opts = h5_ctx_open_opts,
-    .ctx_close = h5_ctx_close,
+    .ctx_close = iol_mpi_lib_ctx_close,
     .open = h5_open,
     .close = h5_close,
     .submit = h5_submit,

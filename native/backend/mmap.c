@@ -87,7 +87,8 @@ static int mmap_open(struct iol_bctx *ctx, struct iol_file *f, const char *path,
     const char *what = "fstat";
     if (!m) e = ENOMEM, what = "allocate";
     else if (fstat(f->fd, &st) != 0) e = errno;
-    else if (writing && (uint64_t)st.st_size < extent && ftruncate(f->fd, (off_t)extent) != 0) e = errno, what = "ftruncate";
+    else if (writing && (uint64_t)st.st_size < extent && ftruncate(f->fd, (off_t)extent) != 0)
+        e = errno, what = "ftruncate";
     if (!e) {
         m->len = writing && extent > (uint64_t)st.st_size ? extent : (uint64_t)st.st_size;
         m->dirty_lo = UINT64_MAX;

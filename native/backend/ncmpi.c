@@ -14,26 +14,16 @@
  * rank's data; iolens uses the rank whose data the offset names, so -C reads what that rank wrote.
  * Synchronous: each request completes inside submit. */
 #define _GNU_SOURCE
-#include "mpi_hints.h"
+#include "mpi_lib.h"
 #include "posix_ops.h"
-#include "sync_ring.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <mpi.h>
 #include <pnetcdf.h>
-
-struct nc_ctx {
-    struct iol_backend_opts opts;
-    MPI_Comm comm;
-    struct iol_hints passed, used;
-    int have_used;
-};
 
 struct nc_file {
     int ncid;
@@ -41,13 +31,6 @@ struct nc_file {
     int writing;
     char path[256];
 };
-
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int nc_fail(struct iol_err *err, int rc, const char *what, const char *path)
 {
@@ -57,24 +40,7 @@ static int nc_fail(struct iol_err *err, int rc, const char *what, const char *pa
 static int nc_ctx_open_opts(struct iol_bctx **out, int queue_depth, const struct iol_backend_opts *opts,
                             struct iol_err *err)
 {
-    *out = NULL;
-    if (!opts->mpi.comm)
-        return iol_err_set(err, IOL_ERR_USAGE, "-a NCMPI: needs MPI ranks (run under mpirun or srun, or --launcher "
-                           "mpirun); forked local ranks have no MPI communicator");
-    if (opts->sqthread_poll || opts->hipri)
-        return iol_err_set(err, IOL_ERR_USAGE, "ncmpi backend: %s is not supported",
-                           opts->sqthread_poll ? "sqthread_poll" : "hipri");
-    struct nc_ctx *c = calloc(1, sizeof *c);
-    if (!c) return iol_err_errno(err, IOL_ERR_RUNTIME, ENOMEM, "ncmpi backend");
-    c->opts = *opts;
-    c->comm = *(const MPI_Comm *)opts->mpi.comm;
-    if (iol_hints_collect(opts->mpi.hints_file, &c->passed, err) || iol_sync_ctx_open(out, queue_depth, "ncmpi", err)) {
-        iol_hints_free(&c->passed);
-        free(c);
-        return -1;
-    }
-    (*out)->priv = c;
-    return 0;
+    return iol_mpi_lib_ctx_open(out, queue_depth, opts, "ncmpi", "NCMPI", calloc(1, sizeof(struct iol_mpi_lib)), err);
 }
 
 static int nc_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *err)
@@ -84,23 +50,11 @@ static int nc_ctx_open(struct iol_bctx **out, int queue_depth, struct iol_err *e
     return nc_ctx_open_opts(out, queue_depth, &none, err);
 }
 
-static void nc_ctx_close(struct iol_bctx *ctx)
-{
-    if (!ctx) return;
-    struct nc_ctx *c = ctx->priv;
-    if (c) {
-        iol_hints_free(&c->passed);
-        iol_hints_free(&c->used);
-        free(c);
-    }
-    iol_sync_ctx_close(ctx);
-}
-
 static int nc_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, int flags, mode_t mode,
                    struct iol_err *err)
 {
     (void)mode;
-    struct nc_ctx *c = ctx->priv;
+    struct iol_mpi_lib *c = iol_mpi_lib_of(ctx);
     const struct iol_mpi_opts *m = &c->opts.mpi;
     f->ctx = ctx;
     f->fd = -1;
@@ -112,8 +66,7 @@ static int nc_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
     h->varid = -1;
     h->writing = (flags & IOL_O_WRITE) != 0;
     snprintf(h->path, sizeof h->path, "%s", path);
-    int rank = 0;
-    MPI_Comm_rank(c->comm, &rank);
+    int rank = iol_mpi_lib_rank(c);
     MPI_Info info = MPI_INFO_NULL;
     if (iol_hints_to_info(&c->passed, &info, err)) {
         free(h);
@@ -130,8 +83,7 @@ static int nc_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
     }
     MPI_Info used;
     if (ncmpi_get_file_info(h->ncid, &used) == NC_NOERR) {
-        struct iol_err ignore = {0, ""};
-        c->have_used = iol_hints_from_info(used, &c->used, &ignore) == 0;
+        iol_mpi_lib_note_used(c, used);
         MPI_Info_free(&used);
     }
     if (m->show_hints && m->hints_out && rank == 0 && c->have_used)
@@ -153,13 +105,14 @@ static int nc_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
 }
 
 /* IOR's variable: defined by a writer, looked up by a reader; then independent data mode without -c. */
-static int find_variable(struct nc_ctx *c, struct nc_file *h, struct iol_err *err)
+static int find_variable(struct iol_mpi_lib *c, struct nc_file *h, struct iol_err *err)
 {
     const struct iol_mpi_opts *m = &c->opts.mpi;
     int rc, dims[3];
+    MPI_Offset per_block = (MPI_Offset)(m->block / m->xfer);
     if (h->writing) {
         if ((rc = ncmpi_def_dim(h->ncid, "segments_times_np", NC_UNLIMITED, &dims[0])) != NC_NOERR ||
-            (rc = ncmpi_def_dim(h->ncid, "number_of_transfers", (MPI_Offset)(m->block / m->xfer), &dims[1])) != NC_NOERR ||
+            (rc = ncmpi_def_dim(h->ncid, "number_of_transfers", per_block, &dims[1])) != NC_NOERR ||
             (rc = ncmpi_def_dim(h->ncid, "transfer_size", (MPI_Offset)m->xfer, &dims[2])) != NC_NOERR ||
             (rc = ncmpi_def_var(h->ncid, "data_var", NC_BYTE, 3, dims, &h->varid)) != NC_NOERR ||
             (rc = ncmpi_enddef(h->ncid)) != NC_NOERR)
@@ -172,12 +125,10 @@ static int find_variable(struct nc_ctx *c, struct nc_file *h, struct iol_err *er
     return 0;
 }
 
-static int transfer(struct nc_ctx *c, struct iol_req *r, struct iol_err *err)
+static int transfer(struct iol_mpi_lib *c, struct iol_req *r, struct iol_err *err)
 {
     struct nc_file *h = r->file->priv;
     const struct iol_mpi_opts *m = &c->opts.mpi;
-    r->error = 0;
-    r->result = 0;
     if (r->len != m->xfer)
         return iol_err_set(err, IOL_ERR_RUNTIME, "-a NCMPI: a transfer of %zu bytes, not -t", r->len);
     if (h->varid < 0 && find_variable(c, h, err)) return -1;
@@ -198,32 +149,12 @@ static int transfer(struct nc_ctx *c, struct iol_req *r, struct iol_err *err)
         snprintf(what, sizeof what, "%s at offset %" PRIu64 " of", r->op == IOL_IO_WRITE ? "write" : "read", r->offset);
         return nc_fail(err, rc, what, h->path);
     }
-    r->result = (int64_t)r->len;
     return 0;
 }
 
 static int nc_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, struct iol_err *err)
 {
-    struct nc_ctx *c = ctx->priv;
-    int room = iol_sync_room(ctx);
-    int take = n < room ? n : room;
-    uint64_t prev = 0;
-    for (int i = 0; i < take; i++) {
-        struct iol_req *r = reqs[i];
-        int timed = !(r->flags & IOL_REQ_UNTIMED);
-        if (timed) {
-            if (prev) r->t_submit_ns = prev;
-            else if (!(r->flags & IOL_REQ_SUBMIT_STAMPED)) r->t_submit_ns = now_ns();
-        }
-        if (transfer(c, r, err)) {
-            iol_sync_push(ctx, reqs, i);
-            return -1;
-        }
-        if (timed) r->t_done_ns = prev = now_ns();
-        else prev = 0;
-    }
-    iol_sync_push(ctx, reqs, take);
-    return take;
+    return iol_mpi_lib_submit(ctx, reqs, n, transfer, err);
 }
 
 static int nc_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err)
@@ -237,12 +168,7 @@ static int nc_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
 
 static void nc_describe(const struct iol_bctx *ctx, struct iol_json *j)
 {
-    const struct nc_ctx *c = ctx->priv;
-    iol_json_kv_string(j, "library", "PnetCDF");
-    iol_json_kv_string(j, "version", ncmpi_inq_libvers());
-    iol_json_kv_string(j, "transfer", c->opts.mpi.collective ? "collective" : "independent");
-    iol_hints_json(j, "hints_passed", &c->passed);
-    if (c->have_used) iol_hints_json(j, "hints_used", &c->used);
+    iol_mpi_lib_describe(iol_mpi_lib_of(ctx), "PnetCDF", ncmpi_inq_libvers(), j);
 }
 
 const struct iol_backend iol_backend_ncmpi = {
@@ -251,7 +177,7 @@ const struct iol_backend iol_backend_ncmpi = {
                    "request completes in submit)",
     .ctx_open = nc_ctx_open,
     .ctx_open_opts = nc_ctx_open_opts,
-    .ctx_close = nc_ctx_close,
+    .ctx_close = iol_mpi_lib_ctx_close,
     .open = nc_open,
     .close = nc_close,
     .submit = nc_submit,
