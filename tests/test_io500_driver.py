@@ -121,9 +121,12 @@ def test_dry_run_extended_adds_the_find_phases_and_names_what_iolens_lacks(iolen
         ("[mdtest-easy]\nn = -4\n", 8, "expected an integer >= 0"),
         # --quick runs a 2 s stonewall of its own, but the config's value is wrong all the same.
         ("[debug]\nstonewall-time = -5\n", 8, "stonewall-time = -5: must not be negative"),
-        ("[global]\napi = MPIIO\n", 8, "API 'MPIIO' is not supported"),
+        ("[global]\napi = S3\n", 8, "API 'S3' is not supported"),
+        # MPIIO needs MPI ranks: the local launcher's forked processes cannot run it.
+        ("[global]\napi = MPIIO\n", 8, "MPIIO needs MPI ranks: run iolens io500 with --launcher mpirun"),
+        ("[ior-easy]\nAPI = MPIIO --posix.odirect\n", 8, "'--posix.odirect' is not supported with MPIIO"),
         ("[global]\napi = POSIX --posix.foo\n", 8, "'--posix.foo' is not supported"),
-        ("[ior-hard]\ncollective = TRUE\n", 8, "collective"),
+        ("[ior-hard]\ncollective = TRUE\n", 8, "collective I/O needs API = MPIIO"),
         # O_DIRECT needs transfers in multiples of 512 bytes: ior-easy's are the config's.
         (
             "[global]\napi = POSIX --posix.odirect\n[ior-hard]\nAPI = POSIX\n"

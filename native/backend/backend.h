@@ -202,8 +202,6 @@ struct iol_backend {
     int completes_in_submit; /* synchronous: every request is complete when submit returns */
     int needs_mpi;           /* runs only on MPI ranks, with iol_backend_opts.mpi (forked local ranks cannot) */
     int collective_open;     /* open and close are collective over the ranks of a file (see the top) */
-    int collective_segments; /* the first transfer into each segment makes a collective call (HDF5 creates the
-                              * segment's dataset): a shared file's ranks stop together at a deadline */
 };
 
 const struct iol_backend *iol_backend_find(const char *name);   /* case-insensitive; NULL if unknown */
@@ -233,6 +231,11 @@ int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, in
 #else
 #define IOL_BACKEND_IF_AIO(X)
 #endif
+#if IOLENS_HAVE_MPI
+#define IOL_BACKEND_IF_MPIIO(X) X(mpiio)
+#else
+#define IOL_BACKEND_IF_MPIIO(X)
+#endif
 #if IOLENS_HAVE_HDF5
 #define IOL_BACKEND_IF_HDF5(X) X(hdf5)
 #else
@@ -244,7 +247,7 @@ int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, in
 #define IOL_BACKEND_IF_NCMPI(X)
 #endif
 #define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(mmap) \
-    IOL_BACKEND_IF_HDF5(X) IOL_BACKEND_IF_NCMPI(X) X(null)
+    IOL_BACKEND_IF_MPIIO(X) IOL_BACKEND_IF_HDF5(X) IOL_BACKEND_IF_NCMPI(X) X(null)
 
 #define IOL_BACKEND_DECLARE(id) extern const struct iol_backend iol_backend_##id;
 IOL_BACKEND_LIST(IOL_BACKEND_DECLARE)

@@ -303,5 +303,4 @@ const struct iol_backend iol_backend_hdf5 = {
     .completes_in_submit = 1,
     .needs_mpi = 1,
     .collective_open = 1,
-    .collective_segments = 1,
 };

@@ -16,10 +16,10 @@ struct iol_bctx {
     struct iol_req **done;     /* ring of depth entries */
     int rw_flags;              /* pvsync2: RWF_* flags of every preadv2/pwritev2 */
     int mmap_advice;           /* mmap: IOL_MMAP_* advice given at every open */
-    void *priv;                /* hdf5, ncmpi: the library's own state (the ring is only their completions) */
     uint64_t delay_lo_ns;      /* null: completion delays spread over [lo, hi] (see iol_backend_opts) */
     uint64_t delay_hi_ns;
     uint64_t delay_seq;        /* requests delayed so far */
+    void *priv;                /* a backend's own state beside the ring (mpiio, hdf5, ncmpi: MPI settings) */
 };
 
 /* ctx_open for a synchronous backend: `name` (static) is the backend's, as its messages say it. */

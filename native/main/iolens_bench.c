@@ -136,9 +136,8 @@ static int refuse_local_mpi(const struct job *job, struct iol_err *err)
     char what[IOL_STR_MAX + 8];
     const char *opt = job->wl->needs_mpi ? job->wl->needs_mpi(job->cfg, what, sizeof what) : NULL;
     if (!opt || job->info.check_only) return 0;
-    return iol_err_set(err, IOL_ERR_USAGE, "%s: needs MPI ranks, and local ranks are forked processes; run it under "
-                       "an MPI launcher (iolens: --launcher mpirun or --launcher srun, or start iolens itself under "
-                       "mpirun/srun)", opt);
+    return iol_err_set(err, IOL_ERR_USAGE, "%s: needs MPI ranks, not forked local ones: use --launcher mpirun or "
+                       "--launcher srun, or start iolens (or iolens-bench) under mpirun or srun", opt);
 }
 
 static int run_local(struct job *job)

@@ -89,6 +89,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const struct iol_backend *be = r->be;
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
+    const int lockstep = r->lockstep && (cfg->collective || (is_write && cfg->fsync_per_write));
     struct ior_order ord;
     ior_order_init(&ord, cfg, r->nranks, pl->data_rank, r->pairs_total, pl->start);
 
@@ -175,7 +176,7 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
             stop = 1;
         }
         int hit = n > 0 && !stop && pl->deadline_ns && last >= pl->deadline_ns;
-        if (r->lockstep) {
+        if (lockstep) {
             /* Collective calls: a rank that stopped alone would leave the others waiting in their next call
              * for ever. The ranks decide together after every round (IOR broadcasts rank 0's deadline after
              * each transfer; here any rank's deadline, error or signal stops all), so every rank makes the
@@ -679,10 +680,7 @@ static int setup(struct ior_run *r)
         bo.mpi.block = cfg->block;
         bo.mpi.segments = cfg->segments;
         bo.mpi.nranks = c->size;
-        /* HDF5's first transfer into a segment creates its dataset, a collective call: at a deadline the ranks
-         * of a shared file must stop together, or one would wait in it for ever. */
-        r->lockstep = r->be->collective_open && !cfg->fpp &&
-                      (cfg->collective || cfg->fsync_per_write || (cfg->deadline_s > 0 && r->be->collective_segments));
+        r->lockstep = r->be->collective_open && !cfg->fpp;
         bo.hdf5.alignment = cfg->hdf5_alignment;
         bo.hdf5.no_fill = cfg->hdf5_no_fill;
         bo.hdf5.collective_metadata = cfg->hdf5_collective_metadata;

@@ -60,8 +60,8 @@ struct ior_run {
     const struct iol_backend *be;
     struct iol_bctx *bctx;
     int nranks;
-    int lockstep;                    /* the ranks of a shared file make collective calls per transfer (-c on
-                                      * an MPI library, or its collective fsync with -Y): they stop together */
+    int lockstep;                    /* a shared file of a backend with collective calls: with -c (or -Y's
+                                      * collective fsync, writing) the ranks stop their transfers together */
     FILE *text;                      /* rank 0's text report (NULL if none) */
     int tasks_per_node;
     int read_rank_shift;             /* -C: readers read the data of rank + shift */

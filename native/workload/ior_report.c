@@ -87,7 +87,7 @@ void ior_report_text_begin(FILE *fp, const struct ior_run *r)
     fprintf(fp, "api                 : %s\n", r->be ? r->be->name : cfg->api);
     fprintf(fp, "test filename       : %s\n", cfg->path);
     fprintf(fp, "access              : %s\n", cfg->fpp ? "file-per-process" : "single-shared-file");
-    fprintf(fp, "type                : independent\n");
+    fprintf(fp, "type                : %s\n", cfg->collective ? "collective" : "independent");
     fprintf(fp, "segments            : %" PRId64 "\n", r->segments);
     fprintf(fp, "ordering in a file  : %s\n", cfg->random ? "random" : "sequential");
     fprintf(fp, "ordering inter file : %s\n", cfg->reorder ? "constant task offset" : "no tasks offsets");

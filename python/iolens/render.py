@@ -283,6 +283,29 @@ def ior_cache_notes(doc: IorDocument) -> list[RenderableType]:
     return out
 
 
+def _hints_block(title: str, hints: dict[str, str]) -> str:
+    """Hints in the layout of IOR's -H."""
+    return "\n".join([f"{title} {{", *(f"\t{k} = {v}" for k, v in hints.items()), "}"])
+
+
+def ior_api_lines(doc: IorDocument) -> list[RenderableType]:
+    """For a backend over an MPI library: the transfer mode and the hints in effect as the library reported
+    them; with -H the hints passed and returned, in IOR's layout."""
+    api = doc.api
+    if not api.is_mpi:
+        return []
+    out: list[RenderableType] = []
+    if _yes(_cfg(doc, "mpiio.showHints")) == "yes":
+        out.append(Text(_hints_block("hints passed to MPI_File_open()", api.hints_passed or {})))
+        out.append(Text(_hints_block("hints returned from opened file", api.hints or {})))
+    mode = "collective" if api.collective else "independent"
+    extra = [w for w, on in (("file view", api.file_view), ("preallocated", api.preallocate)) if on]
+    hints = ", ".join(f"{k}={v}" for k, v in (api.hints or {}).items()) or "none"
+    line = f"{api.name.upper()}: {mode} transfers{''.join(', ' + e for e in extra)}; hints in effect: {hints}"
+    out.append(Text(line, style="dim"))
+    return out
+
+
 def ior_document(doc: IorDocument, width: int = FULL_WIDTH) -> Group:
     """Everything about an ior run, in the order a reader of IOR's output expects it."""
     compact = width < FULL_WIDTH
@@ -296,6 +319,7 @@ def ior_document(doc: IorDocument, width: int = FULL_WIDTH) -> Group:
     parts.extend(ior_stonewall_lines(doc))
     parts.extend(ior_verify_lines(doc))
     parts.extend(ior_cache_notes(doc))
+    parts.extend(ior_api_lines(doc))
     if doc.summary:
         parts.append(columns_table(_IOR_SUMMARY_COLUMNS, doc.summary, compact, "Summary of all tests"))
         parts.append(ior_parameters_line(doc))

@@ -336,6 +336,7 @@ class Cache(_Model):
     policy: str | None = None  # reads only: "evict" or "keep"
     evicted: bool | None = None
     note: str | None = None
+    via: str | None = None  # reads that evicted: "backend", or "posix" (on the path: MPI-IO has no fd)
 
     @property
     def may_be_cache_figure(self) -> bool:
@@ -411,10 +412,56 @@ class SummaryEntry:
         return _read_fields(cls, r, latency_ns=Latency.parse(r.required("latency_ns"), False))
 
 
+def _string_map(r: _Reader, key: str) -> dict[str, str] | None:
+    """An object of strings (MPI hints), or None when null or absent."""
+    sub = r.object(key, None, nullable=True)
+    if sub is None:
+        return None
+    for k, v in sub.obj.items():
+        if not isinstance(v, str):
+            raise ResultError(f"{sub.path}.{k}: expected string, got {_kind(v)}")
+    return dict(sub.obj)
+
+
+@dataclass(frozen=True)
+class Api:
+    """The backend as the run used it; for one over an MPI library (MPI-IO) also its settings and the hints
+    passed to it and reported back by it at the last open (`hints`: the hints in effect)."""
+
+    name: str = ""
+    collective: bool = False
+    library: str | None = None
+    communicator: str | None = None
+    file_view: bool = False
+    preallocate: bool = False
+    hints_file: str | None = None
+    hints_passed: dict[str, str] | None = None
+    hints: dict[str, str] | None = None
+
+    @property
+    def is_mpi(self) -> bool:
+        return self.hints_passed is not None
+
+    @classmethod
+    def parse(cls, r: _Reader) -> Api:
+        return cls(
+            name=r.string("name", ""),
+            collective=r.boolean("collective", False),
+            library=r.string("library", None, nullable=True),
+            communicator=r.string("communicator", None, nullable=True),
+            file_view=r.boolean("file_view", False),
+            preallocate=r.boolean("preallocate", False),
+            hints_file=r.string("hints_file", None, nullable=True),
+            hints_passed=_string_map(r, "hints_passed"),
+            hints=_string_map(r, "hints"),
+        )
+
+
 @dataclass(frozen=True)
 class IorDocument(Document):
     """An ior run: the files it used, a phase per access and iteration, a summary entry per access."""
 
+    api: Api = field(default_factory=Api)  # absent from documents of iolens before the MPI-IO backend
     target: Target = field(default_factory=Target)
     phases: tuple[Phase, ...] = ()
     summary: tuple[SummaryEntry, ...] = ()
@@ -426,6 +473,7 @@ class IorDocument(Document):
     @classmethod
     def read_members(cls, r: _Reader) -> dict[str, Any]:
         return {
+            "api": r.optional("api", Api.parse) or Api(),
             "target": r.section("target", Target.parse, Target()),
             "phases": r.each("phases", Phase.parse, []),
             "summary": r.each("summary", SummaryEntry.parse, []),

@@ -25,6 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -131,6 +132,7 @@ def prepare(opts: DriverOptions, now: datetime | None = None) -> Plan:
             check_dirs=not opts.dry_run,
             free_bytes=free_space(datadir),
             free_inodes=free_inodes(datadir),
+            mpi=opts.launcher != "local",
         )
     except PlanError as exc:
         raise DriverError(str(exc)) from None
@@ -1109,6 +1111,26 @@ def verify_command(config: str, result: str, console: Console) -> int:
     return report.exit_code
 
 
+def check_mpi_hints(plan_: Plan, engine: Path | str) -> None:
+    """The MPI hints the MPIIO phases will read (each --mpiio.hintsFileName, the IOR_HINT__ variables),
+    checked by the engine itself before any phase runs: a bad line is refused naming it, before the earlier
+    phases did their I/O. The engine's --check of a write into an empty scratch directory does no I/O."""
+    hint_files = sorted(
+        {a for p in plan_.phases if p.runs_engine for a in p.args if a.startswith("--mpiio.hintsFileName")}
+    )
+    if not any(p.runs_engine and "MPIIO" in (a.upper() for a in p.args) for p in plan_.phases):
+        return
+    for option in hint_files or [""]:
+        with tempfile.TemporaryDirectory(prefix="iolens-io500-hints-") as scratch:
+            argv = [str(engine), "ior", "-a", "MPIIO", "-w", "-o", f"{scratch}/probe"]
+            argv += [*([option] if option else []), "--check", "--comm", "local", "--no-space-check"]
+            proc = subprocess.run(argv, check=False, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if proc.returncode != 0:
+            msgs = [m for m in map(launch.parse_error, proc.stderr.splitlines()) if m]
+            why = msgs[0] if msgs else f"the engine refused the MPI hints (exit {proc.returncode})"
+            raise DriverError(why)
+
+
 def config_error_line(message: str) -> str:
     """One line, whatever the message holds."""
     return re.sub(r"\s*\n\s*", " ", message).strip()
@@ -1139,6 +1161,7 @@ def main_run(
         raise DriverError(str(exc), 1) from None
     if opts.launcher != "local" and shutil.which(opts.launcher) is None:
         raise DriverError(f"--launcher {opts.launcher}: {opts.launcher} not found on PATH")
+    check_mpi_hints(plan_, engine)
     result = execute(plan_, opts, engine, console, err)
     if on_document is not None and result.document is not None:
         on_document(result.document)

@@ -9,6 +9,12 @@ onto iolens-bench's flags. What iolens leaves out, and why:
   prints them as signed ints, the engine takes seeds >= 0; the bits are the same.
 - ior-rnd4K-easy-read reads `-s -1` (as many segments as the files hold, as the current app does) where the
   app at 02091cf asked for 10,000,000 segments of 4 KiB, most of them past the end of the files.
+- `API = MPIIO …` (any case, with the app's `--mpiio.*` options: hintsFileName, showHints, preallocate,
+  useFileView, useStridedDatatype) runs the ior phases through the engine's MPI-IO backend, which needs MPI
+  ranks (--launcher mpirun/srun); `collective = TRUE` in [ior-hard] (or its phases) passes -c as the app does,
+  and is refused with POSIX, where the app's IOR would ignore it. iolens's mdtest and find run POSIX only, so
+  an MPIIO API reaching an mdtest phase ([global] api) is refused. The hints files (and IOR_HINT__ variables)
+  are checked by the engine before the first phase.
 - mdtest has no `--posix.odirect` in the engine: the option reaches the ior-easy phases only (a note says so
   for mdtest). An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's
   47008-byte transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the
@@ -273,12 +279,24 @@ def _probe_dir(where: _Where, option: str, directory: Path, what: str) -> None:
 # ------------------------------------------------------------------------------------------------- the plan
 
 
+# The module options an `API = MPIIO …` value may carry, as the app passes them on to IOR (its --mpiio.*).
+MPIIO_OPTIONS = (
+    "--mpiio.hintsFileName",
+    "--mpiio.showHints",
+    "--mpiio.preallocate",
+    "--mpiio.useFileView",
+    "--mpiio.useStridedDatatype",
+)
+
+
 @dataclass
 class _Api:
     args: list[str]  # -a posix
     odirect: bool
     section: str  # where the API value comes from (for an error naming its line)
     option: str
+    mpi: bool = False  # MPIIO: needs MPI ranks; `collective` applies
+    options: list[str] = field(default_factory=list)  # its --mpiio.* options, passed on as the app does
 
 
 def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
@@ -295,20 +313,37 @@ def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
     if value is None:
         value = config.get("global", "api") or "POSIX"
     words = value.split()
-    if not words or words[0].lower() != "posix":
+    kind = words[0].lower() if words else ""
+    if kind not in ("posix", "mpiio"):
         raise where.error(
-            section, option, f"API {words[0] if words else '(empty)'!r} is not supported: iolens runs POSIX"
+            section,
+            option,
+            f"API {words[0] if words else '(empty)'!r} is not supported: iolens runs POSIX and MPIIO",
         )
     odirect = False
+    options: list[str] = []
     for word in words[1:]:
-        if word == "--posix.odirect":
+        if kind == "posix" and word == "--posix.odirect":
             odirect = True
+        elif kind == "mpiio" and word.split("=", 1)[0] in MPIIO_OPTIONS:
+            options.append(word)
         else:
+            known = "--posix.odirect" if kind == "posix" else ", ".join(MPIIO_OPTIONS)
             raise where.error(
-                section, option, f"API option {word!r} is not supported (iolens: --posix.odirect)"
+                section, option, f"API option {word!r} is not supported with {words[0]} (iolens: {known})"
             )
     # The API's name as the config spells it (`-a POSIX`, as the app's exe lines show it).
-    return _Api(["-a", words[0]], odirect, section, option)
+    return _Api(["-a", words[0]], odirect, section, option, kind == "mpiio", options)
+
+
+def _collective(config: Io500Config, phase: str) -> tuple[bool, str]:
+    """ior-hard's `collective`: the phase's own key, else [ior-hard]'s (as the app decides -c); and the
+    section that said so."""
+    for section in (phase, "ior-hard"):
+        value = config.value(section, "collective")
+        if value is not None:
+            return bool(value), section
+    return False, "ior-hard"
 
 
 def _odirect_refusal(phase: str, transfer: int, api_section: str) -> str:
@@ -350,6 +385,7 @@ def plan(
     check_dirs: bool = True,
     free_bytes: int | None = None,
     free_inodes: int | None = None,
+    mpi: bool = True,
 ) -> Plan:
     """The phase table of a run of `config`; raise PlanError for what iolens cannot run (no I/O).
 
@@ -359,6 +395,7 @@ def plan(
     `free_inodes` caps mdtest's item counts the same way (IO500's default of 1,000,000 files per process
     each for mdtest-easy and mdtest-hard is more than most file systems hold at 4 processes). A data
     directory too small for even one transfer or one item per process is refused here, before any I/O.
+    `mpi` says whether the ranks are MPI ranks (a launcher other than local): MPIIO needs them.
     """
     where = _Where(config)
     notes: list[str] = []
@@ -370,9 +407,6 @@ def plan(
 
     if config.value("global", "io-buffers-on-gpu"):
         raise where.error("global", "io-buffers-on-gpu", "GPU buffers are not supported by iolens")
-    for section in ("ior-hard", "ior-hard-write", "ior-hard-read"):
-        if config.value(section, "collective"):
-            raise where.error(section, "collective", "collective I/O is not supported by iolens (POSIX)")
     for section in ("find", "find-easy", "find-hard"):
         if config.get(section, "external-script") is not None:
             raise where.error(section, "external-script", "external find scripts are not supported by iolens")
@@ -515,10 +549,33 @@ def plan(
         runs = _run_false(config, phase) is None and (need is None or _run_false(config, need) is None)
         if api.odirect and transfer % O_DIRECT_ALIGN and runs:  # a phase that does not run does no I/O
             raise where.error(api.section, api.option, _odirect_refusal(phase, transfer, api.section))
-        return api.args + (["--posix.odirect"] if api.odirect else [])
+        if api.mpi and not mpi and runs:
+            raise where.error(
+                api.section,
+                api.option,
+                "MPIIO needs MPI ranks: run iolens io500 with --launcher mpirun or --launcher srun",
+            )
+        return api.args + (["--posix.odirect"] if api.odirect else []) + api.options
+
+    def hard_c(phase: str) -> list[str]:
+        """ior-hard's -c, where the app puts it (after -w, or -r -R)."""
+        collective, section = _collective(config, phase)
+        if collective and not _api(config, where, phase).mpi:
+            # The app passes -c, which IOR's POSIX ignores; iolens never ignores a setting.
+            raise where.error(
+                section, "collective", "collective I/O needs API = MPIIO (POSIX has no collective transfers)"
+            )
+        return ["-c"] if collective else []
 
     def md_api(phase: str) -> list[str]:
         api = _api(config, where, phase)
+        if api.mpi:
+            raise where.error(
+                api.section,
+                api.option,
+                f"{api.args[1]} reaches {phase}: iolens's mdtest runs POSIX only; set API = MPIIO in "
+                "[ior-easy] and [ior-hard] (or their phases) instead",
+            )
         if api.odirect:
             note = (
                 "--posix.odirect is not passed to mdtest phases: the engine's mdtest has no O_DIRECT option"
@@ -547,11 +604,11 @@ def plan(
                 p.args += ["-C", "-Q", "2"]
             p.stonewall_s, p.engine_phase = stonewall, "read"
         elif name == "ior-hard-write":
-            p.args = ior_hard() + ["-w", "-D", sw, *ior_api(name, IOR_HARD_XFER)]
+            p.args = ior_hard() + ["-w", *hard_c(name), "-D", sw, *ior_api(name, IOR_HARD_XFER)]
             p.args += ["-O", "stoneWallingWearOut=1"]
             p.stonewall_s, p.engine_phase = stonewall, "write"
         elif name == "ior-hard-read":
-            p.args = ior_hard() + ["-r", "-R", *ior_api(name, IOR_HARD_XFER)]
+            p.args = ior_hard() + ["-r", "-R", *hard_c(name), *ior_api(name, IOR_HARD_XFER)]
             p.engine_phase = "read"
         elif name.startswith("mdtest-"):
             p.kind = "mdtest"
