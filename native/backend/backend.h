@@ -202,6 +202,8 @@ struct iol_backend {
     int completes_in_submit; /* synchronous: every request is complete when submit returns */
     int needs_mpi;           /* runs only on MPI ranks, with iol_backend_opts.mpi (forked local ranks cannot) */
     int collective_open;     /* open and close are collective over the ranks of a file (see the top) */
+    int collective_segments; /* the first transfer into each segment makes a collective call (HDF5 creates the
+                              * segment's dataset): a shared file's ranks stop together at a deadline */
 };
 
 const struct iol_backend *iol_backend_find(const char *name);   /* case-insensitive; NULL if unknown */

@@ -272,10 +272,10 @@ static void h5_describe(const struct iol_bctx *ctx, struct iol_json *j)
 {
     const struct iol_mpi_lib *c = iol_mpi_lib_of(ctx);
     unsigned maj = 0, min = 0, rel = 0;
-    char version[32];
+    char library[48];
     H5get_libversion(&maj, &min, &rel);
-    snprintf(version, sizeof version, "%u.%u.%u", maj, min, rel);
-    iol_mpi_lib_describe(c, "HDF5", version, j);
+    snprintf(library, sizeof library, "HDF5 %u.%u.%u (Parallel)", maj, min, rel);   /* IOR's apiVersion */
+    iol_mpi_lib_describe(c, library, j);
     iol_json_kv_bool(j, "collective_metadata", c->opts.hdf5.collective_metadata);
     iol_json_kv_uint(j, "alignment", c->opts.hdf5.alignment ? c->opts.hdf5.alignment : 1);
     iol_json_kv_bool(j, "no_fill", c->opts.hdf5.no_fill);
@@ -303,4 +303,5 @@ const struct iol_backend iol_backend_hdf5 = {
     .completes_in_submit = 1,
     .needs_mpi = 1,
     .collective_open = 1,
+    .collective_segments = 1,
 };

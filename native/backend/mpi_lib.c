@@ -93,12 +93,21 @@ int iol_mpi_lib_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, iol_m
     return take;
 }
 
-void iol_mpi_lib_describe(const struct iol_mpi_lib *lib, const char *library, const char *version,
-                          struct iol_json *j)
+void iol_mpi_lib_describe(const struct iol_mpi_lib *lib, const char *library, struct iol_json *j)
 {
+    /* The members mpiio's describe() writes too, so one reader serves every MPI backend's document. */
+    const struct iol_mpi_opts *m = &lib->opts.mpi;
     iol_json_kv_string(j, "library", library);
-    iol_json_kv_string(j, "version", version);
-    iol_json_kv_string(j, "transfer", lib->opts.mpi.collective ? "collective" : "independent");
+    iol_json_kv_string(j, "communicator", m->file_per_proc ? "MPI_COMM_SELF" : "MPI_COMM_WORLD");
+    iol_json_kv_string(j, "transfer", m->collective ? "collective" : "independent");
+    iol_json_key(j, "hints_file");
+    iol_json_string(j, m->hints_file && m->hints_file[0] ? m->hints_file : NULL);
     iol_hints_json(j, "hints_passed", &lib->passed);
-    if (lib->have_used) iol_hints_json(j, "hints_used", &lib->used);
+    /* What MPI-IO reported for the last file opened: the hints in effect. */
+    if (lib->have_used) {
+        iol_hints_json(j, "hints", &lib->used);
+    } else {
+        iol_json_key(j, "hints");
+        iol_json_null(j);
+    }
 }

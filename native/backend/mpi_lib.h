@@ -40,8 +40,8 @@ typedef int (*iol_mpi_lib_xfer)(struct iol_mpi_lib *lib, struct iol_req *r, stru
 int iol_mpi_lib_submit(struct iol_bctx *ctx, struct iol_req **reqs, int n, iol_mpi_lib_xfer one,
                        struct iol_err *err);
 
-/* The members every library backend's describe() writes: library, version, transfer mode, hints. */
-void iol_mpi_lib_describe(const struct iol_mpi_lib *lib, const char *library, const char *version,
-                          struct iol_json *j);
+/* The members every library backend's describe() writes: library ("HDF5 1.10.8"), communicator, transfer
+ * mode, hints file, hints passed and in effect (as the mpiio backend names them). */
+void iol_mpi_lib_describe(const struct iol_mpi_lib *lib, const char *library, struct iol_json *j);
 
 #endif

@@ -168,7 +168,9 @@ static int nc_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
 
 static void nc_describe(const struct iol_bctx *ctx, struct iol_json *j)
 {
-    iol_mpi_lib_describe(iol_mpi_lib_of(ctx), "PnetCDF", ncmpi_inq_libvers(), j);
+    char library[96];
+    snprintf(library, sizeof library, "PnetCDF %s", ncmpi_inq_libvers());
+    iol_mpi_lib_describe(iol_mpi_lib_of(ctx), library, j);
 }
 
 const struct iol_backend iol_backend_ncmpi = {

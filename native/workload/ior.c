@@ -89,7 +89,10 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const struct iol_backend *be = r->be;
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
-    const int lockstep = r->lockstep && (cfg->collective || (is_write && cfg->fsync_per_write));
+    /* HDF5 creates (opens) a segment's dataset at its first transfer, a collective call: at a deadline its ranks
+     * must stop together too, independent transfers or not. */
+    const int lockstep = r->lockstep && (cfg->collective || (is_write && cfg->fsync_per_write) ||
+                                         (pl->deadline_ns && be->collective_segments));
     struct ior_order ord;
     ior_order_init(&ord, cfg, r->nranks, pl->data_rank, r->pairs_total, pl->start);
 
