@@ -444,13 +444,14 @@ class Api:
 
     @classmethod
     def parse(cls, r: _Reader) -> Api:
+        # Only `name` and `collective` are in every backend's object; the rest are MPI-IO's.
         return cls(
-            name=r.string("name", ""),
-            collective=r.boolean("collective", False),
+            name=r.string("name"),
+            collective=r.boolean("collective"),
             library=r.string("library", None, nullable=True),
             communicator=r.string("communicator", None, nullable=True),
-            file_view=r.boolean("file_view", False),
-            preallocate=r.boolean("preallocate", False),
+            file_view=bool(r.boolean("file_view", False, nullable=True)),
+            preallocate=bool(r.boolean("preallocate", False, nullable=True)),
             hints_file=r.string("hints_file", None, nullable=True),
             hints_passed=_string_map(r, "hints_passed"),
             hints=_string_map(r, "hints"),
