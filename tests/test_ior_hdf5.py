@@ -7,6 +7,7 @@ wrote (tests/data/ior4/backends) read back."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -246,3 +247,30 @@ def test_the_engine_says_whether_it_has_hdf5(engine: Path) -> None:
     out = engine_version(engine)
     assert "hdf5=yes" in out or "hdf5=no" in out
     assert "pnetcdf=yes" in out or "pnetcdf=no" in out
+
+
+@pytest.mark.parametrize("api", ["HDF5", "NCMPI"])
+def test_an_engine_built_without_the_library_refuses_it(api: str, tmp_path: Path) -> None:
+    nompi = Path(__file__).parent.parent / "build" / "native-nompi" / "iolens-bench"
+    if not nompi.exists():
+        pytest.skip("no engine built without MPI here (make native builds build/native-nompi)")
+    res = run_engine(nompi, ["-a", api, "-o", str(tmp_path / "f")], np=2)
+    assert res.returncode == 2
+    assert res.stderr.startswith(f"iolens-bench: error: -a {api}: this backend needs MPI and ")
+    assert "was built without them" in res.stderr and res.stderr.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_iolens_runs_hdf5_with_a_launcher(
+    h5engine: Path, iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Through the front end: the run, its -H blocks (IOR's HDF5 titles, from the document), the cleanup."""
+    canary = place_canary(tmp_path)
+    args = ["-a", "HDF5", "-c", "--hdf5.showHints", *SIZES, "-w", "-W", "-R", "-o", str(tmp_path / "d.h5")]
+    launched = [*iolens_bin, "ior", "--launcher", "mpirun", "--np", "2", "--launcher-args", "--oversubscribe"]
+    out = subprocess.run([*launched, *args], capture_output=True, text=True, env=mpi_env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "hints passed to access property list {" in out.stdout
+    assert "hints returned from opened file {" in out.stdout
+    assert "HDF5: collective transfers" in out.stdout
+    assert_only_canary_left(tmp_path, canary)
