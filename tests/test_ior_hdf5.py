@@ -225,6 +225,7 @@ def test_ior_data_in_an_hdf5_file_passes_the_read_check(
         (["-a", "POSIX", "-J", "4k"], "-J"),
         (["-a", "POSIX", "--hdf5.collectiveMetadata"], "--hdf5.collectiveMetadata"),
         (["-a", "HDF5", "--posix.odirect"], "--posix.odirect"),
+        (["-a", "HDF5", "-r", "-s", "-1"], "-s"),
     ],
 )
 def test_hdf5_settings_that_cannot_apply_exit_2(

@@ -77,6 +77,11 @@ static int validate_hdf5_ncmpi(const struct ior_cfg *cfg, const struct iol_backe
     if ((hdf5 || ncmpi) && cfg->random)
         return iol_err_set(err, IOL_ERR_USAGE, "-z: random offsets are not available with -a %s (as in IOR: a "
                            "segment's data set is made at its first transfer)", cfg->api);
+    /* The file also holds the library's metadata, so its size does not count the segments (IOR counts them
+     * so anyway, and reads past the last data set). */
+    if ((hdf5 || ncmpi) && cfg->segments < 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "-s: -1 (segments from the file's size) is not available with -a %s: "
+                           "the file also holds the library's metadata; give the count", cfg->api);
     if (ncmpi && cfg->fpp)
         return iol_err_set(err, IOL_ERR_USAGE, "-F: file per process is not available with -a NCMPI (as in IOR: "
                            "the variable spans every rank's blocks)");
