@@ -134,3 +134,12 @@ def test_mmap_stonewall_with_wear_out(engine: Path, tmpfs_dir: Path) -> None:
     assert sw["hit"] and 0 < sw["pairs_max"] < 64 * 1024 * 1024 // 8
     assert ph["bytes"] == NP * sw["pairs_max"] * 8  # every rank wore out to the largest count
     assert ph["verify"]["bytes_checked"] == ph["bytes"] and ph["verify"]["errors"] == 0
+
+
+def test_mdtest_refuses_mmap_as_iors_mdtest_does(engine: Path, tmpfs_dir: Path) -> None:
+    res = run_engine(
+        engine, ["-a", "MMAP", "-n", "4", "-w", "100", "-d", str(tmpfs_dir / "t")], workload="mdtest"
+    )
+    assert res.returncode == 2
+    assert "-a MMAP" in res.stderr and "mdtest" in res.stderr
+    assert list(tmpfs_dir.iterdir()) == []
