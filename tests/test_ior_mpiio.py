@@ -8,9 +8,12 @@ where it is cheap at what the official IOR 4 does (tests/data/ior4, or the tool 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -351,6 +354,41 @@ def test_a_stonewall_stops_every_rank_of_collective_calls_together(
     assert len({x["ops"] for x in r["per_rank"]}) == 1 and r["bytes"] <= w["bytes"]
 
 
+def test_a_signal_to_one_rank_stops_every_rank_of_a_collective_write(
+    engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, tmp_path: Path
+) -> None:
+    # The other ranks are inside collective calls: they must learn of the signal and stop with it, at the
+    # same count, instead of waiting for ever for the signalled rank.
+    target, doc_path = tmpfs_dir / "sig", tmp_path / "doc.json"
+    cmd = [*MPIRUN, "3", str(engine), "ior", "--json", str(doc_path), "--quiet", "-a", "MPIIO", "-c"]
+    proc = subprocess.Popen(
+        [*cmd, "-t", "4k", "-b", "1g", "-w", "-D", "60", "-o", str(target)],
+        env=mpi_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        ranks: list[int] = []
+        for _ in range(100):
+            time.sleep(0.1)
+            found = subprocess.run(
+                ["pgrep", "-f", "--", f"-o {target}$"], capture_output=True, text=True
+            ).stdout
+            ranks = [int(x) for x in found.split() if int(x) != proc.pid]
+            if len(ranks) == 3 and target.exists():
+                break
+        assert len(ranks) == 3, ranks
+        time.sleep(1)
+        os.kill(sorted(ranks)[1], signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    doc = json.loads(doc_path.read_text())
+    assert doc["status"] == "failed" and doc["interrupted"]["signal"] == "SIGTERM"
+    w = phase(doc, "write")
+    assert w["cut_short"] and len({x["ops"] for x in w["per_rank"]}) == 1 and w["ops"] > 0
+    assert not target.exists()  # a cut-short run removes what it created
+
+
 def test_independent_stonewall_wear_out_gives_equal_counts(
     engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
 ) -> None:
@@ -395,6 +433,7 @@ def test_independent_stonewall_wear_out_gives_equal_counts(
             "--mpiio.useStridedDatatype: works through a file view",
         ),
         (["-a", "MPIIO", "-V", "--mpiio.useStridedDatatype", "-s", "2", "-W"], "cannot check -s 2 segments"),
+        (["-a", "MPIIO", "-V", "--mpiio.useStridedDatatype", "-s", "-1", "-r"], "not with -s -1"),
     ],
 )
 def test_settings_that_cannot_apply_are_refused(

@@ -144,7 +144,8 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
         int synced = 0;
         for (int i = 0; i < n; i++) {
             struct iol_req *d = r->done[i];
-            if (d->error || d->result != (int64_t)d->len) {
+            const int failed = d->error || d->result != (int64_t)d->len;
+            if (failed) {
                 transfer_failed(r, d, is_write ? "write" : "read");
                 stop = 1;
             } else {
@@ -161,10 +162,12 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
                         if (first < lp->vfirst) lp->vfirst = first;
                     }
                 }
-                if (is_write && cfg->fsync_per_write) {
-                    synced = 1;
-                    if (be->fsync(r->bctx, f, &r->err)) stop = 1;
-                }
+            }
+            /* -Y. In lockstep the fsync is a collective MPI_File_sync: every rank makes one per write, also
+             * after a failed one, so that their counts of collective calls stay equal. */
+            if (is_write && cfg->fsync_per_write && (!failed || lockstep)) {
+                synced = 1;
+                if (be->fsync(r->bctx, f, &r->err)) stop = 1;
             }
             last = d->t_done_ns;
             if (last > chain) chain = last;
@@ -313,8 +316,10 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     if (opened) {
         /* An interrupted run skips the fsync: writing GBs back could outlast a batch system's grace time,
          * and the file is about to be removed (or kept as a cut-short run's, not a measured one's). */
-        if (pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending())
-            r->be->fsync(r->bctx, &f, &r->err);
+        int64_t sync = pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending();
+        /* A collective fsync (MPI_File_sync) is made by every rank of the file or by none. */
+        if (r->lockstep && c->allreduce(c, &sync, &sync, 1, IOL_DT_I64, IOL_OP_MIN)) sync = 0;
+        if (sync) r->be->fsync(r->bctx, &f, &r->err);
         struct iol_err cerr = {0, ""};
         if (r->be->close(r->bctx, &f, &cerr) && !r->err.code) r->err = cerr;
     }

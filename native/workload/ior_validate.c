@@ -43,9 +43,9 @@ static int validate_mpi(const struct ior_cfg *cfg, const struct iol_backend *be,
         /* IOR applies the strided datatype inside the file view only, to a shared file's layout. */
         if (!cfg->file_view)
             return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: works through a file view; add -V");
-        if (cfg->fpp)
-            return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: describes a shared file's layout; "
-                               "not with -F");
+        if (cfg->fpp || cfg->segments < 0)
+            return iol_err_set(err, IOL_ERR_USAGE, "--mpiio.useStridedDatatype: describes a shared file's layout "
+                               "of a known segment count; not with %s", cfg->fpp ? "-F" : "-s -1");
         /* One call writes the same buffer into every segment (IOR's type has a memory extent of 0), so
          * segments past the first hold data of another offset, and a deadline would cut a call's count. */
         if (cfg->segments != 1 && (cfg->check_write || cfg->check_read))
