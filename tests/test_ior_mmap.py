@@ -124,14 +124,15 @@ def test_mmap_through_the_local_launcher(iolens_bin: list[str], tmpfs_dir: Path)
 
 def test_mmap_stonewall_with_wear_out(engine: Path, tmpfs_dir: Path) -> None:
     """-D stops each rank at the deadline; wear-out brings every rank to the largest count; the check pass
-    reads back exactly what was written. 8-byte transfers make the 64 MiB per rank outlast the deadline."""
-    args = ["-a", "MMAP", "-t", "8", "-b", "64m", "-D", "1", "-O", "stoneWallingWearOut=1", "-w", "-W", "-F"]
+    reads back exactly what was written. 8-byte transfers make the 512 MiB per rank outlast the deadline
+    (the file is sparse past what was written)."""
+    args = ["-a", "MMAP", "-t", "8", "-b", "512m", "-D", "1", "-O", "stoneWallingWearOut=1", "-w", "-W", "-F"]
     res = run_engine(engine, [*args, "-o", str(tmpfs_dir / "f")], np=NP)
     assert res.returncode == 0, res.stderr
     assert res.doc is not None
     ph = res.doc["phases"][0]
     sw = ph["stonewall"]
-    assert sw["hit"] and 0 < sw["pairs_max"] < 64 * 1024 * 1024 // 8
+    assert sw["hit"] and 0 < sw["pairs_max"] < 512 * 1024 * 1024 // 8
     assert ph["bytes"] == NP * sw["pairs_max"] * 8  # every rank wore out to the largest count
     assert ph["verify"]["bytes_checked"] == ph["bytes"] and ph["verify"]["errors"] == 0
 
