@@ -121,3 +121,28 @@ def test_local_ranks_refuse_ncmpi(ncengine: Path, tmpfs_dir: Path) -> None:
     res = run_engine(ncengine, ["-a", "NCMPI", "-o", str(tmpfs_dir / "f")], np=2)
     assert res.returncode == 2 and "-a NCMPI" in res.stderr
     assert list(tmpfs_dir.iterdir()) == []
+
+
+def test_reordered_reads_read_the_other_ranks_records(
+    ncengine: Path, mpi_env: dict[str, str], tmpfs_dir: Path
+) -> None:
+    """-C: each rank reads (and checks) the data of the next rank, from that rank's records (IOR's NCMPI
+    would read its own records there, a documented difference)."""
+    args = [
+        "-a",
+        "NCMPI",
+        *SIZES,
+        "-w",
+        "-r",
+        "-R",
+        "-C",
+        "--tasks-per-node",
+        "1",
+        "-o",
+        str(tmpfs_dir / "d.nc"),
+    ]
+    res = run_mpirun(ncengine, mpi_env, 2, args)
+    assert res.returncode == 0, res.stderr
+    assert res.doc is not None and res.doc["target"]["read_rank_shift"] == 1
+    v = res.doc["phases"][1]["verify"]
+    assert v["bytes_checked"] == 2 * SEGS * BLOCK and v["errors"] == 0
