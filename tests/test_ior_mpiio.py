@@ -446,6 +446,15 @@ def test_settings_that_cannot_apply_are_refused(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_mdtest_refuses_mpiio(engine: Path, tmp_path: Path) -> None:
+    res = run_engine(engine, ["-a", "MPIIO", "-n", "10", "-d", str(tmp_path / "md")], np=1, workload="mdtest")
+    assert res.returncode == 2
+    assert res.stderr.strip() == (
+        "iolens-bench: error: -a MPIIO: not supported by iolens mdtest (use -a POSIX)"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_local_ranks_are_refused_before_any_io(engine: Path, iolens_bin: list[str], tmp_path: Path) -> None:
     res = run_engine(engine, ["-a", "MPIIO", "-o", str(tmp_path / "f")], np=2)
     assert res.returncode == 2
