@@ -14,8 +14,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 CANARY_TEXT = "canary: iolens must never touch this file\n"
 
@@ -149,3 +152,24 @@ def resident_bytes(path: Path) -> int:
     finally:
         os.close(fd)
     return min(pages * page, size)
+
+
+@cache
+def engine_version(engine: Path) -> str:
+    """The engine's `--version` line (it says which optional libraries the engine was built with)."""
+    return subprocess.run([str(engine), "--version"], capture_output=True, text=True, timeout=60).stdout
+
+
+def require_engine_feature(engine: Path, feature: str, header: Path) -> None:
+    """Skips a test whose backend the engine lacks (`feature=no` in its --version line); fails it when the
+    library's header is installed with MPI, as CI has it: there the backend must have been built."""
+    if f"{feature}=yes" in engine_version(engine):
+        return
+    if header.exists() and "mpi=yes" in engine_version(engine):
+        pytest.fail(f"{header} is installed but the engine was built without {feature}")
+    pytest.skip(f"the engine was built without {feature}")
+
+
+def run_mpirun(engine: Path, env: dict[str, str], np: int, args: list[str]) -> EngineResult:
+    """`mpirun --oversubscribe -np NP iolens-bench ior ARGS` (env: the mpi_env fixture's)."""
+    return run_engine(engine, args, launcher=["mpirun", "--oversubscribe", "-np", str(np)], env=env)

@@ -49,6 +49,10 @@ static const struct {
     { "io_uring", "liburing when iolens was built" },
     { "libaio", "libaio when iolens was built" },
     { "aio", "libaio when iolens was built" },
+    { "hdf5", "MPI and parallel HDF5 (libhdf5-openmpi-dev, pkg-config hdf5-openmpi) when iolens was built; this "
+              "iolens-bench was built without them" },
+    { "ncmpi", "MPI and PnetCDF (libpnetcdf-dev, pkg-config pnetcdf) when iolens was built; this iolens-bench was "
+               "built without them" },
 };
 
 const char *iol_backend_unavailable(const char *name)

@@ -50,6 +50,9 @@ struct iol_file {
     int fd;                  /* -1 for backends that have none */
     int flags;               /* enum iol_open_flags */
     void *priv;
+    /* Set by the caller before open (0 = unknown): the size the run gives the file. A backend that maps or
+     * lays out the whole file at open (mmap) uses it; the others ignore it. */
+    uint64_t extent;
     /* Set by the caller before open (0 when it does not care): whose blocks of a shared file this rank moves
      * through the handle, (rank + IOR's -C shift) % ranks. A backend that describes a rank's part of the file
      * at open (an MPI-IO file view) uses it; the others ignore it. */
@@ -117,6 +120,18 @@ struct iol_backend_opts {
      * scrambled order (a known latency distribution, to test the statistics). 0, 0 = at once. */
     uint64_t null_delay_lo_ns, null_delay_hi_ns;
     struct iol_mpi_opts mpi; /* backends over an MPI library (needs_mpi) */
+    int mmap_advice;         /* mmap: IOL_MMAP_* flags, the posix_madvise calls made at every open */
+    struct iol_hdf5_opts {   /* hdf5: IOR's --hdf5.* settings */
+        int collective_metadata;   /* --hdf5.collectiveMetadata: H5Pset_all_coll_metadata_ops/coll_metadata_write */
+        int no_fill;               /* --hdf5.noFill: datasets are never filled (H5D_FILL_TIME_NEVER) */
+        uint64_t alignment;        /* -J, --hdf5.setAlignment: H5Pset_alignment(A, A); 0 or 1 = none */
+    } hdf5;
+};
+
+enum iol_mmap_advice {
+    IOL_MMAP_MADV_PATTERN   = 1 << 0,  /* IOR's --mmap.madv_pattern: sequential (random with IOL_MMAP_RANDOM) */
+    IOL_MMAP_RANDOM         = 1 << 1,
+    IOL_MMAP_MADV_DONT_NEED = 1 << 2,  /* IOR's --mmap.madv_dont_need */
 };
 
 /* What a context did, for reports: which fast paths the requests really took. */
@@ -194,6 +209,8 @@ struct iol_backend {
     int completes_in_submit; /* synchronous: every request is complete when submit returns */
     int needs_mpi;           /* runs only on MPI ranks, with iol_backend_opts.mpi (forked local ranks cannot) */
     int collective_open;     /* open and close are collective over the ranks of a file (see the top) */
+    int collective_segments; /* the first transfer into each segment makes a collective call (HDF5 creates the
+                              * segment's dataset): a shared file's ranks stop together at a deadline */
 };
 
 const struct iol_backend *iol_backend_find(const char *name);   /* case-insensitive; NULL if unknown */
@@ -228,13 +245,24 @@ int iol_backend_ctx_open(const struct iol_backend *be, struct iol_bctx **ctx, in
 #else
 #define IOL_BACKEND_IF_MPIIO(X)
 #endif
-#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) IOL_BACKEND_IF_MPIIO(X) X(null)
+#if IOLENS_HAVE_HDF5
+#define IOL_BACKEND_IF_HDF5(X) X(hdf5)
+#else
+#define IOL_BACKEND_IF_HDF5(X)
+#endif
+#if IOLENS_HAVE_PNETCDF
+#define IOL_BACKEND_IF_NCMPI(X) X(ncmpi)
+#else
+#define IOL_BACKEND_IF_NCMPI(X)
+#endif
+#define IOL_BACKEND_LIST(X) X(posix) X(pvsync2) IOL_BACKEND_IF_URING(X) IOL_BACKEND_IF_AIO(X) X(mmap) \
+    IOL_BACKEND_IF_MPIIO(X) IOL_BACKEND_IF_HDF5(X) IOL_BACKEND_IF_NCMPI(X) X(null)
 
 #define IOL_BACKEND_DECLARE(id) extern const struct iol_backend iol_backend_##id;
 IOL_BACKEND_LIST(IOL_BACKEND_DECLARE)
 #undef IOL_BACKEND_DECLARE
 
-/* The names as one string literal for static help texts: " posix pvsync2 io_uring libaio null". */
+/* The names as one string literal for static help texts: " posix pvsync2 io_uring libaio mmap null". */
 #define IOL_BACKEND_NAME_WORD(id) " " #id
 #define IOL_BACKEND_NAMES_TEXT IOL_BACKEND_LIST(IOL_BACKEND_NAME_WORD)
 

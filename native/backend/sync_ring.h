@@ -1,4 +1,4 @@
-/* sync_ring.h — completion ring for synchronous backends (posix, pvsync2, null).
+/* sync_ring.h — completion ring for synchronous backends (posix, pvsync2, mmap, null).
  *
  * Such a backend finishes each request inside submit; its whole per-rank context is the ring of completed
  * requests that reap hands back, oldest first. The ring holds queue_depth pointers allocated once in
@@ -15,10 +15,11 @@ struct iol_bctx {
     int count;                 /* completed requests not yet reaped */
     struct iol_req **done;     /* ring of depth entries */
     int rw_flags;              /* pvsync2: RWF_* flags of every preadv2/pwritev2 */
+    int mmap_advice;           /* mmap: IOL_MMAP_* advice given at every open */
     uint64_t delay_lo_ns;      /* null: completion delays spread over [lo, hi] (see iol_backend_opts) */
     uint64_t delay_hi_ns;
     uint64_t delay_seq;        /* requests delayed so far */
-    void *priv;                /* a backend's own state beside the ring (mpiio: its MPI settings) */
+    void *priv;                /* a backend's own state beside the ring (mpiio, hdf5, ncmpi: MPI settings) */
 };
 
 /* ctx_open for a synchronous backend: `name` (static) is the backend's, as its messages say it. */

@@ -36,8 +36,9 @@ static int usage_error(const struct iol_err *err)
 
 static void print_version(void)
 {
-    printf("iolens-bench %s (mpi=%s liburing=%s libaio=%s) commit %s\n", IOLENS_VERSION, IOLENS_HAVE_MPI ? "yes" : "no",
-           IOLENS_HAVE_URING ? "yes" : "no", IOLENS_HAVE_AIO ? "yes" : "no", IOLENS_GIT_COMMIT);
+    printf("iolens-bench %s (mpi=%s liburing=%s libaio=%s hdf5=%s pnetcdf=%s) commit %s\n", IOLENS_VERSION,
+           IOLENS_HAVE_MPI ? "yes" : "no", IOLENS_HAVE_URING ? "yes" : "no", IOLENS_HAVE_AIO ? "yes" : "no",
+           IOLENS_HAVE_HDF5 ? "yes" : "no", IOLENS_HAVE_PNETCDF ? "yes" : "no", IOLENS_GIT_COMMIT);
 }
 
 static void print_usage(FILE *fp)

@@ -1,7 +1,7 @@
 /* test_backend.c — the posix and null backends on real file systems (a disk under /tmp and tmpfs under
  * /dev/shm): data written comes back byte for byte through a queue of 4; a read past EOF ends short without
  * error; eviction says when there is no cache to drop; O_DIRECT works with aligned buffers; failures name
- * the path and the call; the null backend never touches the file system. */
+ * the path and the call; the null backend never touches the file system; mmap writes through its mapping. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -316,12 +316,65 @@ static void test_null_backend_touches_nothing(void)
     CHECK(rmdir(dir) == 0, "the directory is not empty: null wrote something");
 }
 
+/* mmap: a file created for writing is grown to its extent and mapped; the data goes through the mapping
+ * into the file (read back with pread); a write past the extent fails (EFBIG), a read past the end of the
+ * file ends short; fsync (msync) of what was written succeeds; the advice IOR gives is accepted. */
+static void test_mmap_backend(const char *base)
+{
+    const struct iol_backend *be = &iol_backend_mmap;
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s/iolens-test-mmap-XXXXXX", base);
+    if (!mkdtemp(dir)) return;
+    snprintf(path, sizeof path, "%s/f", dir);
+    struct iol_backend_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.mmap_advice = IOL_MMAP_MADV_PATTERN | IOL_MMAP_MADV_DONT_NEED;
+    struct iol_bctx *ctx = NULL;
+    struct iol_err err = {0};
+    CHECK(iol_backend_ctx_open(be, &ctx, QD, &opts, &err) == 0, "mmap ctx: %s", err.msg);
+    struct iol_file f;
+    memset(&f, 0, sizeof f);
+    f.extent = 4 * XFER;
+    CHECK(be->open(ctx, &f, path, IOL_O_WRITE | IOL_O_CREATE, 0644, &err) == 0, "mmap open: %s", err.msg);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size == (off_t)(4 * XFER), "grown to the extent: %lld", (long long)st.st_size);
+    static unsigned char bufs[5][XFER];
+    struct iol_req reqs[5];
+    memset(reqs, 0, sizeof reqs);
+    for (int i = 0; i < 5; i++) {
+        fill(bufs[i], XFER, (uint64_t)i * XFER);
+        reqs[i] = (struct iol_req){.op = IOL_IO_WRITE, .file = &f, .buf = bufs[i], .len = XFER, .offset = (uint64_t)i * XFER};
+    }
+    CHECK(run_reqs(be, ctx, reqs, 4) == 4, "mmap writes");
+    for (int i = 0; i < 4; i++) CHECK(reqs[i].error == 0 && reqs[i].result == (int64_t)XFER, "mmap write %d", i);
+    CHECK(run_reqs(be, ctx, reqs + 4, 1) == 1 && reqs[4].error == EFBIG, "a write past the extent fails: %d", reqs[4].error);
+    CHECK(be->fsync(ctx, &f, &err) == 0, "msync: %s", err.msg);
+    CHECK(be->close(ctx, &f, &err) == 0, "mmap close: %s", err.msg);
+    int fd = open(path, O_RDONLY);
+    static unsigned char back[XFER];
+    CHECK(fd >= 0 && pread(fd, back, XFER, 3 * XFER) == (ssize_t)XFER && count_wrong(back, XFER, 3 * XFER) == 0,
+          "the data is in the file");
+    if (fd >= 0) close(fd);
+    memset(&f, 0, sizeof f);
+    CHECK(be->open(ctx, &f, path, IOL_O_READ, 0, &err) == 0, "mmap open for reading: %s", err.msg);
+    struct iol_req rd[2] = {{.op = IOL_IO_READ, .file = &f, .buf = bufs[0], .len = XFER, .offset = 2 * XFER},
+                            {.op = IOL_IO_READ, .file = &f, .buf = bufs[1], .len = XFER, .offset = 4 * XFER}};
+    CHECK(run_reqs(be, ctx, rd, 2) == 2, "mmap reads");
+    CHECK(rd[0].result == (int64_t)XFER && count_wrong(bufs[0], XFER, 2 * XFER) == 0, "mmap read back");
+    CHECK(rd[1].error == 0 && rd[1].result == 0, "a read past the end is short, not SIGBUS");
+    CHECK(be->close(ctx, &f, &err) == 0, "mmap close: %s", err.msg);
+    be->ctx_close(ctx);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void test_backends_are_found_by_name_in_any_case(void)
 {
     CHECK(iol_backend_find("posix") == &iol_backend_posix, "posix");
     CHECK(iol_backend_find("POSIX") == &iol_backend_posix, "POSIX (IOR's spelling)");
     CHECK(iol_backend_find("Null") == &iol_backend_null, "Null");
     CHECK(iol_backend_find("DUMMY") == &iol_backend_null, "IOR's DUMMY");
+    CHECK(iol_backend_find("MMAP") == &iol_backend_mmap, "IOR's MMAP");
     CHECK(iol_backend_find("nosuch") == NULL, "unknown name");
     CHECK(iol_backend_find(NULL) == NULL, "NULL name");
     const char *names = iol_backend_names();
@@ -342,6 +395,8 @@ int main(void)
     test_posix_direct_io();
     test_posix_errors_name_the_path_and_call();
     test_null_backend_touches_nothing();
+    test_mmap_backend("/tmp");
+    test_mmap_backend("/dev/shm");
     test_backends_are_found_by_name_in_any_case();
     return TEST_DONE();
 }

@@ -90,9 +90,11 @@ static int xfer_loop(struct ior_run *r, struct iol_file *f, const struct xfer_pl
     const struct iol_backend *be = r->be;
     const int qd = r->qd, is_write = pl->op == IOL_IO_WRITE;
     const int show = r->info->progress && r->comm->rank == 0;
-    /* Collective calls per transfer: -c; the strided datatype's MPI_File_set_view; -Y's MPI_File_sync. */
-    const int lockstep =
-        r->lockstep && (cfg->collective || cfg->strided_datatype || (is_write && cfg->fsync_per_write));
+    /* Collective calls per transfer: -c; the strided datatype's MPI_File_set_view; -Y's MPI_File_sync; HDF5's
+     * creation (opening) of a segment's dataset at its first transfer, which at a deadline makes its ranks
+     * stop together too, independent transfers or not. */
+    const int lockstep = r->lockstep && (cfg->collective || cfg->strided_datatype || (is_write && cfg->fsync_per_write) ||
+                                         (pl->deadline_ns && be->collective_segments));
     /* In lockstep the ranks agree whether to stop every `every` rounds (see below): about 4 MiB of each
      * rank's transfers, at most 64 rounds, so a deadline or a signal is honoured within a few MiB. */
     const uint64_t every = cfg->xfer >= (4u << 20) ? 1 : (4u << 20) / cfg->xfer > 64 ? 64 : (4u << 20) / cfg->xfer;
@@ -275,6 +277,8 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
     /* Check passes read back everything; only the measured phases stop at the deadline. */
     const int stonewalled = cfg->deadline_s > 0 && !pl->verify;
     memset(&f, 0, sizeof f);
+    /* IOR's expected aggregate file size, which its MMAP backend gives every file, -F's too */
+    f.extent = (uint64_t)r->segments * cfg->block * (uint64_t)r->nranks;
     f.data_rank = pl->data_rank;
     ior_file_path(cfg, cfg->fpp ? pl->data_rank : 0, pl->iteration, r->cur_path, sizeof r->cur_path);
     r->err_phase = pl->phase;
@@ -469,6 +473,7 @@ static int evict_before_read(struct ior_run *r, int data_rank, int iteration)
     struct iol_file f;
     char p[IOL_STR_MAX + 64];
     int evicted = 0;
+    memset(&f, 0, sizeof f);
     ior_file_path(r->cfg, r->cfg->fpp ? data_rank : 0, iteration, p, sizeof p);
     struct iol_err e = {0, ""};
     if (iol_interrupt_pending()) return 0;   /* writing back dirty pages can take long: not when told to stop */
@@ -748,7 +753,12 @@ static int setup(struct ior_run *r)
         bo.mpi.segments = cfg->segments;
         bo.mpi.nranks = c->size;
         r->lockstep = r->be->collective_open && !cfg->fpp;
+        bo.hdf5.alignment = cfg->hdf5_alignment;
+        bo.hdf5.no_fill = cfg->hdf5_no_fill;
+        bo.hdf5.collective_metadata = cfg->hdf5_collective_metadata;
     }
+    bo.mmap_advice = (cfg->mmap_madv_pattern ? IOL_MMAP_MADV_PATTERN : 0) | (cfg->random ? IOL_MMAP_RANDOM : 0) |
+                     (cfg->mmap_madv_dont_need ? IOL_MMAP_MADV_DONT_NEED : 0);
     iol_backend_ctx_open(r->be, &r->bctx, r->qd, &bo, &r->err);
     r->tasks_per_node = cfg->tasks_per_node > 0 ? (int)cfg->tasks_per_node : c->tasks_per_node;
     /* IOR's -C: read the data of a rank on another node. One node away is tasks-on-node-0 ranks when ranks

@@ -69,6 +69,12 @@ struct ior_cfg {
     int64_t gpu;                    /* -O allocateBufferOnGPU / GPUid / GPUDirect: refused when set */
     int verbose;                    /* -v (repeatable): IOR's verbosity of the classic text (iolens ior) */
     int64_t ref_num;                /* -A: IOR's reference number, echoed in the summary (RefNum) */
+    int mmap_madv_dont_need;        /* --mmap.madv_dont_need (-a MMAP) */
+    int mmap_madv_pattern;          /* --mmap.madv_pattern (-a MMAP) */
+    uint64_t hdf5_alignment;        /* -J, --hdf5.setAlignment (-a HDF5) */
+    int hdf5_no_fill;               /* --hdf5.noFill */
+    int hdf5_collective_metadata;   /* --hdf5.collectiveMetadata */
+    int hdf5_individual_datasets;   /* --hdf5.individualDataSets: refused */
     /* backends over an MPI library (backend.h: iol_mpi_opts) */
     int collective;                 /* -c, -O collective=1: collective transfers */
     int file_view;                  /* -V, --mpiio.useFileView */

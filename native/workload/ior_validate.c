@@ -130,6 +130,33 @@ static int validate_mpi(const struct ior_cfg *cfg, const struct iol_backend *be,
     return rc;
 }
 
+/* IOR's HDF5 and NCMPI rules (CheckRunSettings, HDF5_check_params), and their options with another -a. */
+static int validate_hdf5_ncmpi(const struct ior_cfg *cfg, const struct iol_backend *be, struct iol_err *err)
+{
+    int hdf5 = strcmp(be->name, "hdf5") == 0, ncmpi = strcmp(be->name, "ncmpi") == 0;
+    const char *h5opt = cfg->hdf5_individual_datasets ? "--hdf5.individualDataSets"
+                        : cfg->hdf5_alignment != 1  ? "-J (--hdf5.setAlignment)"
+                        : cfg->hdf5_no_fill          ? "--hdf5.noFill"
+                        : cfg->hdf5_collective_metadata ? "--hdf5.collectiveMetadata" : NULL;
+    if (h5opt && !hdf5)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: an HDF5 setting; it needs -a HDF5 (not -a %s)", h5opt, cfg->api);
+    if (cfg->hdf5_individual_datasets)
+        return iol_err_set(err, IOL_ERR_USAGE, "--hdf5.individualDataSets: not implemented in IOR 4 (\"not working\"; "
+                           "IOR stops with \"individual data sets not implemented\"), nor in iolens");
+    if ((hdf5 || ncmpi) && cfg->random)
+        return iol_err_set(err, IOL_ERR_USAGE, "-z: random offsets are not available with -a %s (as in IOR: a "
+                           "segment's data set is made at its first transfer)", cfg->api);
+    /* The file also holds the library's metadata, so its size does not count the segments (IOR counts them
+     * so anyway, and reads past the last data set). */
+    if ((hdf5 || ncmpi) && cfg->segments < 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "-s: -1 (segments from the file's size) is not available with -a %s: "
+                           "the file also holds the library's metadata; give the count", cfg->api);
+    if (ncmpi && cfg->fpp)
+        return iol_err_set(err, IOL_ERR_USAGE, "-F: file per process is not available with -a NCMPI (as in IOR: "
+                           "the variable spans every rank's blocks)");
+    return 0;
+}
+
 const char *ior_needs_mpi(const struct ior_cfg *cfg, char *buf, size_t len)
 {
     const struct iol_backend *be = iol_backend_find(cfg->api);
@@ -146,6 +173,14 @@ int ior_validate(const struct ior_cfg *cfg, int nranks, struct iol_err *err)
     if (!be)
         return iol_err_set(err, IOL_ERR_USAGE, "-a: unknown api '%s' (known: %s)", cfg->api, iol_backend_names());
     if (validate_mpi(cfg, be, err)) return -1;
+    if (validate_hdf5_ncmpi(cfg, be, err)) return -1;
+    int is_mmap = strcasecmp(cfg->api, "mmap") == 0;
+    if ((cfg->mmap_madv_dont_need || cfg->mmap_madv_pattern) && !is_mmap)
+        return iol_err_set(err, IOL_ERR_USAGE, "--mmap.%s: only with -a MMAP (the api is '%s')",
+                           cfg->mmap_madv_dont_need ? "madv_dont_need" : "madv_pattern", cfg->api);
+    if (is_mmap && cfg->direct)
+        return iol_err_set(err, IOL_ERR_USAGE, "--posix.odirect: -a MMAP cannot bypass the page cache (a mapping "
+                           "is the page cache)");
     if (cfg->xfer == 0) return iol_err_set(err, IOL_ERR_USAGE, "-t: transfer size must be at least 8 bytes");
     if (cfg->xfer % 8)
         return iol_err_set(err, IOL_ERR_USAGE, "-t: transfer size %llu is not a multiple of 8 bytes",

@@ -234,6 +234,11 @@ int mdtest_validate(const struct mdtest_cfg *cfg, int nranks, struct iol_err *er
     /* A backend over an MPI library needs the ior workload's MPI settings (communicator, hints). */
     if (iol_backend_find(cfg->api)->needs_mpi)
         return iol_err_set(err, IOL_ERR_USAGE, "-a %s: not supported by iolens mdtest (use -a POSIX)", cfg->api);
+    /* A mapping is made at open, as long as the file is to be, and mdtest's files are created empty; IOR's own
+     * mdtest refuses MMAP too ("Backend doesn't support MDTest"). */
+    if (strcmp(iol_backend_find(cfg->api)->name, "mmap") == 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "-a %s: not supported by mdtest (IOR's mdtest refuses it too; a "
+                           "mapping needs the file's size at open); use -a POSIX", cfg->api);
     if (cfg->items == 0 && cfg->items_per_dir == 0)
         return iol_err_set(err, IOL_ERR_USAGE, "-n: the number of items per rank must be at least 1");
     if (cfg->depth > 0 && cfg->branch == 0)

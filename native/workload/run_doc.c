@@ -80,6 +80,8 @@ void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_r
     iol_json_kv_bool(j, "mpi", IOLENS_HAVE_MPI);
     iol_json_kv_bool(j, "liburing", IOLENS_HAVE_URING);
     iol_json_kv_bool(j, "libaio", IOLENS_HAVE_AIO);
+    iol_json_kv_bool(j, "hdf5", IOLENS_HAVE_HDF5);
+    iol_json_kv_bool(j, "pnetcdf", IOLENS_HAVE_PNETCDF);
     iol_json_kv_string(j, "commit", IOLENS_GIT_COMMIT);
     iol_json_end_object(j);
 }

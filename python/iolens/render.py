@@ -298,7 +298,9 @@ def ior_api_lines(doc: IorDocument) -> list[RenderableType]:
         return []
     out: list[RenderableType] = []
     if _yes(_cfg(doc, "mpiio.showHints")) == "yes":
-        out.append(Text(_hints_block("hints passed to MPI_File_open()", api.hints_passed or {})))
+        # IOR's HDF5 hands the hints to an access property list, not to MPI_File_open, and says so.
+        passed_to = "access property list" if api.name == "hdf5" else "MPI_File_open()"
+        out.append(Text(_hints_block(f"hints passed to {passed_to}", api.hints_passed or {})))
         out.append(Text(_hints_block("hints returned from opened file", api.hints or {})))
     mode = "collective" if api.collective else "independent"
     extra = [w for w, on in (("file view", api.file_view), ("preallocated", api.preallocate)) if on]

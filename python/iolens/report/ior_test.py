@@ -264,9 +264,12 @@ class Test:
         """IOR's "Parameters" (always in its JSON; in its text from -v -v -v), in its order."""
         d = self.doc
         host = str((d.get("host") or {}).get("hostname") or os.uname().nodename)
-        packet = str(config_value(d, "dataPacketType", "data-packet-type", default="g"))
-        packet = "g" if packet == "iolens" else packet[:1] or "g"  # iolens's own pattern is none of IOR's
-        packet_number = {"g": 0, "t": 1, "o": 2, "i": 3, "r": 4}.get(packet, 0)
+        # IOR prints its enum (timestamp 0, offset 1, incompressible 2, random 3) and, for "data packet type",
+        # the letter at that index of {"g", "t", "o", "i"}: a timestamp run says "g". iolens's own pattern
+        # (-l iolens) is none of IOR's; it is shown as IOR's default.
+        word = str(config_value(d, "dataPacketType", "data-packet-type", default="timestamp"))
+        packet_number = {"t": 0, "o": 1, "i": 2, "r": 3}.get(word[:1] if word != "iolens" else "t", 0)
+        packet = ("g", "t", "o", "i")[packet_number]
         return [
             ("testID", self.id),
             ("refnum", self.ref_num),
