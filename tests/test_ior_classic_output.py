@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pty
 import re
 import subprocess
 from pathlib import Path
@@ -294,9 +295,42 @@ def test_text_format_switch_chooses_the_view(iolens_bin: list[str], tmpfs_dir: P
         [*iolens_bin, "fio", "--text-format=classic", "--name=x"], capture_output=True, text=True
     )
     assert fio.returncode == 2 and "--text-format: fio has one text layout" in fio.stderr
-    assert ior_output.wants_classic("auto", stdout_is_terminal=False)
-    assert not ior_output.wants_classic("auto", stdout_is_terminal=True)
-    assert ior_output.wants_classic("classic", stdout_is_terminal=True)
+
+
+def _on_a_terminal(cmd: list[str], env: dict[str, str] | None = None) -> str:
+    """What cmd prints with its standard output on a pseudo-terminal, as a person's would be."""
+    main, sub = pty.openpty()
+    try:
+        p = subprocess.run(cmd, stdout=sub, stderr=subprocess.PIPE, env=env, timeout=120, check=False)
+        os.close(sub)
+        sub = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # EIO: the terminal's other side is closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert p.returncode == 0, p.stderr
+        return b"".join(chunks).decode(errors="replace")
+    finally:
+        os.close(main)
+        if sub >= 0:
+            os.close(sub)
+
+
+def test_auto_is_the_rich_view_on_a_terminal_and_classic_in_an_mpi_job(
+    iolens_bin: list[str], tmpfs_dir: Path
+) -> None:
+    cmd = [*iolens_bin, "ior", "--no-live", "-t", "64k", "-b", "64k", "-o", str(tmpfs_dir / "f")]
+    shown = _on_a_terminal(cmd)
+    assert "lat p99" in shown and "IOR-4.0.0" not in shown
+    # A rank of an MPI job: mpirun gives it a pseudo-terminal even when the job's output goes to a file.
+    env = {**os.environ, "OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}
+    shown = _on_a_terminal(cmd, env)
+    assert "IOR-4.0.0: MPI Coordinated Test of Parallel I/O" in shown and "lat p99" not in shown
 
 
 def test_several_tests_are_numbered_and_summarized_together(iolens_bin: list[str], tmpfs_dir: Path) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from iolens import atomic, launch, pipeline
 from iolens.engine import EngineNotFound, find_engine
-from iolens.messages import PROG, error, out_console
+from iolens.messages import PROG, error
 from iolens.report import ior_output
 
 # IOR reads a line into a buffer of MAX_STR (1024) bytes; a longer line is cut there.
@@ -203,7 +203,7 @@ def render_tests(docs: list[dict[str, Any]], text_format: str) -> bool:
     """The script's IOR output once every test has run, as IOR prints it: one banner, each test's results,
     one summary of all tests (Test# = the index in docs); in the rich view each test was shown as it ended.
     False when -O summaryFile could not be written."""
-    classic = ior_output.wants_classic(text_format, out_console().is_terminal)
+    classic = ior_output.wants_classic(text_format)
     return ior_output.show(docs, classic, lambda: None)
 
 
@@ -228,7 +228,7 @@ def run_script(path: str, run: pipeline.RunInput, base: list[str]) -> int:
     user_json = run.opts.json
     with tempfile.TemporaryDirectory(prefix="iolens-script-") as tmp:
         for t in tests:
-            if not ior_output.wants_classic(run.opts.text_format, out_console().is_terminal):
+            if not ior_output.wants_classic(run.opts.text_format):
                 print_test_header(t, len(tests))
             doc_path = Path(tmp) / f"test-{t.index}.json"
             opts = replace(

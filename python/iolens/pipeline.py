@@ -53,7 +53,7 @@ class RunOptions:
 
     def classic_text(self) -> bool:
         """Whether the text on standard output is the classic IOR / mdtest layout (--text-format)."""
-        return ior_output.wants_classic(self.text_format, sys.stdout.isatty())
+        return ior_output.wants_classic(self.text_format)
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,7 @@ def _show(doc: results.Document, raw: dict[str, Any], text_format: str, script_t
     view; False when an output file could not be written."""
     console = out_console()
     if isinstance(doc, results.IorDocument):
-        classic = ior_output.wants_classic(text_format, console.is_terminal)
+        classic = ior_output.wants_classic(text_format)
         if script_test:
             if ior_output.rich_view_shown([raw], classic):
                 render.print_document(doc, console)

@@ -33,9 +33,15 @@ RENDERERS: dict[str, Callable[[Sequence[dict[str, Any]], int, TextIO, TextIO | N
 }
 
 
-def wants_classic(text_format: str, stdout_is_terminal: bool) -> bool:
-    """Whether the classic layout is shown: asked for, or `auto` and standard output is not a terminal."""
-    return text_format == "classic" or (text_format == "auto" and not stdout_is_terminal)
+def wants_classic(text_format: str) -> bool:
+    """Whether the classic layout is shown: asked for, or `auto` and standard output is not a person's
+    terminal. A rank of an MPI job (`mpirun iolens ior ...`) counts as not: Open MPI hands its ranks a
+    pseudo-terminal even when the job's output goes to a file that scripts parse, as IOR's does."""
+    if text_format != "auto":
+        return text_format == "classic"
+    from iolens import launch
+
+    return not sys.stdout.isatty() or launch.mpi_job() is not None
 
 
 def rich_view_shown(docs: Sequence[dict[str, Any]], classic: bool) -> bool:

@@ -424,6 +424,7 @@ def test_events(t: Test, verbosity: int) -> list[Event]:
                 log(Event("log", f"Commencing {name} performance test: {ctime(p.get('began_at'))}{extra}"))
             if name == "read":
                 events += [Event("log", line) for line in t.verify_lines(p)]
+            events += [Event("log", line) for line in hint_lines(t)]
             wall = t.stonewall_line(p)
             if wall is not None and verbosity >= 1:
                 # Each rank's own count at the deadline (IOR's ranks print theirs in any order).
@@ -447,6 +448,23 @@ def test_events(t: Test, verbosity: int) -> list[Event]:
         if verbosity >= 1 and it in removals:
             log(Event("remove", iteration=it, time_s=removals[it]))
     return events
+
+
+def hint_lines(t: Test) -> list[str]:
+    """-H (showHints) of a backend over an MPI library: the two blocks IOR's rank 0 prints at each open, the
+    hints passed and those the library reports in effect (the document's, of the last file opened). IOR's
+    HDF5 hands them to an access property list and says so."""
+    api = t.doc.get("api") or {}
+    if not _int(t.doc, "mpiio.showHints") or "hints_passed" not in api:
+        return []
+    passed_to = "access property list" if api.get("name") == "hdf5" else "MPI_File_open()"
+    lines: list[str] = []
+    for title, hints in (
+        (f"hints passed to {passed_to}", api.get("hints_passed")),
+        ("hints returned from opened file", api.get("hints")),
+    ):
+        lines += ["", f"{title} {{", *(f"\t{k} = {v}" for k, v in (hints or {}).items()), "}"]
+    return lines
 
 
 def wear_out_pairs(t: Test) -> int | None:
