@@ -274,3 +274,81 @@ def test_iolens_runs_hdf5_with_a_launcher(
     assert "hints returned from opened file {" in out.stdout
     assert " HDF5      0\n" in out.stdout  # the summary's API and RefNum columns, as IOR writes them
     assert_only_canary_left(tmp_path, canary)
+
+
+IO500_HDF5_INI = """\
+[global]
+datadir = {root}/datafiles
+timestamp-datadir = FALSE
+resultdir = {root}/results
+timestamp-resultdir = FALSE
+api = POSIX
+
+[ior-easy]
+API = HDF5 --hdf5.collectiveMetadata
+transferSize = 1m
+blockSize = 4m
+
+[ior-rnd4K-easy-read]
+run = FALSE
+
+[mdtest-easy]
+n = 200
+
+[ior-hard]
+API = NCMPI --ncmpi.showHints
+segmentCount = 100
+collective = TRUE
+
+[mdtest-hard]
+n = 200
+"""
+
+
+def test_io500_runs_ior_phases_through_hdf5_and_ncmpi(
+    h5engine: Path, iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The ini's API of ior-easy / ior-hard may be any IOR backend iolens has, with its module options, as the
+    app passes them to IOR; the phases move their bytes through that library."""
+    cfg = tmp_path / "io500.ini"
+    cfg.write_text(IO500_HDF5_INI.format(root=tmp_path))
+    cmd = [*iolens_bin, "io500", str(cfg), "--quick", "--np", "2", "--launcher", "mpirun"]
+    out = subprocess.run(
+        [*cmd, "--launcher-args", "--oversubscribe"],
+        capture_output=True, text=True, env=mpi_env, check=False, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = (tmp_path / "results" / "result.txt").read_text()
+    exe, score, section = {}, {}, ""
+    for line in result.splitlines():
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif line.startswith(("exe ", "score ")):
+            (exe if line.startswith("exe") else score)[section] = line.split("= ", 1)[1]
+    assert exe["ior-easy-write"].endswith("-a HDF5 --hdf5.collectiveMetadata")
+    assert " -w -c -D 2 -a NCMPI --ncmpi.showHints" in exe["ior-hard-write"]
+    for name in ("ior-easy-write", "ior-hard-write", "ior-easy-read", "ior-hard-read"):
+        assert float(score[name]) > 0, name
+    assert not (tmp_path / "datafiles" / "ior-easy").exists() or not any(
+        (tmp_path / "datafiles").rglob("*.*")
+    )
+
+    # An option of another module is refused before any I/O, naming the line.
+    ini = IO500_HDF5_INI.format(root=tmp_path)
+    cfg.write_text(
+        IO500_HDF5_INI.format(root=tmp_path).replace("--hdf5.collectiveMetadata", "--mpiio.preallocate")
+    )
+    shutil.rmtree(tmp_path / "results")
+    bad = subprocess.run(
+        [*cmd, "--launcher-args", "--oversubscribe"],
+        capture_output=True, text=True, env=mpi_env, check=False, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "API option '--mpiio.preallocate' is not supported with HDF5" in bad.stderr
+    # ior-rnd4K-easy-read's random reads cannot go through a library's data sets: refused before any I/O.
+    cfg.write_text(ini.replace("[ior-rnd4K-easy-read]\nrun = FALSE\n", ""))
+    bad = subprocess.run(
+        [*cmd, "--launcher-args", "--oversubscribe"],
+        capture_output=True, text=True, env=mpi_env, check=False, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "ior-rnd4K-easy-read reads random 4 KiB transfers" in bad.stderr
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

@@ -316,7 +316,8 @@ def _probe_dir(where: _Where, option: str, directory: Path, what: str) -> None:
 # ------------------------------------------------------------------------------------------------- the plan
 
 
-# The module options an `API = MPIIO …` value may carry, as the app passes them on to IOR (its --mpiio.*).
+# The module options an `API = …` value may carry, per API, as the app passes them on to IOR (its
+# --MODULE.* options) and as iolens's engine knows them.
 MPIIO_OPTIONS = (
     "--mpiio.hintsFileName",
     "--mpiio.showHints",
@@ -324,6 +325,21 @@ MPIIO_OPTIONS = (
     "--mpiio.useFileView",
     "--mpiio.useStridedDatatype",
 )
+API_OPTIONS: dict[str, tuple[str, ...]] = {
+    "posix": ("--posix.odirect",),
+    "mpiio": MPIIO_OPTIONS,
+    "hdf5": (
+        "--hdf5.hintsFileName",
+        "--hdf5.showHints",
+        "--hdf5.collectiveMetadata",
+        "--hdf5.noFill",
+        "--hdf5.setAlignment",
+    ),
+    "ncmpi": ("--ncmpi.hintsFileName", "--ncmpi.showHints"),
+    "mmap": ("--mmap.madv_dont_need", "--mmap.madv_pattern"),
+}
+# The APIs over an MPI library: they need MPI ranks, and `collective` applies to them.
+MPI_APIS = ("mpiio", "hdf5", "ncmpi")
 
 
 @dataclass
@@ -332,8 +348,9 @@ class _Api:
     odirect: bool
     section: str  # where the API value comes from (for an error naming its line)
     option: str
-    mpi: bool = False  # MPIIO: needs MPI ranks; `collective` applies
-    options: list[str] = field(default_factory=list)  # its --mpiio.* options, passed on as the app does
+    mpi: bool = False  # MPIIO, HDF5, NCMPI: needs MPI ranks; `collective` applies
+    options: list[str] = field(default_factory=list)  # its --MODULE.* options, passed on as the app does
+    kind: str = "posix"  # the API, lower case
 
 
 def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
@@ -351,26 +368,29 @@ def _api(config: Io500Config, where: _Where, phase: str) -> _Api:
         value = config.get("global", "api") or "POSIX"
     words = value.split()
     kind = words[0].lower() if words else ""
-    if kind not in ("posix", "mpiio"):
+    if kind not in API_OPTIONS:
         raise where.error(
             section,
             option,
-            f"API {words[0] if words else '(empty)'!r} is not supported: iolens runs POSIX and MPIIO",
+            f"API {words[0] if words else '(empty)'!r} is not supported: iolens runs "
+            f"{', '.join(k.upper() for k in API_OPTIONS)}",
         )
     odirect = False
     options: list[str] = []
     for word in words[1:]:
         if kind == "posix" and word == "--posix.odirect":
             odirect = True
-        elif kind == "mpiio" and word.split("=", 1)[0] in MPIIO_OPTIONS:
+        elif word.split("=", 1)[0] in API_OPTIONS[kind]:
             options.append(word)
         else:
-            known = "--posix.odirect" if kind == "posix" else ", ".join(MPIIO_OPTIONS)
             raise where.error(
-                section, option, f"API option {word!r} is not supported with {words[0]} (iolens: {known})"
+                section,
+                option,
+                f"API option {word!r} is not supported with {words[0]} "
+                f"(iolens: {', '.join(API_OPTIONS[kind])})",
             )
     # The API's name as the config spells it (`-a POSIX`, as the app's exe lines show it).
-    return _Api(["-a", words[0]], odirect, section, option, kind == "mpiio", options)
+    return _Api(["-a", words[0]], odirect, section, option, kind in MPI_APIS, options, kind)
 
 
 def _collective(config: Io500Config, phase: str) -> tuple[bool, str]:
@@ -590,7 +610,7 @@ def plan(
             raise where.error(
                 api.section,
                 api.option,
-                "MPIIO needs MPI ranks: run iolens io500 with --launcher mpirun or --launcher srun",
+                f"{api.args[1]} needs MPI ranks: run iolens io500 with --launcher mpirun or --launcher srun",
             )
         return api.args + (["--posix.odirect"] if api.odirect else []) + api.options
 
@@ -600,17 +620,20 @@ def plan(
         if collective and not _api(config, where, phase).mpi:
             # The app passes -c, which IOR's POSIX ignores; iolens never ignores a setting.
             raise where.error(
-                section, "collective", "collective I/O needs API = MPIIO (POSIX has no collective transfers)"
+                section,
+                "collective",
+                "collective I/O needs API = MPIIO, HDF5 or NCMPI (POSIX and MMAP have no collective "
+                "transfers)",
             )
         return ["-c"] if collective else []
 
     def md_api(phase: str) -> list[str]:
         api = _api(config, where, phase)
-        if api.mpi:
+        if api.kind != "posix":
             raise where.error(
                 api.section,
                 api.option,
-                f"{api.args[1]} reaches {phase}: iolens's mdtest runs POSIX only; set API = MPIIO in "
+                f"{api.args[1]} reaches {phase}: iolens's mdtest runs POSIX only; set API = {api.args[1]} in "
                 "[ior-easy] and [ior-hard] (or their phases) instead",
             )
         if api.odirect:
@@ -638,6 +661,14 @@ def plan(
     for spec in runnable_phases(mode):
         name = spec.name
         p = PlannedPhase(name, "ior")
+        if name in ("ior-easy-write", "ior-easy-read") and fpp and _api(config, where, name).kind == "ncmpi":
+            api = _api(config, where, name)
+            raise where.error(
+                api.section,
+                api.option,
+                f"{name} writes a file per process (filePerProc = TRUE), which -a NCMPI cannot do (nor the "
+                "app's IOR): use another API for ior-easy, or filePerProc = FALSE",
+            )
         if name == "ior-easy-write":
             p.args = ior_easy() + ["-w", "-D", sw, "-O", "stoneWallingWearOut=1", *ior_api(name, xfer)]
             p.stonewall_s, p.engine_phase = stonewall, "write"
@@ -645,6 +676,17 @@ def plan(
             p.args = ior_easy() + ["-r", "-R", *ior_api(name, xfer)]
             p.engine_phase = "read"
         elif name == "ior-rnd4K-easy-read":
+            api = _api(config, where, name)
+            if api.kind in ("hdf5", "ncmpi") and _run_false(config, name) is None:
+                # -z and -s -1 have no meaning in a data set of the library's own layout: IOR refuses them too
+                # (the app's run would fail at this phase, after the others).
+                raise where.error(
+                    api.section,
+                    api.option,
+                    f"{name} reads random 4 KiB transfers (-z) of as many segments as the files hold "
+                    f"(-s -1), which -a {api.args[1]} cannot do (nor the app's IOR): use POSIX or MPIIO for "
+                    f"ior-easy, or set run = FALSE in [{name}]",
+                )
             p.args = ior_easy(with_reorder=False) + [
                 "-r", "-D", sw, "-z", "-z", *ior_api(name, 4096), "-t", "4096", "-b", "4096", "-s", "-1",
                 "-O", "stoneWallingWearOut=1",
