@@ -53,6 +53,24 @@ def test_rank_csv_that_cannot_be_written_is_refused_before_any_io(
         assert not (tmpfs_dir / "f").exists()
 
 
+def test_script_naming_an_unwritable_rank_csv_is_refused_before_its_first_test(
+    iolens_bin: list[str], tmpfs_dir: Path
+) -> None:
+    # IOR opens the file when it reads the script, before any test: iolens refuses the script, naming a line.
+    script = tmpfs_dir / "bad.ior"
+    script.write_text(
+        f"IOR START\n  testFile={tmpfs_dir}/f\n  transferSize=64k\n  blockSize=64k\nRUN\n"
+        f"  saveRankPerformanceDetailsCSV={tmpfs_dir}/missing/r.csv\nRUN\nIOR STOP\n"
+    )
+    proc = subprocess.run(
+        [*iolens_bin, "ior", "--no-live", "--np", "1", "-f", str(script)], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert f"{script.name}:6: -O saveRankPerformanceDetailsCSV" in proc.stderr, proc.stderr
+    assert proc.stdout == "" and sorted(p.name for p in tmpfs_dir.iterdir()) == ["bad.ior"]
+
+
 def _always_script(tmp: Path) -> Path:
     """The reference's script (summaryalways.ior) with the test file in `tmp`."""
     text = (REF / "summaryalways.ior").read_text().replace("/dev/shm/iorref/f", str(tmp / "f"))

@@ -153,6 +153,12 @@ static int output_file_problem(const char *what, const char *path, struct iol_er
 
 int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struct iol_err *err)
 {
+    /* -O summaryFile and saveRankPerformanceDetailsCSV: `iolens ior` writes them after the run, also after a
+     * run without I/O (IOR opens them when it reads the options, before any test, --dryRun too); a run must
+     * not end in "cannot write". */
+    if (lo == 0 && (output_file_problem("-O summaryFile", cfg->summary_file, err) ||
+                    output_file_problem("-O saveRankPerformanceDetailsCSV", cfg->rank_csv, err)))
+        return -1;
     const struct iol_backend *be = iol_backend_find(cfg->api);
     if (!be || !be->does_io) return 0;
     int rc = 0;
@@ -172,11 +178,6 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     iol_ledger_view_free(&v);
     if (rc || lo != 0) return rc;
 
-    /* -O summaryFile and saveRankPerformanceDetailsCSV: `iolens ior` writes them after the run; a run must
-     * not end in "cannot write". */
-    if (output_file_problem("-O summaryFile", cfg->summary_file, err) ||
-        output_file_problem("-O saveRankPerformanceDetailsCSV", cfg->rank_csv, err))
-        return -1;
 
     if (cfg->direct) {
         /* The weakest alignment any Linux file system accepts for O_DIRECT; a stricter device still
