@@ -400,8 +400,10 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
     /* The rank whose data holds the first bad byte. */
     int64_t badrank = (lp->vfirst == vfirst && vfirst != UINT64_MAX) ? c->rank : INT64_MAX;
     if (c->allreduce(c, &badrank, &badrank, 1, IOL_DT_I64, IOL_OP_MIN)) return comm_failed(r);
-    enum { PER_RANK = 4 };   /* bytes, transfers, transfer time, transfers at the stonewall deadline */
-    uint64_t mine[PER_RANK] = {lp->bytes, lp->ops, lp->t[3] - lp->t[2], lp->pairs_at_deadline};
+    /* bytes, transfers, transfer time, transfers at the stonewall deadline, open-to-close time */
+    enum { PER_RANK = 5 };
+    uint64_t mine[PER_RANK] = {lp->bytes, lp->ops, lp->t[3] - lp->t[2], lp->pairs_at_deadline,
+                               lp->t[5] > lp->t[0] ? lp->t[5] - lp->t[0] : 0};
     uint64_t *all = c->rank == 0 ? calloc((size_t)r->nranks * PER_RANK, sizeof *all) : NULL;
     if (c->rank == 0 && !all) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     if (c->gather(c, mine, sizeof mine, all, 0)) {
@@ -436,12 +438,15 @@ static int reduce_phase(struct ior_run *r, struct phase_local *lp, struct ior_ph
     ph->rank_ops = calloc((size_t)r->nranks, sizeof(uint64_t));
     ph->rank_xfer_s = calloc((size_t)r->nranks, sizeof(double));
     ph->rank_pairs_at_deadline = calloc((size_t)r->nranks, sizeof(uint64_t));
-    for (int i = 0; i < r->nranks && ph->rank_bytes && ph->rank_ops && ph->rank_xfer_s && ph->rank_pairs_at_deadline;
+    ph->rank_total_s = calloc((size_t)r->nranks, sizeof(double));
+    for (int i = 0; i < r->nranks && ph->rank_bytes && ph->rank_ops && ph->rank_xfer_s && ph->rank_pairs_at_deadline &&
+                    ph->rank_total_s;
          i++) {
         ph->rank_bytes[i] = all[i * PER_RANK];
         ph->rank_ops[i] = all[i * PER_RANK + 1];
         ph->rank_xfer_s[i] = (double)all[i * PER_RANK + 2] / 1e9;
         ph->rank_pairs_at_deadline[i] = all[i * PER_RANK + 3];
+        ph->rank_total_s[i] = (double)all[i * PER_RANK + 4] / 1e9;
     }
     free(all);
     return 0;
@@ -536,6 +541,7 @@ static int check_pass(struct ior_run *r, int data_rank, uint64_t pairs, int iter
     free(tmp.rank_ops);
     free(tmp.rank_xfer_s);
     free(tmp.rank_pairs_at_deadline);
+    free(tmp.rank_total_s);
     return rc;
 }
 
@@ -824,6 +830,7 @@ static void teardown(struct ior_run *r)
         free(r->phases[i].rank_ops);
         free(r->phases[i].rank_xfer_s);
         free(r->phases[i].rank_pairs_at_deadline);
+        free(r->phases[i].rank_total_s);
     }
     free(r->phases);
     free(r->remove_s);

@@ -41,6 +41,10 @@ struct ior_cfg {
     int64_t submit_batch;           /* --submit-batch: requests per submit call (0: all that are free) */
     char summary_format[IOL_STR_MAX]; /* -O summaryFormat=default|JSON|CSV (written by iolens ior) */
     char summary_file[IOL_STR_MAX];   /* -O summaryFile=F */
+    char rank_csv[IOL_STR_MAX];       /* -O saveRankPerformanceDetailsCSV=F (written by iolens ior) */
+    int summary_always;               /* -O summaryalways=1: the summary after each test (iolens ior, -v) */
+    char debug_note[IOL_STR_MAX];     /* -O debug=S: shown as IOR's "*** DEBUG MODE ***" banner */
+    char platform[IOL_STR_MAX];       /* -O platform=S: accepted; IOR replaces it with host(OS), so does iolens */
     int keep_cache;                 /* --keep-cache: do not evict before reading */
     int64_t tasks_per_node;         /* --tasks-per-node: override the count used by -C (0 = measured) */
     int remove_only;                /* --remove-only: remove the files a -k run left, nothing else */

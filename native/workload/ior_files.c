@@ -133,8 +133,32 @@ static int dual_mount_check(const struct ior_cfg *cfg, int nranks, int lo, int h
     return 1;
 }
 
+/* An output file `iolens ior` writes after the run (what = the option, for the message): its directory must
+ * exist and be writable, and the name must not be a directory or a file that cannot be written. */
+static int output_file_problem(const char *what, const char *path, struct iol_err *err)
+{
+    if (!path[0]) return 0;
+    char dir[IOL_STR_MAX], base[IOL_STR_MAX], why[IOL_STR_MAX + 64];
+    ior_split_path(path, dir, sizeof dir, base, sizeof base);
+    struct stat st;
+    if (!base[0] || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: '%s' names a directory", what, path);
+    if (iol_dir_problem(dir, why, sizeof why)) return iol_err_set(err, IOL_ERR_USAGE, "%s: %s (for '%s')", what, why, path);
+    if (access(dir, W_OK | X_OK) != 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: directory '%s' is not writable", what, dir);
+    if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+        return iol_err_set(err, IOL_ERR_USAGE, "%s: '%s' is not writable", what, path);
+    return 0;
+}
+
 int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struct iol_err *err)
 {
+    /* -O summaryFile and saveRankPerformanceDetailsCSV: `iolens ior` writes them after the run, also after a
+     * run without I/O (IOR opens them when it reads the options, before any test, --dryRun too); a run must
+     * not end in "cannot write". */
+    if (lo == 0 && (output_file_problem("-O summaryFile", cfg->summary_file, err) ||
+                    output_file_problem("-O saveRankPerformanceDetailsCSV", cfg->rank_csv, err)))
+        return -1;
     const struct iol_backend *be = iol_backend_find(cfg->api);
     if (!be || !be->does_io) return 0;
     int rc = 0;
@@ -154,16 +178,6 @@ int ior_check_paths(const struct ior_cfg *cfg, int nranks, int lo, int hi, struc
     iol_ledger_view_free(&v);
     if (rc || lo != 0) return rc;
 
-    /* -O summaryFile: `iolens ior` writes it after the run; a run must not end in "cannot write". */
-    if (cfg->summary_file[0]) {
-        char sdir[IOL_STR_MAX], sbase[IOL_STR_MAX];
-        ior_split_path(cfg->summary_file, sdir, sizeof sdir, sbase, sizeof sbase);
-        if (!sbase[0]) return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFile: '%s' names a directory", cfg->summary_file);
-        if (iol_dir_problem(sdir, why, sizeof why))
-            return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFile: %s (for '%s')", why, cfg->summary_file);
-        if (access(sdir, W_OK | X_OK) != 0)
-            return iol_err_set(err, IOL_ERR_USAGE, "-O summaryFile: directory '%s' is not writable", sdir);
-    }
 
     if (cfg->direct) {
         /* The weakest alignment any Linux file system accepts for O_DIRECT; a stricter device still

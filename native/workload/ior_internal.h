@@ -48,7 +48,8 @@ struct ior_phase {
     struct ior_verify verify;
     struct iol_backend_stats bstats; /* summed over ranks, the transfer step only (backends with stats) */
     uint64_t *rank_bytes, *rank_ops; /* per rank (rank 0 only) */
-    double *rank_xfer_s;
+    double *rank_xfer_s;             /* each rank's transfer step (IOR's wr/rd time) */
+    double *rank_total_s;            /* each rank's open start to close end (IOR's -O saveRankPerformanceDetailsCSV) */
     uint64_t *rank_pairs_at_deadline;   /* with -D: each rank's transfers when it stopped at the deadline */
     int cut_short;                   /* the run stopped inside this phase (interrupt, error): partial figures */
     uint64_t began_wall_ns;          /* wall clock when the phase began (IOR's "Commencing ..." time) */

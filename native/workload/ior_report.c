@@ -215,12 +215,13 @@ static void json_phase(struct iol_json *j, const struct ior_run *r, const struct
     iol_doc_latency(j, &ph->hist, 1);
     iol_json_key(j, "per_rank");
     iol_json_begin_array(j);
-    for (int i = 0; i < r->nranks && ph->rank_bytes; i++) {
+    for (int i = 0; i < r->nranks && ph->rank_bytes && ph->rank_total_s; i++) {
         iol_json_begin_object(j);
         iol_json_kv_int(j, "rank", i);
         iol_json_kv_uint(j, "bytes", ph->rank_bytes[i]);
         iol_json_kv_uint(j, "ops", ph->rank_ops[i]);
         iol_json_kv_double(j, "xfer_s", ph->rank_xfer_s[i]);
+        iol_json_kv_double(j, "total_s", ph->rank_total_s[i]);
         if (ph->stonewall.active && ph->rank_pairs_at_deadline)
             iol_json_kv_uint(j, "pairs_at_deadline", ph->rank_pairs_at_deadline[i]);
         iol_json_end_object(j);

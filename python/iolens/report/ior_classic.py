@@ -19,7 +19,9 @@ from iolens.report.ior_test import (
     Test,
     command_line,
     ctime,
+    debug_banner,
     machine,
+    summary_always,
     test_events,
     test_preamble,
     tests_of,
@@ -112,7 +114,7 @@ def render_ior_classic(docs: Sequence[Doc], verbosity: int, out: TextIO, log: Te
             s.res("\nParameters: ")
             for key, value in t.parameters(verbosity):
                 s.res(_kv(key, value))
-        for line in test_preamble(t, verbosity):
+        for line in test_preamble(t, verbosity) + debug_banner(t):
             s.logl(line)
         s.res("\nOptions: ")
         for key, value in t.options(verbosity):
@@ -129,7 +131,12 @@ def render_ior_classic(docs: Sequence[Doc], verbosity: int, out: TextIO, log: Te
                 s.res(result_row(e.row))
             elif e.kind == "remove":
                 s.res(remove_row(e.time_s, e.iteration))
-        if verbosity >= 1:
+        if verbosity >= 1 and summary_always(t.doc):
+            s.res("")
+            s.res(SUMMARY_HEADER)
+            for row in t.summaries():
+                s.res(summary_row(t, row))
+        elif verbosity >= 1:
             if t.writes():
                 w = t.max_bw("write")
                 s.res(f"Max Write: {w / MIB:.2f} MiB/sec ({w / 1e6:.2f} MB/sec)")

@@ -61,7 +61,7 @@ def ior_json_object(docs: Sequence[Doc], verbosity: int, log: Callable[[str], No
             "Used Inodes": used_inodes,
             "Parameters": dict(t.parameters(verbosity)),
         }
-        for line in ior_test.test_preamble(t, verbosity):
+        for line in ior_test.test_preamble(t, verbosity) + ior_test.debug_banner(t):
             log(line)
         test["Options"] = dict(t.options(verbosity))
         results: list[dict[str, Any]] = []

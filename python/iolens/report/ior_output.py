@@ -7,6 +7,8 @@ standard output or to `-O summaryFile=F`, its log lines beside it, or iolens's r
   output to F` and the log lines) in the classic text format, or the rich view.
 - Otherwise: the classic text or the rich view, as `--text-format` chose (auto: classic unless standard
   output is a terminal).
+
+Whatever the layout, `-O saveRankPerformanceDetailsCSV=F` gets IOR's per-rank CSV (report/ior_rank_csv.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from iolens.messages import error
 from iolens.report import ior_test
 from iolens.report.ior_classic import render_ior_classic
 from iolens.report.ior_formats import render_ior_csv, render_ior_json
+from iolens.report.ior_rank_csv import write_rank_csvs
 
 TEXT_FORMATS = ("auto", "classic", "rich")
 
@@ -53,10 +56,14 @@ def rich_view_shown(docs: Sequence[dict[str, Any]], classic: bool) -> bool:
 
 
 def show(docs: Sequence[dict[str, Any]], classic: bool, rich_view: Callable[[], None]) -> bool:
-    """Write the run's output (see the module's docstring); False when summaryFile could not be written
-    (said on standard error)."""
+    """Write the run's output (see the module's docstring); False when summaryFile or the per-rank CSV could
+    not be written (said on standard error)."""
     if not docs:
         return True
+    return _show_layout(docs, classic, rich_view) & write_rank_csvs(docs)
+
+
+def _show_layout(docs: Sequence[dict[str, Any]], classic: bool, rich_view: Callable[[], None]) -> bool:
     first = docs[0]
     fmt = ior_test.summary_format(first)
     verbosity = ior_test.verbosity_of(first)

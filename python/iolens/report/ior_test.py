@@ -403,6 +403,17 @@ def test_preamble(t: Test, verbosity: int) -> list[str]:
     return lines
 
 
+def debug_banner(t: Test) -> list[str]:
+    """IOR's log lines for `-O debug=S` (ShowSetup, before the options; not in its CSV layout)."""
+    note = str(config_value(t.doc, "debug", default="") or "")
+    return ["", "*** DEBUG MODE ***", f"*** {note} ***", ""] if note else []
+
+
+def summary_always(doc: Doc) -> bool:
+    """`-O summaryalways=1`: from -v, IOR prints the summary table after each test, not its Max lines."""
+    return bool(_int(doc, "summary-always"))
+
+
 def test_events(t: Test, verbosity: int) -> list[Event]:
     """A test's iterations in IOR's order: per iteration the time stamp (-v -v; the table's header follows the
     first), the write (its stonewall line before its row), the write check, the read, the removal."""
