@@ -173,3 +173,16 @@ def require_engine_feature(engine: Path, feature: str, header: Path) -> None:
 def run_mpirun(engine: Path, env: dict[str, str], np: int, args: list[str]) -> EngineResult:
     """`mpirun --oversubscribe -np NP iolens-bench ior ARGS` (env: the mpi_env fixture's)."""
     return run_engine(engine, args, launcher=["mpirun", "--oversubscribe", "-np", str(np)], env=env)
+
+
+def io500_exe_and_scores(result_txt: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The `exe` and `score` line of every phase section of an io500 result.txt, by phase."""
+    exe: dict[str, str] = {}
+    score: dict[str, str] = {}
+    section = ""
+    for line in result_txt.read_text().splitlines():
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif line.startswith(("exe ", "score ")):
+            (exe if line.startswith("exe") else score)[section] = line.split("= ", 1)[1]
+    return exe, score

@@ -16,6 +16,7 @@ from . import hdf5_reader
 from .ior_helpers import (
     assert_only_canary_left,
     engine_version,
+    io500_exe_and_scores,
     place_canary,
     require_engine_feature,
     run_engine,
@@ -318,13 +319,7 @@ def test_io500_runs_ior_phases_through_hdf5_and_ncmpi(
         capture_output=True, text=True, env=mpi_env, check=False, timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
-    result = (tmp_path / "results" / "result.txt").read_text()
-    exe, score, section = {}, {}, ""
-    for line in result.splitlines():
-        if line.startswith("["):
-            section = line.strip("[]")
-        elif line.startswith(("exe ", "score ")):
-            (exe if line.startswith("exe") else score)[section] = line.split("= ", 1)[1]
+    exe, score = io500_exe_and_scores(tmp_path / "results" / "result.txt")
     assert exe["ior-easy-write"].endswith("-a HDF5 --hdf5.collectiveMetadata")
     assert " -w -c -D 2 -a NCMPI --ncmpi.showHints" in exe["ior-hard-write"]
     for name in ("ior-easy-write", "ior-hard-write", "ior-easy-read", "ior-hard-read"):

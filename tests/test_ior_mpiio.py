@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import REPO
-from .ior_helpers import EngineResult, run_engine
+from .ior_helpers import EngineResult, io500_exe_and_scores, run_engine
 
 MPIRUN = ["mpirun", "--oversubscribe", "-np"]
 DATA = Path(__file__).parent / "data" / "ior4"
@@ -560,13 +560,7 @@ def test_io500_runs_the_ior_phases_through_mpiio(
         capture_output=True, text=True, env=mpi_env, check=False, timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
-    result = (tmp_path / "results" / "result.txt").read_text()
-    exe, score, section = {}, {}, ""
-    for line in result.splitlines():
-        if line.startswith("["):
-            section = line.strip("[]")
-        elif line.startswith(("exe ", "score ")):
-            (exe if line.startswith("exe") else score)[section] = line.split("= ", 1)[1]
+    exe, score = io500_exe_and_scores(tmp_path / "results" / "result.txt")
     assert exe["ior-easy-write"].endswith(f"-a mpiio --mpiio.hintsFileName={hints}")
     assert " -w -c -D 2 -a MPIIO" in exe["ior-hard-write"]
     assert " -r -R -c -a MPIIO" in exe["ior-hard-read"]
