@@ -87,11 +87,15 @@ def test_monitor_on_a_real_ior_run_stores_samples_with_phase_windows(disk_dir: P
 
 
 def test_a_phase_that_prints_progress_is_anchored_by_it(tmp_path: Path) -> None:
-    # The null backend and a 1-second stonewall: the write phase lasts 1 s and prints progress lines.
+    # The null backend and a 1-second stonewall: the write phase lasts 1 s and prints progress lines. The
+    # data pattern is iolens's (-l iolens), stamped into every 1 MiB transfer, so the 1 TiB cannot be done in
+    # under a second (IOR's default timestamp packet is filled once: the phase would end at once).
     doc, _ = _run(
         [
             "ior",
             "--monitor=50ms",
+            "-l",
+            "iolens",
             "-a",
             "null",
             "-t",
