@@ -64,17 +64,26 @@ def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin
     # The app's fixed parameters, mapped onto the engine's flags.
     assert re.search(r"ior -g -G \d+ -k -e -o \S+/ior-easy/ior_file_easy -C -Q 1 -O stoneWallingStatusFile="
                      r"\S+/results/ior-easy.stonewall -t 2m -b 1g -F -w -D 300 "
-                     r"-O stoneWallingWearOut=1 -a POSIX --np 2", text)  # fmt: skip
+                     r"-O stoneWallingWearOut=1 -a POSIX -O "
+                     r"saveRankPerformanceDetailsCSV=\S+/ior-easy-write.csv --np 2", text)  # fmt: skip
     assert re.search(r"ior -C -Q 1 -g -G \d+ -k -e -o \S+/ior-hard/file .* -t 47008 -b 47008 -s 1000 -w "
                      r"-D 300", text)  # fmt: skip
     assert re.search(r"mdtest -n 1000000 -u -L -F -P -G \d+ -N 1 -d \S+/mdtest-easy "
-                     r"-x \S+mdtest-easy.stonewall -C -Y -W 300", text)  # fmt: skip
+                     r"-x \S+mdtest-easy.stonewall -C -Y -W 300 --saveRankPerformanceDetails="
+                     r"\S+/results/mdtest-easy-write.csv -a POSIX", text)  # fmt: skip
     assert re.search(
         r"mdtest -n 1000000 -t -w 3901 -e 3901 -P -G \d+ -N 1 -F -d \S+/mdtest-hard .* -E -X", text
     )
     assert re.search(r"find \S+/data/\S+ -newer \S+/results/timestampfile -size 3901c -name '\*01\*'", text)
-    assert re.search(r"-r -D 300 -z -z -a POSIX -t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)
-    assert "-T -a POSIX" in text and "-r -a POSIX" in text and "-r -R -a POSIX" in text
+    assert re.search(r"-r -D 300 -z -z -a POSIX -O saveRankPerformanceDetailsCSV=\S+/ior-rnd4K-easy-read.csv "
+                     r"-t 4096 -b 4096 -s -1 -O stoneWallingWearOut=1 -C -Q 2", text)  # fmt: skip
+    # The app's per-rank CSVs, where the app passes them (after the API for ior, before it for mdtest).
+    assert re.search(r"-w -D 300 -a POSIX -O saveRankPerformanceDetailsCSV=\S+/results/ior-hard-write.csv "
+                     r"-O stoneWallingWearOut=1", text)  # fmt: skip
+    for step, flags in [("easy-stat", "-T"), ("hard-read", "-E -X"), ("hard-delete", "-r")]:
+        assert f"{flags} --saveRankPerformanceDetails={tmp_path}/results/mdtest-{step}.csv -a POSIX" in text
+    for ior in ("ior-easy-read", "ior-hard-read"):
+        assert f"-r -R -a POSIX -O saveRankPerformanceDetailsCSV={tmp_path}/results/{ior}.csv" in text
     # Nothing was created.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
@@ -363,6 +372,10 @@ def test_quick_run_writes_every_phase_in_order_in_files_the_reader_reads(full_ru
         if name != "timestamp":
             assert (rd / f"{name}.txt").stat().st_size > 0
             assert results.load(rd / f"{name}.json").ok
+            # The app's per-rank CSV (tests/test_io500_csv.py checks their content): a line per rank.
+            ranks = [ln.split(",")[1 if name.startswith("ior") else 0] for ln in
+                     (rd / f"{name}.csv").read_text().splitlines()[1:]]  # fmt: skip
+            assert ranks[-2:] == ["0", "1"] and len(ranks) == (2 if name.startswith("ior") else 3), name
 
 
 def test_quick_run_document_parses_and_matches_result_txt(full_run: dict):
@@ -459,9 +472,11 @@ def test_exe_lines_keep_the_sizes_and_api_as_the_config_writes_them(iolens_bin, 
     )
     out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2")
     assert out.returncode == 0, out.stderr
-    assert re.search(r"-t 2048k -b 131072K -F -w -D 300 -O stoneWallingWearOut=1 -a Posix --np 2", out.stdout)
-    assert "-t 2048k -b 131072K -F -r -R -a Posix --np 2" in out.stdout
-    assert "-C -Y -W 300 -a Posix --np 2" in out.stdout
+    assert re.search(
+        r"-t 2048k -b 131072K -F -w -D 300 -O stoneWallingWearOut=1 -a Posix -O \S+ --np 2", out.stdout
+    )
+    assert re.search(r"-t 2048k -b 131072K -F -r -R -a Posix -O \S+ --np 2", out.stdout)
+    assert re.search(r"-C -Y -W 300 --saveRankPerformanceDetails=\S+ -a Posix --np 2", out.stdout)
     # A size iolens caps (--quick) is written as the capped value.
     out = run_io500(iolens_bin, str(cfg), "--dry-run", "--np", "2", "--quick")
     assert out.returncode == 0 and "-t 2048k -b 64m " in out.stdout

@@ -40,7 +40,7 @@ from rich.table import Table
 from rich.text import Text
 
 from iolens import __version__, atomic, interrupt, launch, render, results
-from iolens.io500 import results_files
+from iolens.io500 import rank_csv, results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
 from iolens.io500.phases import (
@@ -594,6 +594,10 @@ class Runner:
             if p.kind == "find":
                 outcome.find_failed = True
             return rec
+        # The app's per-rank CSV (IOR's and pfind's; the engine wrote mdtest's) of a phase with figures.
+        csv_error = rank_csv.write_phase_csv(p.name, doc, self.resultdir)
+        if csv_error is not None:
+            self.display.message(f"warning: {csv_error}", "yellow")
         # A verification failure still has figures: the phase is scored, and invalid by its error count.
         _fill_outcome(p, doc, outcome, rec)
         if rec.status == "ok" and (not doc.ok or rc.returncode != 0):

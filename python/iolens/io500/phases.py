@@ -3,8 +3,9 @@
 The arguments follow the IO500 app (io500 at commit 02091cf; its result.txt shows them in `exe` lines), mapped
 onto iolens-bench's flags. What iolens leaves out, and why:
 
-- `--dataPacketType=…` and the `saveRankPerformanceDetailsCSV` / `--saveRankPerformanceDetails` outputs: the
-  engine has neither (its JSON document carries the per-rank figures).
+- `--dataPacketType=…` for ior and mdtest: the engine has none. The per-rank CSVs are passed as the app passes
+  them (`-O saveRankPerformanceDetailsCSV=RESULTDIR/PHASE.csv`, `--saveRankPerformanceDetails=…`): the engine
+  writes mdtest's, the driver writes IOR's and pfind's from the engine's documents (io500/rank_csv.py).
 - The seeds (`-G`) are the app's (a hash of the phase and the run's timestamp) as an unsigned number: the app
   prints them as signed ints, the engine takes seeds >= 0; the bits are the same.
 - ior-rnd4K-easy-read reads `-s -1` (as many segments as the files hold, as the current app does) where the
@@ -614,6 +615,10 @@ def plan(
             )
         return api.args + (["--posix.odirect"] if api.odirect else []) + api.options
 
+    def ior_csv(phase: str) -> list[str]:
+        """IOR's per-rank CSV, RESULTDIR/PHASE.csv, where the app puts it (after the API)."""
+        return ["-O", f"saveRankPerformanceDetailsCSV={r}/{phase}.csv"]
+
     def hard_c(phase: str) -> list[str]:
         """ior-hard's -c, where the app puts it (after -w, or -r -R)."""
         collective, section = _collective(config, phase)
@@ -671,9 +676,10 @@ def plan(
             )
         if name == "ior-easy-write":
             p.args = ior_easy() + ["-w", "-D", sw, "-O", "stoneWallingWearOut=1", *ior_api(name, xfer)]
+            p.args += ior_csv(name)
             p.stonewall_s, p.engine_phase = stonewall, "write"
         elif name == "ior-easy-read":
-            p.args = ior_easy() + ["-r", "-R", *ior_api(name, xfer)]
+            p.args = ior_easy() + ["-r", "-R", *ior_api(name, xfer), *ior_csv(name)]
             p.engine_phase = "read"
         elif name == "ior-rnd4K-easy-read":
             api = _api(config, where, name)
@@ -688,18 +694,18 @@ def plan(
                     f"ior-easy, or set run = FALSE in [{name}]",
                 )
             p.args = ior_easy(with_reorder=False) + [
-                "-r", "-D", sw, "-z", "-z", *ior_api(name, 4096), "-t", "4096", "-b", "4096", "-s", "-1",
-                "-O", "stoneWallingWearOut=1",
+                "-r", "-D", sw, "-z", "-z", *ior_api(name, 4096), *ior_csv(name), "-t", "4096", "-b", "4096",
+                "-s", "-1", "-O", "stoneWallingWearOut=1",
             ]  # fmt: skip
             if fpp:
                 p.args += ["-C", "-Q", "2"]
             p.stonewall_s, p.engine_phase = stonewall, "read"
         elif name == "ior-hard-write":
             p.args = ior_hard() + ["-w", *hard_c(name), "-D", sw, *ior_api(name, IOR_HARD_XFER)]
-            p.args += ["-O", "stoneWallingWearOut=1"]
+            p.args += [*ior_csv(name), "-O", "stoneWallingWearOut=1"]
             p.stonewall_s, p.engine_phase = stonewall, "write"
         elif name == "ior-hard-read":
-            p.args = ior_hard() + ["-r", "-R", *hard_c(name), *ior_api(name, IOR_HARD_XFER)]
+            p.args = ior_hard() + ["-r", "-R", *hard_c(name), *ior_api(name, IOR_HARD_XFER), *ior_csv(name)]
             p.engine_phase = "read"
         elif name.startswith("mdtest-"):
             p.kind = "mdtest"
@@ -711,7 +717,8 @@ def plan(
                 "read": ["-E", "-X"],
                 "delete": ["-r"],
             }[step]
-            p.args = base + extra + md_api(name)
+            # The app's order: the step's flags, the per-rank CSV, then the API.
+            p.args = base + extra + [f"--saveRankPerformanceDetails={r}/{name}.csv", *md_api(name)]
             p.engine_phase = {"write": "file-create", "stat": "file-stat", "read": "file-read"}.get(
                 step, "file-remove"
             )
