@@ -75,29 +75,29 @@ static int item_tree(const struct mdtest_run *r, int owner)
 
 /* ---- the item operations ---------------------------------------------------------------------------- */
 
-/* Files hold their owner's pattern (key from the seed and the owner rank) as if item NUM lived at offset
- * NUM << 32 of one big file: the stamps (one per 512 bytes) then carry the item number, so data of another
- * item or another rank is detected, and a create only moves the stamps instead of refilling the buffer. */
-static uint64_t item_key(const struct mdtest_run *r, int owner)
+/* Files hold mdtest 4's data packets (--dataPacketType, IOR's generator in pattern.c), so files mdtest wrote
+ * pass iolens's checks and the other way round. mdtest passes: the -G value as the signature, the writer's
+ * rank (every rank its own with -S, owner -1), and the item number (the one in the file name) as the "offset".
+ * Bytes past the last whole word are (char)i, i the byte's index in the file, as mdtest fills them. */
+static uint32_t item_sig(const struct mdtest_run *r)
 {
-    return iol_pattern_key((uint64_t)r->cfg->seed, owner);
+    return (uint32_t)r->cfg->seed;
 }
 
-static uint64_t item_offset(uint64_t num)
+static uint32_t item_rank(const struct mdtest_run *r, int owner)
 {
-    return num << 32;
+    return (uint32_t)(owner < 0 ? r->comm->rank : owner);
 }
 
-/* Bytes of buf (len) that differ from the item's pattern. */
-static uint64_t check_bytes(const void *buf, size_t len, uint64_t key, uint64_t base)
+/* Bytes of buf (len, from the file's start) that differ from the item's packet. */
+static uint64_t check_bytes(const struct mdtest_run *r, const void *buf, size_t len, int owner, uint64_t num)
 {
     size_t whole = len & ~(size_t)7;
-    uint64_t first = 0, bad = whole ? iol_pattern_check(buf, whole, base, key, &first) : 0;
-    if (len > whole) {
-        uint64_t w = iol_pattern_word(key, base + whole);
-        const unsigned char *b = (const unsigned char *)buf + whole, *e = (const unsigned char *)&w;
-        for (size_t i = 0; i < len - whole; i++) bad += b[i] != e[i];
-    }
+    uint64_t first = 0;
+    uint64_t bad = whole ? iol_packet_check(buf, whole, num, r->packet, item_sig(r), item_rank(r, owner), &first)
+                         : 0;
+    const unsigned char *b = buf;
+    for (size_t i = whole; i < len; i++) bad += b[i] != (unsigned char)i;
     return bad;
 }
 
@@ -128,12 +128,15 @@ static int op_file_create(struct mdtest_run *r, const char *path, int owner, uin
     int rc = 0;
     uint64_t w = r->cfg->write_bytes;
     if (w) {
-        /* The buffer holds the owner's pattern; only its stamps move to this item's (virtual) offset. */
+        /* The buffer holds the owner's packet (filled once, as mdtest does); only the words that depend on
+         * the item change per file. */
         if (r->pat_owner != owner) {
-            iol_pattern_init(&r->pat, r->buf, (w + 7) & ~(uint64_t)7, item_key(r, owner));
+            size_t whole = (size_t)w & ~(size_t)7;
+            iol_packet_init(&r->pk, r->buf, whole, r->packet, item_sig(r), item_rank(r, owner));
+            for (size_t i = whole; i < (size_t)w; i++) ((unsigned char *)r->buf)[i] = (unsigned char)i;
             r->pat_owner = owner;
         }
-        iol_pattern_apply(&r->pat, item_offset(num));
+        if (r->pk.len) iol_packet_apply(&r->pk, num);
         r->req = (struct iol_req){.op = IOL_IO_WRITE, .file = &f, .buf = r->buf, .len = w, .flags = IOL_REQ_UNTIMED};
         struct iol_req *q = &r->req;
         if (r->be->submit(r->bctx, &q, 1, &r->err) != 1 || r->be->reap(r->bctx, r->done, 1, 1, &r->err) != 1) {
@@ -182,7 +185,7 @@ static int op_file_read(struct mdtest_run *r, const char *path, int owner, uint6
         } else if (r->be->does_io) {
             /* -X checks every byte; without it, as mdtest does, only the first word (nearly free). */
             size_t n = r->cfg->verify_read ? e : (e < 8 ? e : 8);
-            uint64_t bad = check_bytes(r->buf, n, item_key(r, owner), item_offset(num));
+            uint64_t bad = check_bytes(r, r->buf, n, owner, num);
             lp->v_files++;
             lp->v_bytes += n;
             if (bad) {
@@ -839,6 +842,7 @@ static int setup(struct mdtest_run *r)
         mdtest_status_count(cfg, &r->geo, &r->items, &r->err))
         return -1;
     r->pat_owner = INT_MIN;   /* no pattern yet (-1 is -S's shared owner) */
+    r->packet = (enum iol_packet)iol_packet_parse(cfg->packet_type);   /* mdtest_options.c checked the name */
     /* A -d directory the run will create has the file system of its parent. */
     char probe[IOL_STR_MAX + 4];
     snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);

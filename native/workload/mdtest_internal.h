@@ -102,7 +102,8 @@ struct mdtest_run {
     void *vbuf;                          /* --verify-write: where a written file is read back */
     size_t buf_len;
     struct iol_req req;
-    struct iol_pattern pat;              /* the write buffer's pattern, for owner pat_owner */
+    enum iol_packet packet;              /* --dataPacketType (mdtest's default: timestamp) */
+    struct iol_packet_buf pk;            /* the write buffer's packet, for owner pat_owner */
     int pat_owner;
     struct iol_req *done[1];
     FILE *debug;
