@@ -1,7 +1,8 @@
-"""mdtest 4's data packets (--dataPacketType, -G) in `iolens mdtest`: the files iolens writes are byte for byte
-the official mdtest 4.0.0's (tests/data/mdtest4/packets, made by the commands in its README.md), iolens's read
-check (-X) accepts the official files and rejects a damaged byte, and, when the official binary is installed,
-both write the same bytes for sizes with a partial last word and several 4 KiB stamps."""
+"""mdtest 4's data packets (--dataPacketType, -G) in `iolens mdtest`: the files iolens writes are byte
+for byte the official mdtest 4.0.0's (tests/data/mdtest4/packets, made by the commands in its README.md),
+iolens's read check (-X) accepts the official files and rejects a damaged byte, and, when the official
+binary is installed, both write the same bytes for sizes with a partial last word and several 4 KiB
+stamps."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def test_read_check_accepts_the_official_files_and_rejects_a_damaged_byte(
     size = int(flags[1])
     args = ["-E", "-X", "-F", "-n", "2", "-G", "123", "-e", str(size), flags[2], "-d", str(d)]
     v = phase(ok(md(engine, args, np=np_)), "file-read")["verify"]
-    assert v == {"files_checked": 2 * np_, "bytes_checked": 2 * np_ * size, "errors": 0, "first_bad_path": None}
+    n = 2 * np_
+    assert v == {"files_checked": n, "bytes_checked": n * size, "errors": 0, "first_bad_path": None}
 
     victim = d / "test-dir.0-0" / "mdtest_tree.0" / f"file.mdtest.{np_ - 1}.1"
     data = bytearray(victim.read_bytes())
