@@ -18,9 +18,13 @@ from .test_mdtest import md, ok, phase
 DATA = Path(__file__).parent / "data" / "mdtest4" / "packets"
 OFFICIAL = Path("/var/tmp/iolens-peers/ior-4.0.0/bin/mdtest")
 TYPES = ["offset", "incompressible", "timestamp", "random"]
-# (reference directory, ranks, flags after `-C -F -n 2 -G 123`) as in the README's commands
-CASES = [(f"np{np_}-{t}", np_, ["-w", "64", f"--dataPacketType={t}"]) for np_ in (1, 2) for t in TYPES]
-CASES.append(("np2-offset-4100", 2, ["-w", "4100", "--dataPacketType=offset"]))
+# (reference directory, ranks, flags after `-C -F -n 2`) as in the README's commands
+CASES = [(f"np{n}-{t}", n, ["-G", "123", "-w", "64", f"--dataPacketType={t}"]) for n in (1, 2) for t in TYPES]
+CASES.append(("np2-offset-4100", 2, ["-G", "123", "-w", "4100", "--dataPacketType=offset"]))
+# a negative -G reaches the rank half of the words; IO500's driver passes it as the unsigned 32-bit value
+CASES.append(("np2-timestamp-G-5", 2, ["-G", "-5", "-w", "64", "--dataPacketType=timestamp"]))
+CASES.append(("np2-timestamp-G-5", 2, ["-G", "4294967291", "-w", "64", "--dataPacketType=timestamp"]))
+IDS = [f"{c[0]}{'-unsigned' if c[2][1] == '4294967291' else ''}" for c in CASES]
 
 
 def files(d: Path) -> dict[str, bytes]:
@@ -34,12 +38,12 @@ def files(d: Path) -> dict[str, bytes]:
     return out
 
 
-@pytest.mark.parametrize(("ref", "np_", "flags"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("ref", "np_", "flags"), CASES, ids=IDS)
 def test_iolens_writes_the_official_files_byte_for_byte(
     engine: Path, tmp_path: Path, ref: str, np_: int, flags: list[str]
 ) -> None:
     d = tmp_path / "md"
-    ok(md(engine, ["-C", "-F", "-n", "2", "-G", "123", *flags, "-d", str(d)], np=np_))
+    ok(md(engine, ["-C", "-F", "-n", "2", *flags, "-d", str(d)], np=np_))
     want = files(DATA / ref)
     assert len(want) == 2 * np_
     assert files(d) == want
@@ -56,14 +60,14 @@ def test_default_packet_is_mdtests_timestamp(engine: Path, tmp_path: Path) -> No
     assert files(d2).keys() == files(d).keys() and files(d2) != files(d)
 
 
-@pytest.mark.parametrize(("ref", "np_", "flags"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("ref", "np_", "flags"), CASES, ids=IDS)
 def test_read_check_accepts_the_official_files_and_rejects_a_damaged_byte(
     engine: Path, tmp_path: Path, ref: str, np_: int, flags: list[str]
 ) -> None:
     d = tmp_path / "md"
     shutil.copytree(DATA / ref, d)
-    size = int(flags[1])
-    args = ["-E", "-X", "-F", "-n", "2", "-G", "123", "-e", str(size), flags[2], "-d", str(d)]
+    size = int(flags[3])
+    args = ["-E", "-X", "-F", "-n", "2", *flags[:2], "-e", str(size), flags[4], "-d", str(d)]
     v = phase(ok(md(engine, args, np=np_)), "file-read")["verify"]
     n = 2 * np_
     assert v == {"files_checked": n, "bytes_checked": n * size, "errors": 0, "first_bad_path": None}
@@ -111,3 +115,22 @@ def test_live_against_the_official_mdtest(
     ok(md(engine, [*args, "-d", str(ours)], np=2))
     want = files(theirs)
     assert len(want) == 6 and files(ours) == want
+
+
+def test_shared_files_hold_rank_0s_packet(engine: Path, tmp_path: Path) -> None:
+    # -S: every rank writes (and -X checks) rank 0's packet: the shared files are what rank 0 alone writes.
+    d = tmp_path / "md"
+    args = ["-S", "-F", "-n", "2", "-G", "123", "-w", "64", "-e", "64", "-X", "-d", str(d)]
+    ok(md(engine, [*args, "-C"], np=2))
+    want = files(DATA / "np1-timestamp")["test-dir.0-0/mdtest_tree.0/file.mdtest.0.0"]
+    assert files(d) == {f"test-dir.0-0/mdtest_tree.0/file.mdtest.shared.{i}": want for i in range(2)}
+    assert phase(ok(md(engine, [*args, "-E"], np=2)), "file-read")["verify"]["errors"] == 0
+
+
+def test_iterations_rewrite_the_packets_after_reading(engine: Path, tmp_path: Path) -> None:
+    # The read phase reads into its own buffer: the second iteration's creates still write the packets.
+    d = tmp_path / "md"
+    args = ["-F", "-n", "3", "-i", "2", "-N", "1", "-w", "100", "-e", "100", "-X", "--dataPacketType=o"]
+    doc = ok(md(engine, [*args, "-G", "9", "-d", str(d)], np=2))
+    reads = [p for p in doc["phases"] if p["name"] == "file-read"]
+    assert len(reads) == 2 and all(p["verify"]["errors"] == 0 and p["verify"]["files_checked"] for p in reads)
