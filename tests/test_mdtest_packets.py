@@ -115,6 +115,12 @@ def test_live_against_the_official_mdtest(
     ok(md(engine, [*args, "-d", str(ours)], np=2))
     want = files(theirs)
     assert len(want) == 6 and files(ours) == want
+    # and the official -X accepts iolens's files (it reports "ERROR: verifying the data on read" otherwise)
+    check = ["-E", "-X", "-F", "-n", "3", "-e", "9003", *args[6:], "-d", str(ours)]
+    cmd = ["mpirun", "--oversubscribe", "-np", "2", str(OFFICIAL), *check]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_env)
+    assert res.returncode == 0 and "File read" in res.stdout, res.stderr
+    assert "ERROR" not in res.stdout + res.stderr
 
 
 def test_shared_files_hold_rank_0s_packet(engine: Path, tmp_path: Path) -> None:
