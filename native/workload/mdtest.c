@@ -75,30 +75,38 @@ static int item_tree(const struct mdtest_run *r, int owner)
 
 /* ---- the item operations ---------------------------------------------------------------------------- */
 
-/* Files hold their owner's pattern (key from the seed and the owner rank) as if item NUM lived at offset
- * NUM << 32 of one big file: the stamps (one per 512 bytes) then carry the item number, so data of another
- * item or another rank is detected, and a create only moves the stamps instead of refilling the buffer. */
-static uint64_t item_key(const struct mdtest_run *r, int owner)
+/* Files hold mdtest 4's data packets (--dataPacketType, IOR's generator in pattern.c), so files mdtest wrote
+ * pass iolens's checks and the other way round. mdtest passes: the -G value as the signature, the writer's
+ * rank, and the item number (the one in the file name) as the "offset". With -S (owner -1) every rank writes
+ * and checks rank 0's packet: mdtest has each write its own, so a shared file holds whichever rank wrote last
+ * and mdtest's own -X reports errors for the other ranks.
+ * Bytes past the last whole word are (char)i, i the byte's index in the file, as mdtest fills them. */
+static uint32_t item_rank(int owner)
 {
-    return iol_pattern_key((uint64_t)r->cfg->seed, owner);
+    return (uint32_t)(owner < 0 ? 0 : owner);
 }
 
-static uint64_t item_offset(uint64_t num)
-{
-    return num << 32;
-}
-
-/* Bytes of buf (len) that differ from the item's pattern. */
-static uint64_t check_bytes(const void *buf, size_t len, uint64_t key, uint64_t base)
+/* Makes buf (len bytes, with packet state pk filled for *cached) hold the file of item NUM of `owner`. The
+ * words that do not depend on the item are filled once per owner, as mdtest fills its buffer once. */
+static void packet_fill(const struct mdtest_run *r, struct iol_packet_buf *pk, int *cached, void *buf, size_t len,
+                        int owner, uint64_t num)
 {
     size_t whole = len & ~(size_t)7;
-    uint64_t first = 0, bad = whole ? iol_pattern_check(buf, whole, base, key, &first) : 0;
-    if (len > whole) {
-        uint64_t w = iol_pattern_word(key, base + whole);
-        const unsigned char *b = (const unsigned char *)buf + whole, *e = (const unsigned char *)&w;
-        for (size_t i = 0; i < len - whole; i++) bad += b[i] != e[i];
+    if (*cached != owner) {
+        uint32_t sig = (uint32_t)r->cfg->seed, rank = item_rank(owner);
+        iol_packet_init(pk, buf, whole, r->packet, sig, rank);
+        /* mdtest's -G is an int added to the word index in 64 bits: a negative one (IO500's seeds are half
+         * of the time) or one that passes 2^32 reaches the rank half of timestamp/offset words, which IOR's
+         * 32-bit signature does not. */
+        int64_t g = (int32_t)sig;
+        if ((r->packet == IOL_PACKET_TIMESTAMP || r->packet == IOL_PACKET_OFFSET) &&
+            (g < 0 || (uint64_t)g + whole / 8 > UINT32_MAX)) {
+            for (size_t i = 0; i < whole / 8; i++) pk->buf[i] = (uint64_t)rank << 32 | (uint64_t)(g + (int64_t)i);
+        }
+        for (size_t i = whole; i < len; i++) ((unsigned char *)buf)[i] = (unsigned char)i;
+        *cached = owner;
     }
-    return bad;
+    if (whole) iol_packet_apply(pk, num);
 }
 
 /* --verify-write: the file just written is read back (through the same open file) and compared with what was
@@ -128,12 +136,7 @@ static int op_file_create(struct mdtest_run *r, const char *path, int owner, uin
     int rc = 0;
     uint64_t w = r->cfg->write_bytes;
     if (w) {
-        /* The buffer holds the owner's pattern; only its stamps move to this item's (virtual) offset. */
-        if (r->pat_owner != owner) {
-            iol_pattern_init(&r->pat, r->buf, (w + 7) & ~(uint64_t)7, item_key(r, owner));
-            r->pat_owner = owner;
-        }
-        iol_pattern_apply(&r->pat, item_offset(num));
+        packet_fill(r, &r->pk, &r->pat_owner, r->buf, (size_t)w, owner, num);
         r->req = (struct iol_req){.op = IOL_IO_WRITE, .file = &f, .buf = r->buf, .len = w, .flags = IOL_REQ_UNTIMED};
         struct iol_req *q = &r->req;
         if (r->be->submit(r->bctx, &q, 1, &r->err) != 1 || r->be->reap(r->bctx, r->done, 1, 1, &r->err) != 1) {
@@ -170,7 +173,7 @@ static int op_file_read(struct mdtest_run *r, const char *path, int owner, uint6
     int rc = 0;
     uint64_t e = r->cfg->read_bytes;
     if (e) {
-        r->req = (struct iol_req){.op = IOL_IO_READ, .file = &f, .buf = r->buf, .len = e, .flags = IOL_REQ_UNTIMED};
+        r->req = (struct iol_req){.op = IOL_IO_READ, .file = &f, .buf = r->rbuf, .len = e, .flags = IOL_REQ_UNTIMED};
         struct iol_req *q = &r->req;
         if (r->be->submit(r->bctx, &q, 1, &r->err) != 1 || r->be->reap(r->bctx, r->done, 1, 1, &r->err) != 1) {
             rc = -1;
@@ -182,7 +185,9 @@ static int op_file_read(struct mdtest_run *r, const char *path, int owner, uint6
         } else if (r->be->does_io) {
             /* -X checks every byte; without it, as mdtest does, only the first word (nearly free). */
             size_t n = r->cfg->verify_read ? e : (e < 8 ? e : 8);
-            uint64_t bad = check_bytes(r->buf, n, item_key(r, owner), item_offset(num));
+            packet_fill(r, &r->epk, &r->ebuf_owner, r->ebuf, (size_t)e, owner, num);
+            uint64_t bad = 0;
+            for (size_t i = 0; i < n; i++) bad += ((unsigned char *)r->rbuf)[i] != ((unsigned char *)r->ebuf)[i];
             lp->v_files++;
             lp->v_bytes += n;
             if (bad) {
@@ -838,7 +843,8 @@ static int setup(struct mdtest_run *r)
     if (mdtest_geometry(cfg, &r->geo, &r->err) || mdtest_split_dirs(cfg->dirs, &r->paths, &r->err) ||
         mdtest_status_count(cfg, &r->geo, &r->items, &r->err))
         return -1;
-    r->pat_owner = INT_MIN;   /* no pattern yet (-1 is -S's shared owner) */
+    r->pat_owner = r->ebuf_owner = INT_MIN;   /* no packet yet (-1 is -S's shared owner) */
+    r->packet = (enum iol_packet)iol_packet_parse(cfg->packet_type);   /* mdtest_options.c checked the name */
     /* A -d directory the run will create has the file system of its parent. */
     char probe[IOL_STR_MAX + 4];
     snprintf(probe, sizeof probe, "%s", r->paths.dir[0]);
@@ -848,6 +854,8 @@ static int setup(struct mdtest_run *r)
     r->buf_len = (size_t)((len + 4095) / 4096 * 4096);
     if (posix_memalign(&r->buf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     memset(r->buf, 0, r->buf_len);
+    if (posix_memalign(&r->rbuf, 4096, r->buf_len) || posix_memalign(&r->ebuf, 4096, r->buf_len))
+        return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     if (cfg->verify_write && cfg->write_bytes) {
         if (posix_memalign(&r->vbuf, 4096, r->buf_len)) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
     }
@@ -871,6 +879,8 @@ static void teardown(struct mdtest_run *r)
     if (r->debug) fclose(r->debug);
     free(r->buf);
     free(r->vbuf);
+    free(r->rbuf);
+    free(r->ebuf);
     for (int i = 0; i < r->nphases; i++) {
         free(r->phases[i].rank_items);
         free(r->phases[i].rank_time_s);

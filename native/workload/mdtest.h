@@ -49,7 +49,7 @@ struct mdtest_cfg {
     int64_t last_tasks;             /* -l: last number of tasks (0 = all ranks, one test) */
     int64_t tasks_stride;           /* -s: step of the task range */
     char rank_csv[IOL_STR_MAX];     /* --saveRankPerformanceDetails: mdtest's per-rank CSV */
-    char packet_type[IOL_STR_MAX];  /* --dataPacketType: checked and recorded (see docs/mdtest.md) */
+    char packet_type[IOL_STR_MAX];  /* --dataPacketType: mdtest 4's data packets */
     char cmd_before[IOL_STR_MAX];   /* --run-cmd-before-phase: run by every rank before each phase, untimed */
     char cmd_after[IOL_STR_MAX];    /* --run-cmd-after-phase: run by every rank after each phase, timed */
     int global_layout;              /* -g: refused (Lustre) */

@@ -102,8 +102,11 @@ struct mdtest_run {
     void *vbuf;                          /* --verify-write: where a written file is read back */
     size_t buf_len;
     struct iol_req req;
-    struct iol_pattern pat;              /* the write buffer's pattern, for owner pat_owner */
-    int pat_owner;
+    void *rbuf;                          /* what a read (-e) reads */
+    void *ebuf;                          /* what it should read: the packet (ebuf_owner's) */
+    enum iol_packet packet;              /* --dataPacketType (mdtest's default: timestamp) */
+    struct iol_packet_buf pk, epk;       /* buf's packet (for pat_owner) and ebuf's (for ebuf_owner) */
+    int pat_owner, ebuf_owner;
     struct iol_req *done[1];
     FILE *debug;
     struct iol_err err;

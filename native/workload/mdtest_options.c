@@ -57,7 +57,7 @@ const struct iol_option mdtest_options[] = {
     {'l', "last-tasks", NULL, IOL_OPT_INT, F(last_tasks), "0", "last number of tasks on which the test runs (0: all ranks, one test)", 0, 1e9},
     {'s', "tasks-stride", NULL, IOL_OPT_INT, F(tasks_stride), "1", "stride between the numbers of tasks of the tests", 1, 1e9},
     {0, "saveRankPerformanceDetails", "save-rank-performance-details", IOL_OPT_STRING, F(rank_csv), "", "write mdtest's per-rank rates and times CSV to this file", NOLIM},
-    {0, "dataPacketType", "data-packet-type", IOL_OPT_STRING, F(packet_type), "t", "offset|incompressible|timestamp|random|o|i|t|r: checked and recorded; the data is iolens's pattern (docs/mdtest.md)", NOLIM},
+    {0, "dataPacketType", "data-packet-type", IOL_OPT_STRING, F(packet_type), "t", "data written and checked: offset|incompressible|timestamp|random|o|i|t|r (mdtest 4's bytes)", NOLIM},
     {0, "run-cmd-before-phase", NULL, IOL_OPT_STRING, F(cmd_before), "", "every rank runs this shell command before each phase (not timed)", NOLIM},
     {0, "run-cmd-after-phase", NULL, IOL_OPT_STRING, F(cmd_after), "", "every rank runs this shell command after each phase (timed)", NOLIM},
     {'g', "global-dir-layout", NULL, IOL_OPT_FLAG, F(global_layout), "0", "refused: Lustre's default directory layout (mdtest only with lustreapi)", NOLIM},
