@@ -62,17 +62,19 @@ def test_dry_run_lists_every_phase_in_order_with_its_engine_arguments(iolens_bin
     assert listed == STANDARD
     text = out.stdout
     # The app's fixed parameters, mapped onto the engine's flags.
-    assert re.search(r"ior -g -G \d+ -k -e -o \S+/ior-easy/ior_file_easy -C -Q 1 -O stoneWallingStatusFile="
-                     r"\S+/results/ior-easy.stonewall -t 2m -b 1g -F -w -D 300 "
+    # [global] dataPacketType first on every ior and mdtest line, as the app puts it.
+    pk = "--dataPacketType=timestamp"
+    assert re.search(rf"ior {pk} -g -G \d+ -k -e -o \S+/ior-easy/ior_file_easy -C -Q 1 "
+                     r"-O stoneWallingStatusFile=\S+/results/ior-easy.stonewall -t 2m -b 1g -F -w -D 300 "
                      r"-O stoneWallingWearOut=1 -a POSIX -O "
                      r"saveRankPerformanceDetailsCSV=\S+/ior-easy-write.csv --np 2", text)  # fmt: skip
-    assert re.search(r"ior -C -Q 1 -g -G \d+ -k -e -o \S+/ior-hard/file .* -t 47008 -b 47008 -s 1000 -w "
-                     r"-D 300", text)  # fmt: skip
-    assert re.search(r"mdtest -n 1000000 -u -L -F -P -G \d+ -N 1 -d \S+/mdtest-easy "
+    assert re.search(rf"ior {pk} -C -Q 1 -g -G \d+ -k -e -o \S+/ior-hard/file .* -t 47008 -b 47008 "
+                     r"-s 1000 -w -D 300", text)  # fmt: skip
+    assert re.search(rf"mdtest {pk} -n 1000000 -u -L -F -P -G \d+ -N 1 -d \S+/mdtest-easy "
                      r"-x \S+mdtest-easy.stonewall -C -Y -W 300 --saveRankPerformanceDetails="
                      r"\S+/results/mdtest-easy-write.csv -a POSIX", text)  # fmt: skip
     assert re.search(
-        r"mdtest -n 1000000 -t -w 3901 -e 3901 -P -G \d+ -N 1 -F -d \S+/mdtest-hard .* -E -X", text
+        rf"mdtest {pk} -n 1000000 -t -w 3901 -e 3901 -P -G \d+ -N 1 -F -d \S+/mdtest-hard .* -E -X", text
     )
     assert re.search(r"find \S+/data/\S+ -newer \S+/results/timestampfile -size 3901c -name '\*01\*'", text)
     assert re.search(r"-r -D 300 -z -z -a POSIX -O saveRankPerformanceDetailsCSV=\S+/ior-rnd4K-easy-read.csv "

@@ -1,9 +1,10 @@
 """The IO500 phases as iolens runs them: each phase's engine workload and arguments, derived from a config.
 
 The arguments follow the IO500 app (io500 at commit 02091cf; its result.txt shows them in `exe` lines), mapped
-onto iolens-bench's flags. What iolens leaves out, and why:
+onto iolens-bench's flags. Notes on them, and what differs from the app:
 
-- `--dataPacketType=…` for ior and mdtest: the engine has none. The per-rank CSVs are passed as the app passes
+- `--dataPacketType=…` comes first on the ior and mdtest lines, as the app puts it (the engine writes IOR's
+  and mdtest's packets byte for byte). The per-rank CSVs are passed as the app passes
   them (`-O saveRankPerformanceDetailsCSV=RESULTDIR/PHASE.csv`, `--saveRankPerformanceDetails=…`): the engine
   writes mdtest's, the driver writes IOR's and pfind's from the engine's documents (io500/rank_csv.py).
 - The seeds (`-G`) are the app's (a hash of the phase and the run's timestamp) as an unsigned number: the app
@@ -471,8 +472,6 @@ def plan(
         nproc = config.value(section, "nproc")
         if isinstance(nproc, int) and not 1 <= nproc <= np:
             raise where.error(section, "nproc", f"must be between 1 and the run's {np} processes")
-    if config.value("global", "dataPacketType") not in (None, "timestamp"):
-        notes.append("dataPacketType is ignored: iolens writes its own (seed, rank, offset) pattern")
 
     # The config's own value is checked whatever --quick then uses instead: the config is wrong either way.
     if config.stonewall < 0:
@@ -572,8 +571,11 @@ def plan(
         for g in ("ior-easy", "ior-hard", "mdtest-easy", "mdtest-hard", "md-workbench")
     }
 
+    # [global] dataPacketType, first on every ior and mdtest line, as the app puts it.
+    packet = "--dataPacketType=" + str(config.get("global", "dataPacketType") or "timestamp")
+
     def ior_easy(with_reorder: bool = True) -> list[str]:
-        a = ["-g", "-G", seed["ior-easy"], "-k", "-e", "-o", f"{d}/ior-easy/ior_file_easy"]
+        a = [packet, "-g", "-G", seed["ior-easy"], "-k", "-e", "-o", f"{d}/ior-easy/ior_file_easy"]
         if with_reorder:
             a += ["-C", "-Q", "1", "-O", f"stoneWallingStatusFile={r}/ior-easy.stonewall"]
             a += ["-t", xfer_text, "-b", block_text]
@@ -581,19 +583,19 @@ def plan(
 
     def ior_hard() -> list[str]:
         return [
-            "-C", "-Q", "1", "-g", "-G", seed["ior-hard"], "-k", "-e", "-o", f"{d}/ior-hard/file",
+            packet, "-C", "-Q", "1", "-g", "-G", seed["ior-hard"], "-k", "-e", "-o", f"{d}/ior-hard/file",
             "-O", f"stoneWallingStatusFile={r}/ior-hard.stonewall",
             "-t", str(IOR_HARD_XFER), "-b", str(IOR_HARD_XFER), "-s", str(segments),
         ]  # fmt: skip
 
     def md_easy() -> list[str]:
         return [
-            "-n", str(n_easy), "-u", "-L", "-F", "-P", "-G", seed["mdtest-easy"], "-N", "1",
+            packet, "-n", str(n_easy), "-u", "-L", "-F", "-P", "-G", seed["mdtest-easy"], "-N", "1",
             "-d", f"{d}/mdtest-easy", "-x", f"{r}/mdtest-easy.stonewall",
         ]  # fmt: skip
 
     def md_hard() -> list[str]:
-        a = ["-n", str(n_hard)]
+        a = [packet, "-n", str(n_hard)]
         if files_per_dir:
             a += ["-I", str(files_per_dir)]
         return a + [
