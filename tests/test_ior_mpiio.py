@@ -561,7 +561,9 @@ def test_io500_runs_the_ior_phases_through_mpiio(
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     exe, score = io500_exe_and_scores(tmp_path / "results" / "result.txt")
-    assert exe["ior-easy-write"].endswith(f"-a mpiio --mpiio.hintsFileName={hints}")
+    assert (
+        f"-a mpiio --mpiio.hintsFileName={hints} -O saveRankPerformanceDetailsCSV=" in exe["ior-easy-write"]
+    )
     assert " -w -c -D 2 -a MPIIO" in exe["ior-hard-write"]
     assert " -r -R -c -a MPIIO" in exe["ior-hard-read"]
     assert "-a POSIX" in exe["mdtest-easy-write"]
