@@ -1,7 +1,7 @@
 """The ior workload over every compiled data backend (posix, its alias psync, pvsync2, io_uring, libaio): a
-file per rank and a shared file, write, read and both checks, at queue depth 1 and 32, on tmpfs and on disk,
-buffered and O_DIRECT. Every byte comes back, the byte and operation counts are exact, and the run leaves
-nothing behind but the canary."""
+file per rank and one file for all ranks (N-1), write, read and both checks, at queue depth 1 and 32, on
+tmpfs and on disk, buffered and O_DIRECT. Every byte comes back, the byte and operation counts are exact,
+and the run leaves nothing behind but the canary."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_backends_with_their_library_installed_are_compiled(engine: Path) -> Non
 
 
 @pytest.mark.parametrize("backend", ALL)
-@pytest.mark.parametrize("layout", ["fpp", "shared"])
+@pytest.mark.parametrize("layout", ["fpp", "n-to-1"])
 @pytest.mark.parametrize("qd", [1, 32])
 @pytest.mark.parametrize("direct", [False, True], ids=["buffered", "odirect"])
 def test_every_backend_writes_and_reads_back_every_byte(

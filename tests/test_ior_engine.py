@@ -32,7 +32,7 @@ def any_dir(request: pytest.FixtureRequest, tmpfs_dir: Path, disk_dir: Path) -> 
     return tmpfs_dir if request.param == "tmpfs" else disk_dir
 
 
-@pytest.mark.parametrize("layout", ["fpp", "shared"])
+@pytest.mark.parametrize("layout", ["fpp", "n-to-1"])
 @pytest.mark.parametrize("direct", [False, True], ids=["buffered", "odirect"])
 def test_write_then_read_verifies_every_byte(engine: Path, any_dir: Path, layout: str, direct: bool) -> None:
     canary = place_canary(any_dir)

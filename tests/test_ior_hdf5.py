@@ -1,5 +1,6 @@
 """`ior -a HDF5` under a real mpirun with the real parallel HDF5 library: IOR 4's file layout (a dataset
-"Dataset-0000.NNNN" of 8-byte integers per segment, -b x ranks long in a shared file, -b with -F), verify
+"Dataset-0000.NNNN" of 8-byte integers per segment, -b x ranks long in one file of all
+ranks, -b with -F), verify
 (-W -R) over independent and collective (-c) transfers, -J alignment and --hdf5.noFill visible in the file,
 hints (-U, IOR_HINT__MPI__, -H), a stonewall that stops every rank together, and a file the official IOR
 wrote (tests/data/ior4/backends) read back."""
@@ -37,7 +38,7 @@ def h5engine(engine: Path, mpi_env: dict[str, str]) -> Path:
 
 
 @pytest.mark.parametrize("np_", [2, 4])
-@pytest.mark.parametrize("layout", ["shared", "fpp"])
+@pytest.mark.parametrize("layout", ["n-to-1", "fpp"])
 @pytest.mark.parametrize("mode", ["independent", "collective"])
 def test_hdf5_writes_and_reads_back_every_byte(
     h5engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, np_: int, layout: str, mode: str
@@ -58,7 +59,7 @@ def test_hdf5_writes_and_reads_back_every_byte(
     assert_only_canary_left(tmpfs_dir, canary)
 
 
-@pytest.mark.parametrize("layout", ["shared", "fpp"])
+@pytest.mark.parametrize("layout", ["n-to-1", "fpp"])
 def test_hdf5_file_has_iors_datasets_holding_the_posix_bytes(
     h5engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, layout: str
 ) -> None:
@@ -115,7 +116,7 @@ def test_a_damaged_byte_fails_the_hdf5_read_check(
     assert v["errors"] == 1 and v["first_bad_offset"] == 2 * BLOCK + BLOCK + 40 and v["first_bad_rank"] == 1
 
 
-def test_a_stonewall_stops_every_rank_of_a_shared_file_together(
+def test_a_stonewall_stops_every_rank_of_one_n_to_1_file_together(
     h5engine: Path, mpi_env: dict[str, str], disk_dir: Path
 ) -> None:
     """Each segment's dataset is created collectively at its first transfer: at the -D deadline the ranks

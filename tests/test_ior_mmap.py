@@ -22,7 +22,7 @@ def any_dir(request: pytest.FixtureRequest, tmpfs_dir: Path, disk_dir: Path) -> 
     return tmpfs_dir if request.param == "tmpfs" else disk_dir
 
 
-@pytest.mark.parametrize("layout", ["fpp", "shared"])
+@pytest.mark.parametrize("layout", ["fpp", "n-to-1"])
 @pytest.mark.parametrize("qd", [1, 8])
 def test_mmap_writes_and_reads_back_every_byte(engine: Path, any_dir: Path, layout: str, qd: int) -> None:
     canary = place_canary(any_dir)
@@ -41,7 +41,7 @@ def test_mmap_writes_and_reads_back_every_byte(engine: Path, any_dir: Path, layo
     assert_only_canary_left(any_dir, canary)
 
 
-@pytest.mark.parametrize("layout", ["fpp", "shared"])
+@pytest.mark.parametrize("layout", ["fpp", "n-to-1"])
 def test_mmap_files_have_iors_size_and_hold_the_data(engine: Path, disk_dir: Path, layout: str) -> None:
     """IOR's MMAP grows every file it creates to the aggregate size (-b x -s x ranks), each file of -F too
     (the tail is a hole), and maps it whole. The data went to the file, not only to memory: the posix

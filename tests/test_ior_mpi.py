@@ -54,7 +54,7 @@ def _counts(doc: dict) -> list[dict]:
 
 
 @pytest.mark.parametrize("np_", [2, 4])
-@pytest.mark.parametrize("layout", ["fpp", "shared"])
+@pytest.mark.parametrize("layout", ["fpp", "n-to-1"])
 def test_mpirun_moves_the_same_bytes_as_local(
     engine: Path, mpi_env: dict[str, str], tmpfs_dir: Path, np_: int, layout: str
 ) -> None:

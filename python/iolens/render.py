@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from iolens import fio_report
+from iolens.report import ior_test
 from iolens.results import (
     Document,
     FindDocument,
@@ -285,11 +286,6 @@ def ior_cache_notes(doc: IorDocument) -> list[RenderableType]:
     return out
 
 
-def _hints_block(title: str, hints: dict[str, str]) -> str:
-    """Hints in the layout of IOR's -H."""
-    return "\n".join([f"{title} {{", *(f"\t{k} = {v}" for k, v in hints.items()), "}"])
-
-
 def ior_api_lines(doc: IorDocument) -> list[RenderableType]:
     """For a backend over an MPI library: the transfer mode and the hints in effect as the library reported
     them; with -H the hints passed and returned, in IOR's layout."""
@@ -298,10 +294,8 @@ def ior_api_lines(doc: IorDocument) -> list[RenderableType]:
         return []
     out: list[RenderableType] = []
     if _yes(_cfg(doc, "mpiio.showHints")) == "yes":
-        # IOR's HDF5 hands the hints to an access property list, not to MPI_File_open, and says so.
-        passed_to = "access property list" if api.name == "hdf5" else "MPI_File_open()"
-        out.append(Text(_hints_block(f"hints passed to {passed_to}", api.hints_passed or {})))
-        out.append(Text(_hints_block("hints returned from opened file", api.hints or {})))
+        for block in ior_test.hint_blocks(api.name, api.hints_passed, api.hints):
+            out.append(Text("\n".join(block)))
     mode = "collective" if api.collective else "independent"
     extra = [w for w, on in (("file view", api.file_view), ("preallocated", api.preallocate)) if on]
     hints = ", ".join(f"{k}={v}" for k, v in (api.hints or {}).items()) or "none"

@@ -461,21 +461,29 @@ def test_events(t: Test, verbosity: int) -> list[Event]:
     return events
 
 
-def hint_lines(t: Test) -> list[str]:
-    """-H (showHints) of a backend over an MPI library: the two blocks IOR's rank 0 prints at each open, the
-    hints passed and those the library reports in effect (the document's, of the last file opened). IOR's
+def hint_blocks(
+    api_name: str, passed: dict[str, str] | None, returned: dict[str, str] | None
+) -> list[list[str]]:
+    """IOR's two -H blocks, as lines: the hints passed to the library and those it reports in effect. IOR's
     HDF5 hands them to an access property list and says so."""
+    passed_to = "access property list" if api_name == "hdf5" else "MPI_File_open()"
+    return [
+        [f"{title} {{", *(f"\t{k} = {v}" for k, v in (hints or {}).items()), "}"]
+        for title, hints in (
+            (f"hints passed to {passed_to}", passed),
+            ("hints returned from opened file", returned),
+        )
+    ]
+
+
+def hint_lines(t: Test) -> list[str]:
+    """-H (showHints) of a backend over an MPI library: the blocks IOR's rank 0 prints at each open (the
+    document's hints, of the last file opened), each after a blank line."""
     api = t.doc.get("api") or {}
     if not _int(t.doc, "mpiio.showHints") or "hints_passed" not in api:
         return []
-    passed_to = "access property list" if api.get("name") == "hdf5" else "MPI_File_open()"
-    lines: list[str] = []
-    for title, hints in (
-        (f"hints passed to {passed_to}", api.get("hints_passed")),
-        ("hints returned from opened file", api.get("hints")),
-    ):
-        lines += ["", f"{title} {{", *(f"\t{k} = {v}" for k, v in (hints or {}).items()), "}"]
-    return lines
+    blocks = hint_blocks(str(api.get("name")), api.get("hints_passed"), api.get("hints"))
+    return [line for block in blocks for line in ["", *block]]
 
 
 def wear_out_pairs(t: Test) -> int | None:
