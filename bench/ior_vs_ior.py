@@ -3,11 +3,15 @@
 
     rows      -a MPIIO (independent), -a MPIIO -c (collective), -a HDF5 (independent), -a HDF5 -c;
               one shared file; np 2 and 4; tmpfs (/dev/shm) and disk (/var/tmp)
-    command   mpirun -np N TOOL -a API [-c] -w -r -e -t 1m -b B -o DIR/file        (B = 256 MiB / N)
+    command   mpirun -np N TOOL -a API [-c] -w -r -e -t 1m -b B -o DIR/file
+              (B = 2 GiB / N on tmpfs, 1 GiB / N on disk: phases of 0.2-2 s, not the 30 ms reads of
+              256 MiB, where a scheduler tick was a tenth of the figure)
               TOOL = the official ior (built by bench/build_ior.sh into a scratch folder, never committed)
                      or iolens-bench ior ... --comm mpi --keep-cache --json F
     metric    IOR's bandwidth (MiB/s: bytes / the phase's open-to-close time, what IOR's bw(MiB/s) and
-              Max(MiB) columns show); medians of the runs; ratio = iolens / IOR (target >= 1.00)
+              Max(MiB) columns show); medians of the runs; ratio = iolens / IOR (target >= 1.00), both as
+              the ratio of the two medians and as the median of the run-by-run ratios of the pairs that
+              ran side by side, with its 95% bootstrap interval and how many pairs iolens won
 
 Both tools read what they just wrote, from the page cache: IOR does not drop it, so iolens is run with
 --keep-cache (its default evicts the file before a buffered read, which would make it read the disk while
@@ -34,7 +38,8 @@ from pathlib import Path
 import benchlib as bl
 
 XFER = "1m"
-TOTAL_MIB = 256
+TOTAL_MIB = {"tmpfs": 2048, "disk": 1024}
+QUICK_MIB = 256
 ROWS = (("MPIIO", False), ("MPIIO", True), ("HDF5", False), ("HDF5", True))
 
 
@@ -53,15 +58,17 @@ def build_ior() -> Path:
     return Path(r.stdout.strip().splitlines()[-1]) / "ior"
 
 
-def ior_args(api: str, coll: bool, np: int, path: Path) -> list[str]:
-    block = f"{TOTAL_MIB // np}m"
+def ior_args(api: str, coll: bool, np: int, path: Path, total_mib: int) -> list[str]:
+    block = f"{total_mib // np}m"
     args = ["-a", api, "-w", "-r", "-e", "-t", XFER, "-b", block, "-o", str(path)]
     return args + (["-c"] if coll else [])
 
 
-def run_ior(ior: Path, api: str, coll: bool, np: int, d: Path, rep: bl.Report) -> dict[str, float]:
+def run_ior(
+    ior: Path, api: str, coll: bool, np: int, d: Path, total_mib: int, rep: bl.Report
+) -> dict[str, float]:
     summary = d / "ior-summary.json"
-    cmd = ["mpirun", "-np", str(np), str(ior), *ior_args(api, coll, np, d / "file")]
+    cmd = ["mpirun", "-np", str(np), str(ior), *ior_args(api, coll, np, d / "file", total_mib)]
     cmd += ["-O", "summaryFormat=JSON", "-O", f"summaryFile={summary}"]
     rep.command(cmd)
     bl.check(bl.run(cmd), f"ior {api}")
@@ -74,9 +81,11 @@ def run_ior(ior: Path, api: str, coll: bool, np: int, d: Path, rep: bl.Report) -
     return out
 
 
-def run_iolens(engine: Path, api: str, coll: bool, np: int, d: Path, rep: bl.Report) -> dict[str, float]:
+def run_iolens(
+    engine: Path, api: str, coll: bool, np: int, d: Path, total_mib: int, rep: bl.Report
+) -> dict[str, float]:
     out_json = d / "iolens.json"
-    cmd = ["mpirun", "-np", str(np), str(engine), "ior", *ior_args(api, coll, np, d / "file")]
+    cmd = ["mpirun", "-np", str(np), str(engine), "ior", *ior_args(api, coll, np, d / "file", total_mib)]
     cmd += ["--keep-cache", "--comm", "mpi", "--json", str(out_json), "--quiet"]
     rep.command(cmd)
     bl.check(bl.run(cmd), f"iolens {api}")
@@ -107,16 +116,18 @@ def main() -> int:
     if args.quick:
         places = {"tmpfs": places["tmpfs"]}
     nps = (2,) if args.quick else (2, 4)
+    total = {p: QUICK_MIB if args.quick else TOTAL_MIB[p] for p in places}
+    sizes = ", ".join(f"{total[p]} MiB on {p}" for p in places)
 
     rep = bl.Report("ior_vs_ior", "The official IOR 4 vs iolens ior: MPIIO and HDF5, one shared file, mpirun")
     rep.header = bl.machine_lines(engine, list(places.values())) + [
         f"peer:    {ior} (IOR {os.environ.get('IOR_TAG', '4.0.0')}, bench/build_ior.sh)",
-        f"setup:   -t {XFER}, {TOTAL_MIB} MiB per file (-b = {TOTAL_MIB} MiB / np), -w -r -e, one shared "
-        "file; "
+        f"setup:   -t {XFER}, {sizes} per file (-b = that / np), -w -r -e, one shared file; "
         f"{runs} runs per tool and row, alternated ({'quick' if args.quick else 'full'} run)",
         "metric:  MiB/s as IOR computes it (bytes / open-to-close time); medians; ratio = iolens / IOR",
     ]
     rows: list[list[object]] = []
+    verdicts: dict[str, int] = {"above": 0, "parity": 0, "below": 0}
     for place, base in places.items():
         for np in nps:
             for api, coll in ROWS:
@@ -125,9 +136,9 @@ def main() -> int:
                 with bl.scratch_dir(base, "ior-vs-ior") as d:
                     for rnd, tool in bl.alternating(("ior", "iolens"), runs):
                         if tool == "ior":
-                            v = run_ior(ior, api, coll, np, d, rep)
+                            v = run_ior(ior, api, coll, np, d, total[place], rep)
                         else:
-                            v = run_iolens(engine, api, coll, np, d, rep)
+                            v = run_iolens(engine, api, coll, np, d, total[place], rep)
                         for f in d.iterdir():
                             f.unlink()
                         res[tool].append(v)
@@ -138,8 +149,17 @@ def main() -> int:
                 for op in ("write", "read"):
                     moved = {t: {r[f"{op}_bytes"] for r in res[t]} for t in res}
                     same = moved["ior"] == moved["iolens"] and len(moved["ior"]) == 1
-                    mi = bl.median([r[f"{op}_mib_s"] for r in res["iolens"]])
-                    mp = bl.median([r[f"{op}_mib_s"] for r in res["ior"]])
+                    xi = [r[f"{op}_mib_s"] for r in res["iolens"]]
+                    xp = [r[f"{op}_mib_s"] for r in res["ior"]]
+                    mi, mp = bl.median(xi), bl.median(xp)
+                    pr = bl.paired_ratios(xi, xp)
+                    lo, hi = bl.bootstrap_ci(pr)
+                    won = sum(1 for x in pr if x >= 1.0)
+                    verdict = "above" if lo >= 1.0 else "below" if hi < 1.0 else "parity"
+                    if len(pr) < 2:
+                        verdict = "-"
+                    elif same:
+                        verdicts[verdict] += 1
                     rows.append(
                         [
                             place,
@@ -153,6 +173,10 @@ def main() -> int:
                             f"{mi:.1f}",
                             bl.spread([r[f"{op}_mib_s"] for r in res["iolens"]]),
                             f"{bl.ratio(mi, mp):.2f}" if same else "not compared (bytes differ)",
+                            f"{bl.median(pr):.3f}" if same else "-",
+                            f"{lo:.2f}–{hi:.2f}" if same and len(pr) > 1 else "-",
+                            f"{won}/{len(pr)}",
+                            verdict if same else "-",
                         ]
                     )
     rep.section("Medians")
@@ -170,11 +194,18 @@ def main() -> int:
                 "iolens MiB/s",
                 "iolens range",
                 "iolens/IOR",
+                "paired",
+                "95% interval",
+                "iolens won",
+                "verdict",
             ],  # fmt: skip
             rows,
         )
     )
     rep.notes(
+        f"verdicts: {verdicts['above']} rows above 1.00 (all of the paired ratio's 95% interval is >= 1), "
+        f"{verdicts['parity']} at parity (the interval holds 1.00: the gap is within the machine's noise), "
+        f"{verdicts['below']} below (the whole interval is < 1).",
         "IOR: the official IOR 4.0.0 built from its public source by bench/build_ior.sh (mpicc, Debian's "
         "Open MPI and libhdf5-openmpi-dev), outside this repository; its bandwidth is the summary's Max(MiB) "
         "of the one repetition.",
