@@ -201,8 +201,9 @@ def test_metadata_bound(tmp_path: Path) -> None:
 
 
 def small_files_job(tmp_path: Path, n_small: int, n_big: int) -> dict[str, Any]:
-    files = {f"/lus/s{i}": {"POSIX_WRITES": 1, "POSIX_MAX_BYTE_WRITTEN": 4096} for i in range(n_small)}
-    files |= {f"/lus/b{i}": {"POSIX_READS": 1, "POSIX_MAX_BYTE_READ": 8 * MiB} for i in range(n_big)}
+    # MAX_BYTE is the offset of the last byte (Darshan's meaning): files of 4 KiB and of 8 MiB
+    files = {f"/lus/s{i}": {"POSIX_WRITES": 1, "POSIX_MAX_BYTE_WRITTEN": 4095} for i in range(n_small)}
+    files |= {f"/lus/b{i}": {"POSIX_READS": 1, "POSIX_MAX_BYTE_READ": 8 * MiB - 1} for i in range(n_big)}
     return report_of(tmp_path, proc_log(1, files))[1]
 
 

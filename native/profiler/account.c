@@ -1,9 +1,10 @@
 /* account.c — turning a call into counter updates (the meanings are docs/profile-log.md's).
  *
  * The per-call work for a read or write on a tracked file is a handful of loads and stores in the thread's
- * own record: no lock, no syscall. A failed call counts in ERRORS (and its time in its kind's time), never
- * as a read or write. Calls on untracked descriptors or excluded paths count in the process totals and
- * UNTRACKED_OPS, untimed (unless the trace is on). */
+ * own record: no lock, no syscall. A failed call counts in ERRORS (and its time in the process's time of its
+ * kind), never as a read or write, and in no counter with a Darshan name (Darshan counts no failure). Calls
+ * on untracked descriptors or excluded paths count in the process totals and UNTRACKED_OPS, untimed (unless
+ * the trace is on). */
 #include "wrap.h"
 
 #include <fcntl.h>
@@ -104,6 +105,38 @@ static inline void top_add(struct iol_thread *t, uint64_t *val, uint64_t *cnt, s
         top_add_slow(t, val, cnt, over, x);
 }
 
+/* A stream's read or write that moved n > 0 bytes at pos (Darshan's STDIO module counts those only). */
+static void stdio_xfer(struct iol_thread *t, struct iol_tfile *tf, struct iol_file *f, int w, int64_t pos, uint64_t n,
+                       uint64_t t0, uint64_t t1, uint64_t dur)
+{
+    if (n == 0)
+        return;
+    struct iol_tdata *td = iol_tfile_data(t, tf, f);
+    if (IOL_UNLIKELY(td == NULL))
+        return;
+    uint64_t *dv = td->v;
+    uint64_t last = (uint64_t)pos + n - 1; /* Darshan's MAX_BYTE: the offset of the last byte */
+    if (w) {
+        D(STDIO_WRITES)++;
+        D(STDIO_BYTES_WRITTEN) += n;
+        if (last > D(STDIO_MAX_BYTE_WRITTEN))
+            D(STDIO_MAX_BYTE_WRITTEN) = last;
+        if (D(STDIO_F_WRITE_START_TIMESTAMP) == 0)
+            D(STDIO_F_WRITE_START_TIMESTAMP) = iol_stamp(t0);
+        D(STDIO_F_WRITE_END_TIMESTAMP) = iol_stamp(t1);
+        D(STDIO_F_WRITE_TIME) += dur;
+    } else {
+        D(STDIO_READS)++;
+        D(STDIO_BYTES_READ) += n;
+        if (last > D(STDIO_MAX_BYTE_READ))
+            D(STDIO_MAX_BYTE_READ) = last;
+        if (D(STDIO_F_READ_START_TIMESTAMP) == 0)
+            D(STDIO_F_READ_START_TIMESTAMP) = iol_stamp(t0);
+        D(STDIO_F_READ_END_TIMESTAMP) = iol_stamp(t1);
+        D(STDIO_F_READ_TIME) += dur;
+    }
+}
+
 void iol_acct_xfer(struct iol_thread *t, struct iol_desc *d, const struct iol_xfer *x, int64_t ret, int err,
                    uint64_t t0)
 {
@@ -143,31 +176,31 @@ void iol_acct_xfer(struct iol_thread *t, struct iol_desc *d, const struct iol_xf
         if (ret > 0)
             __atomic_store_n(&d->offset, pos + ret, __ATOMIC_RELAXED);
     }
-    struct iol_tdata *td = iol_tfile_data(t, tf, d->file);
-    if (IOL_UNLIKELY(td == NULL)) { /* out of memory: the process's counts only */
-        if (!x->half)
-            iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, iol_result(ret, err));
-        return;
-    }
-    uint64_t *dv = td->v;
-    if (ret < 0) {
+    if (ret < 0) { /* a failure: ERRORS, and its time in the process's only (Darshan counts no failure) */
         tf->v[IOL_F_ERRORS]++;
-        if (w)
-            D(POSIX_F_WRITE_TIME) += dur;
-        else
-            D(POSIX_F_READ_TIME) += dur;
         if (!x->half)
             iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, -(int64_t)err);
         return;
     }
+    if (x->stdio) {
+        stdio_xfer(t, tf, d->file, w, pos, (uint64_t)ret, t0, t1, dur);
+        iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, ret);
+        return;
+    }
+    struct iol_tdata *td = iol_tfile_data(t, tf, d->file);
+    if (IOL_UNLIKELY(td == NULL)) { /* out of memory: the process's counts only */
+        if (!x->half)
+            iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, ret);
+        return;
+    }
+    uint64_t *dv = td->v;
     uint64_t n = (uint64_t)ret, end = (uint64_t)pos + n;
     int64_t *kind_end = w ? &td->write_end : &td->read_end;
     if (w) {
         D(POSIX_WRITES)++;
-        D(STDIO_WRITES) += x->stdio;
         D(POSIX_BYTES_WRITTEN) += n;
-        if (n > 0 && end > D(POSIX_MAX_BYTE_WRITTEN))
-            D(POSIX_MAX_BYTE_WRITTEN) = end;
+        if (n > 0 && end - 1 > D(POSIX_MAX_BYTE_WRITTEN)) /* the offset of the last byte, as Darshan's */
+            D(POSIX_MAX_BYTE_WRITTEN) = end - 1;
         if (*kind_end >= 0) {
             D(POSIX_CONSEC_WRITES) += pos == *kind_end;
             D(POSIX_SEQ_WRITES) += pos >= *kind_end;
@@ -182,10 +215,9 @@ void iol_acct_xfer(struct iol_thread *t, struct iol_desc *d, const struct iol_xf
             D(POSIX_F_MAX_WRITE_TIME) = dur;
     } else {
         D(POSIX_READS)++;
-        D(STDIO_READS) += x->stdio;
         D(POSIX_BYTES_READ) += n;
-        if (n > 0 && end > D(POSIX_MAX_BYTE_READ))
-            D(POSIX_MAX_BYTE_READ) = end;
+        if (n > 0 && end - 1 > D(POSIX_MAX_BYTE_READ))
+            D(POSIX_MAX_BYTE_READ) = end - 1;
         if (*kind_end >= 0) {
             D(POSIX_CONSEC_READS) += pos == *kind_end;
             D(POSIX_SEQ_READS) += pos >= *kind_end;
@@ -213,6 +245,50 @@ void iol_acct_xfer(struct iol_thread *t, struct iol_desc *d, const struct iol_xf
         iol_trace(t, x->op, d->file->id, t0, t1, (uint64_t)pos, x->req, ret);
 }
 
+/* The file counters a successful metadata call adds besides its count (enum iol_meta_how). */
+static void meta_file(struct iol_thread *t, struct iol_tfile *tf, struct iol_file *f, unsigned how, uint64_t t0,
+                      uint64_t t1, uint64_t dur)
+{
+    uint64_t *v = tf->v;
+    struct iol_tdata *td;
+    switch (how) {
+    case IOL_META_REOPEN: /* Darshan's POSIX_OPENS counts dup and fileno too */
+        V(POSIX_OPENS)++;
+        if (V(POSIX_F_OPEN_START_TIMESTAMP) == 0)
+            V(POSIX_F_OPEN_START_TIMESTAMP) = iol_stamp(t0);
+        V(POSIX_F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
+        V(POSIX_F_META_TIME) += dur;
+        break;
+    case IOL_META_SYNC: /* a sync writes the file's data: write time, as in Darshan */
+        if ((td = iol_tfile_data(t, tf, f)) != NULL)
+            td->v[IOL_D_POSIX_F_WRITE_TIME] += dur;
+        break;
+    case IOL_META_STDIO:
+        V(STDIO_F_META_TIME) += dur;
+        break;
+    case IOL_META_STDIO_OPEN:
+        V(STDIO_OPENS)++;
+        if (V(STDIO_F_OPEN_START_TIMESTAMP) == 0)
+            V(STDIO_F_OPEN_START_TIMESTAMP) = iol_stamp(t0);
+        V(STDIO_F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
+        V(STDIO_F_META_TIME) += dur;
+        break;
+    case IOL_META_STDIO_FLUSH: /* Darshan's STDIO counts a flush as a write of 0 bytes */
+        if ((td = iol_tfile_data(t, tf, f)) != NULL) {
+            uint64_t *dv = td->v;
+            if (D(STDIO_F_WRITE_START_TIMESTAMP) == 0)
+                D(STDIO_F_WRITE_START_TIMESTAMP) = iol_stamp(t0);
+            D(STDIO_F_WRITE_END_TIMESTAMP) = iol_stamp(t1);
+            D(STDIO_F_WRITE_TIME) += dur;
+        }
+        break;
+    case IOL_META_PROC:
+        break;
+    default:
+        V(POSIX_F_META_TIME) += dur;
+    }
+}
+
 void iol_acct_meta(struct iol_thread *t, const struct iol_meta *m, int failed, int64_t result, uint64_t t0)
 {
     uint64_t t1 = 0, dur = 0;
@@ -230,17 +306,22 @@ void iol_acct_meta(struct iol_thread *t, const struct iol_meta *m, int failed, i
     if (m->untracked) {
         P(UNTRACKED_OPS)++;
     } else {
-        P(META_TIME) += dur;
+        if (m->how == IOL_META_SYNC || m->how == IOL_META_STDIO_FLUSH)
+            P(WRITE_TIME) += dur;
+        else
+            P(META_TIME) += dur;
         struct iol_file *f = m->f;
         struct iol_tfile *tf;
         if (f != NULL && __atomic_load_n(&f->kind, __ATOMIC_RELAXED) != IOL_KIND_OTHER &&
             (tf = iol_tfile(t, f)) != NULL) {
             uint64_t *v = tf->v;
-            if (failed)
+            if (failed) {
                 V(ERRORS)++;
-            else if (m->fcount >= 0)
-                v[m->fcount]++;
-            V(POSIX_F_META_TIME) += dur;
+            } else {
+                if (m->fcount >= 0)
+                    v[m->fcount]++;
+                meta_file(t, tf, f, m->how, t0, t1, dur);
+            }
             id = f->id;
         } else if (f != NULL) {
             P(UNTRACKED_OPS)++; /* a directory, a device */
@@ -281,7 +362,6 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const struct i
         if (f != NULL && __atomic_load_n(&f->kind, __ATOMIC_RELAXED) != IOL_KIND_OTHER &&
             (tf = iol_tfile(t, f)) != NULL) {
             tf->v[IOL_F_ERRORS]++;
-            tf->v[IOL_F_POSIX_F_META_TIME] += dur;
             id = f->id;
         }
         iol_trace(t, op, id, t0, t1, 0, 0, -(int64_t)err);
@@ -314,17 +394,20 @@ void iol_acct_open(struct iol_thread *t, int op, int fd, int err, const struct i
         return;
     }
     uint64_t *v = tf->v;
-    V(POSIX_OPENS)++;
-    V(STDIO_OPENS) += stdio != 0;
+    if (stdio) { /* a stream's open: the STDIO layer (the C library's own open inside it is not seen) */
+        meta_file(t, tf, f, IOL_META_STDIO_OPEN, t0, t1, dur);
+    } else {
+        V(POSIX_OPENS)++;
 #ifdef O_DIRECT
-    V(POSIX_O_DIRECT_OPENS) += (oflags & O_DIRECT) != 0;
+        V(POSIX_O_DIRECT_OPENS) += (oflags & O_DIRECT) != 0;
 #endif
-    V(POSIX_O_SYNC_OPENS) += (oflags & (O_SYNC | O_DSYNC)) != 0;
-    V(POSIX_O_APPEND_OPENS) += (oflags & O_APPEND) != 0;
-    if (V(POSIX_F_OPEN_START_TIMESTAMP) == 0)
-        V(POSIX_F_OPEN_START_TIMESTAMP) = iol_stamp(t0);
-    V(POSIX_F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
-    V(POSIX_F_META_TIME) += dur;
+        V(POSIX_O_SYNC_OPENS) += (oflags & (O_SYNC | O_DSYNC)) != 0;
+        V(POSIX_O_APPEND_OPENS) += (oflags & O_APPEND) != 0;
+        if (V(POSIX_F_OPEN_START_TIMESTAMP) == 0)
+            V(POSIX_F_OPEN_START_TIMESTAMP) = iol_stamp(t0);
+        V(POSIX_F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
+        V(POSIX_F_META_TIME) += dur;
+    }
     iol_trace(t, op, f->id, t0, t1, 0, 0, fd);
 }
 
@@ -349,10 +432,18 @@ void iol_acct_close(struct iol_thread *t, int op, struct iol_desc *d, int r, int
         uint64_t *v = tf->v;
         P(META_TIME) += dur;
         V(ERRORS) += r < 0;
-        if (V(POSIX_F_CLOSE_START_TIMESTAMP) == 0)
-            V(POSIX_F_CLOSE_START_TIMESTAMP) = iol_stamp(t0);
-        V(POSIX_F_CLOSE_END_TIMESTAMP) = iol_stamp(t1);
-        V(POSIX_F_META_TIME) += dur;
+        /* Darshan counts a close whatever it returned (the descriptor is gone either way). */
+        if (op == IOL_OP_FCLOSE) { /* a stream's close: the STDIO layer */
+            if (V(STDIO_F_CLOSE_START_TIMESTAMP) == 0)
+                V(STDIO_F_CLOSE_START_TIMESTAMP) = iol_stamp(t0);
+            V(STDIO_F_CLOSE_END_TIMESTAMP) = iol_stamp(t1);
+            V(STDIO_F_META_TIME) += dur;
+        } else {
+            if (V(POSIX_F_CLOSE_START_TIMESTAMP) == 0)
+                V(POSIX_F_CLOSE_START_TIMESTAMP) = iol_stamp(t0);
+            V(POSIX_F_CLOSE_END_TIMESTAMP) = iol_stamp(t1);
+            V(POSIX_F_META_TIME) += dur;
+        }
         id = f->id;
     }
     iol_desc_release(t, d);

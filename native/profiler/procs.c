@@ -30,7 +30,8 @@ IOL_EXPORT pid_t fork(void)
     pid_t r = iol_real.fork();
     int e = *ep;
     if (r != 0) /* the child made its log in the atfork handler, and counts nothing of the fork */
-        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0 }, r < 0, iol_result(r, e), t0);
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0, IOL_META_POSIX },
+                      r < 0, iol_result(r, e), t0);
     *ep = e;
     iol_leave(t);
     return r;
@@ -49,7 +50,8 @@ IOL_EXPORT pid_t _Fork(void)
     if (r == 0)
         iol_after_fork_child();
     else
-        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0 }, r < 0, iol_result(r, e), t0);
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0, IOL_META_POSIX },
+                      r < 0, iol_result(r, e), t0);
     *ep = e;
     iol_leave(t);
     return r;
@@ -70,7 +72,7 @@ void *iol_vfork_prepare(void)
         /* The parent resumes in the program, not here: the call's trace record is written before it, with
          * result 0 (as an exec's is). */
         uint64_t t0 = iol_t0(0);
-        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0 }, 0, 0, t0);
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0, IOL_META_POSIX }, 0, 0, t0);
         t->guard = IOL_GUARD_VFORK;
         errno = saved;
     }
@@ -123,7 +125,8 @@ IOL_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
     }
     int e = *ep;
     t->guard = IOL_GUARD_IN;
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0 }, r < 0, iol_result(r, e), t0);
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FORK, -1, IOL_P_FORKS, 0, NULL, 0, 0, IOL_META_POSIX },
+                  r < 0, iol_result(r, e), t0);
     *ep = e;
     t->guard = 0;
     return r;
@@ -148,7 +151,7 @@ static int spawn(int (*real)(pid_t *, const char *, const posix_spawn_file_actio
     int e = *ep;
     if (pid != NULL && r == 0)
         *pid = child;
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_SPAWN, -1, IOL_P_SPAWNS, 0, NULL, 0, 0 }, r != 0,
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_SPAWN, -1, IOL_P_SPAWNS, 0, NULL, 0, 0, IOL_META_POSIX }, r != 0,
                   r == 0 ? child : -(int64_t)r, t0);
     *ep = e;
     iol_leave(t);

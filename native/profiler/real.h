@@ -4,6 +4,7 @@
 #define IOL_PROF_REAL_H
 #include "wrap_prelude.h"
 
+#include <aio.h>
 #include <dirent.h>
 #include <signal.h>
 #include <spawn.h>
@@ -106,6 +107,22 @@ typedef int (*iol_main_fn)(int, char **, char **);
     X(int, fseek, (FILE *, long, int)) X(int, fseeko, (FILE *, off_t, int)) \
     X(int, fseeko64, (FILE *, off64_t, int)) X(long, ftell, (FILE *)) X(off_t, ftello, (FILE *)) \
     X(off64_t, ftello64, (FILE *)) X(int, fflush, (FILE *)) X(int, fflush_unlocked, (FILE *)) \
+    X(void, rewind, (FILE *)) X(int, fsetpos, (FILE *, const fpos_t *)) X(int, fsetpos64, (FILE *, const fpos64_t *)) \
+    X(int, fgetpos, (FILE *, fpos_t *)) X(int, fgetpos64, (FILE *, fpos64_t *)) \
+    X(FILE *, tmpfile, (void)) X(FILE *, tmpfile64, (void)) \
+    X(int, mkstemp, (char *)) X(int, mkstemp64, (char *)) X(int, mkostemp, (char *, int)) \
+    X(int, mkostemp64, (char *, int)) X(int, mkstemps, (char *, int)) X(int, mkstemps64, (char *, int)) \
+    X(int, mkostemps, (char *, int, int)) X(int, mkostemps64, (char *, int, int)) \
+    X(int, aio_read, (struct aiocb *)) X(int, aio_read64, (struct aiocb64 *)) \
+    X(int, aio_write, (struct aiocb *)) X(int, aio_write64, (struct aiocb64 *)) \
+    X(int, lio_listio, (int, struct aiocb *const[], int, struct sigevent *)) \
+    X(int, lio_listio64, (int, struct aiocb64 *const[], int, struct sigevent *)) \
+    X(ssize_t, aio_return, (struct aiocb *)) X(ssize_t, aio_return64, (struct aiocb64 *)) \
+    X(int, aio_error, (const struct aiocb *)) X(int, aio_error64, (const struct aiocb64 *)) \
+    X(int, aio_suspend, (const struct aiocb *const[], int, const struct timespec *)) \
+    X(int, aio_suspend64, (const struct aiocb64 *const[], int, const struct timespec *)) \
+    X(int, aio_fsync, (int, struct aiocb *)) X(int, aio_fsync64, (int, struct aiocb64 *)) \
+    X(int, aio_cancel, (int, struct aiocb *)) X(int, aio_cancel64, (int, struct aiocb64 *)) \
     X(pid_t, fork, (void)) X(pid_t, _Fork, (void)) X(pid_t, vfork, (void)) \
     X(int, clone, (int (*)(void *), void *, int, void *, ...)) \
     X(int, posix_spawn, (pid_t *, const char *, const posix_spawn_file_actions_t *, \

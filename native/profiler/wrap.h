@@ -45,7 +45,7 @@ static inline uint64_t iol_t0(int timed)
 struct iol_xfer {
     uint16_t op;       /* trace op */
     uint8_t write;     /* 0 read, 1 write */
-    uint8_t stdio;     /* also a STDIO_READS / STDIO_WRITES */
+    uint8_t stdio;     /* a call on a stream: the STDIO layer's counters, not the POSIX layer's */
     int fd;
     const void *buf;   /* the (first) buffer: MEM_NOT_ALIGNED */
     int64_t pos;       /* file offset of the access, -1: the descriptor's position (which it advances) */
@@ -68,14 +68,28 @@ static inline void iol_count_untracked(struct iol_thread *t, int pcount, int fai
     p[IOL_P_UNTRACKED_OPS]++;
 }
 
+/* Where a call that moves no data counts its time, and what else it counts (Darshan's modules do the same:
+ * a sync is write time, a dup or fileno is also an open, a flush is a stream's write time). */
+enum iol_meta_how {
+    IOL_META_POSIX = 0,  /* POSIX_F_META_TIME (process META_TIME) */
+    IOL_META_SYNC,       /* POSIX_F_WRITE_TIME (process WRITE_TIME): fsync, fdatasync, sync_file_range */
+    IOL_META_REOPEN,     /* also a POSIX_OPENS with its open timestamps: dup, fileno */
+    IOL_META_STDIO,      /* STDIO_F_META_TIME: fseek, fsetpos, rewind */
+    IOL_META_STDIO_OPEN, /* a STDIO_OPENS with its open timestamps, STDIO_F_META_TIME: fdopen */
+    IOL_META_STDIO_FLUSH,/* STDIO_F_WRITE_TIME and the stream's write timestamps (process WRITE_TIME) */
+    IOL_META_PROC,       /* no file counter takes the time (process META_TIME only): ftell, fgetpos */
+};
+
 /* A call that moves no data. f: the file it names (NULL: none known); fcount/pcount: the file and process
- * counters it increments (-1: none); untracked: on an untracked descriptor or excluded path. */
+ * counters it increments (-1: none); untracked: on an untracked descriptor or excluded path. A failed call
+ * counts in ERRORS and its time in the process's time only: Darshan's counters never count a failure. */
 struct iol_meta {
     uint16_t op;           /* trace op; 0: not traced */
     int16_t fcount, pcount;
     uint8_t untracked;
     struct iol_file *f;
     uint64_t offset, size; /* trace */
+    uint8_t how;           /* enum iol_meta_how (0 unless given) */
 };
 void iol_acct_meta(struct iol_thread *t, const struct iol_meta *m, int failed, int64_t result, uint64_t t0);
 
@@ -146,6 +160,16 @@ static inline void iol_pcall_pre(struct iol_pcall *c, int dirfd, const char *pat
         iol_tls.tpath = c;
         iol_tls.tpath_t0 = c->t0;
     }
+}
+
+/* A call that names its path only once it has returned (mkstemp fills in its template; tmpfile's file is
+ * found through /proc/self/fd): the path call made after the fact, timed from t0, taken before the call. */
+static inline void iol_pcall_late(struct iol_pcall *c, int dirfd, const char *path, uint64_t t0)
+{
+    iol_pcall_pre(c, dirfd, path);
+    c->t0 = c->len >= 0 || iol_g.trace ? t0 : 0;
+    if (IOL_UNLIKELY(iol_g.trace) && c->len >= 0)
+        iol_tls.tpath_t0 = t0;
 }
 
 /* The program's errno (the location is looked up only when needed: not for an excluded path). */

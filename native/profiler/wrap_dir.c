@@ -37,8 +37,8 @@ IOL_EXPORT DIR *opendir(const char *path)
         if (fd >= 0)
             iol_fd_install(fd, dd != NULL ? dd : IOL_UNTRACKED);
     }
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_OPENDIR, -1, IOL_P_OPENDIRS, c.len < 0, NULL, 0, 0 }, d == NULL,
-                  d == NULL ? -(int64_t)e : dirfd(d), c.t0);
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_OPENDIR, -1, IOL_P_OPENDIRS, c.len < 0, NULL, 0, 0, IOL_META_POSIX },
+                  d == NULL, d == NULL ? -(int64_t)e : dirfd(d), c.t0);
     *iol_pcall_ep(&c) = e;
     iol_leave(t);
     return d;
@@ -53,7 +53,7 @@ IOL_EXPORT DIR *fdopendir(int fd)
     uint64_t t0 = iol_t0(1);
     DIR *d = iol_real.fdopendir(fd);
     int e = *ep;
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_OPENDIR, -1, IOL_P_OPENDIRS, 0, NULL, 0, 0 }, d == NULL,
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_OPENDIR, -1, IOL_P_OPENDIRS, 0, NULL, 0, 0, IOL_META_POSIX }, d == NULL,
                   d == NULL ? -(int64_t)e : fd, t0);
     trace_dir(t, traced_dir(t, fd), t0);
     *ep = e;
@@ -74,8 +74,8 @@ IOL_EXPORT DIR *fdopendir(int fd)
         ent *r = iol_real.name(dir); \
         int e = *ep; \
         int failed = r == NULL && e != e0; \
-        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_READDIR, -1, IOL_P_READDIRS, 0, NULL, 0, 0 }, failed, \
-                      failed ? -(int64_t)e : r != NULL, t0); \
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_READDIR, -1, IOL_P_READDIRS, 0, NULL, 0, 0, IOL_META_POSIX }, \
+                      failed, failed ? -(int64_t)e : r != NULL, t0); \
         trace_dir(t, traced_dir(t, dirfd(dir)), t0); \
         *ep = e; \
         iol_leave(t); \
@@ -99,8 +99,8 @@ IOL_EXPORT int closedir(DIR *dir)
     int r = iol_real.closedir(dir);
     int e = *ep;
     iol_desc_release(t, d);
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_CLOSEDIR, -1, -1, d == IOL_UNTRACKED, NULL, 0, 0 }, r != 0,
-                  iol_result(r, e), t0);
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_CLOSEDIR, -1, -1, d == IOL_UNTRACKED, NULL, 0, 0, IOL_META_POSIX },
+                  r != 0, iol_result(r, e), t0);
     trace_dir(t, f, t0);
     *ep = e;
     iol_leave(t);
@@ -116,7 +116,7 @@ IOL_EXPORT ssize_t getdents64(int fd, void *buf, size_t n)
     uint64_t t0 = iol_t0(1);
     ssize_t r = iol_real.getdents64(fd, buf, n);
     int e = *ep;
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_GETDENTS, -1, IOL_P_READDIRS, 0, NULL, 0, n }, r < 0,
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_GETDENTS, -1, IOL_P_READDIRS, 0, NULL, 0, n, IOL_META_POSIX }, r < 0,
                   iol_result(r, e), t0);
     trace_dir(t, traced_dir(t, fd), t0);
     *ep = e;

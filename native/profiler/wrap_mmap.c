@@ -120,7 +120,7 @@ static void *mmap_common(struct iol_thread *t, void *addr, size_t len, int prot,
     if (r != MAP_FAILED && maps_add((uintptr_t)r, range_end((uintptr_t)r, len)) != 0)
         iol_proc(t)[IOL_P_MMAPS_UNTRACKED]++;
     iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MMAP, IOL_F_POSIX_MMAPS, IOL_P_MMAPS, d == NULL, d != NULL ? d->file : NULL,
-                                         (uint64_t)off, len },
+                                         (uint64_t)off, len, IOL_META_POSIX },
                   r == MAP_FAILED, r == MAP_FAILED ? -(int64_t)e : 0, t0);
     *ep = e;
     iol_leave(t);
@@ -164,8 +164,8 @@ IOL_EXPORT int munmap(void *addr, size_t len)
     int r = iol_real.munmap(addr, len);
     int e = *ep;
     if (file)
-        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MUNMAP, -1, IOL_P_MUNMAPS, 0, NULL, 0, len }, r != 0,
-                      iol_result(r, e), t0);
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MUNMAP, -1, IOL_P_MUNMAPS, 0, NULL, 0, len, IOL_META_POSIX },
+                      r != 0, iol_result(r, e), t0);
     *ep = e;
     iol_leave(t);
     return r;
@@ -182,7 +182,7 @@ IOL_EXPORT int msync(void *addr, size_t len, int flags)
     int r = iol_real.msync(addr, len, flags);
     int e = *ep;
     if (file)
-        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MSYNC, -1, IOL_P_MSYNCS, 0, NULL, 0, len }, r != 0,
+        iol_acct_meta(t, &(struct iol_meta){ IOL_OP_MSYNC, -1, IOL_P_MSYNCS, 0, NULL, 0, len, IOL_META_POSIX }, r != 0,
                       iol_result(r, e), t0);
     *ep = e;
     iol_leave(t);

@@ -17,7 +17,8 @@ static int path_post(struct iol_thread *t, struct iol_pcall *c, int op, int fcou
 {
     int e = *iol_pcall_ep(c);
     struct iol_file *f = fcount >= 0 ? iol_pcall_file(t, c, create && r == 0, IOL_KIND_UNKNOWN) : NULL;
-    iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, (int16_t)fcount, (int16_t)pcount, c->len < 0, f, 0, 0 },
+    iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, (int16_t)fcount, (int16_t)pcount, c->len < 0, f,
+                                         0, 0, IOL_META_POSIX },
                   r != 0, iol_result(r, e), c->t0);
     *iol_pcall_ep(c) = e;
     iol_leave(t);
@@ -123,7 +124,7 @@ IOL_EXPORT int fchmod(int fd, mode_t mode)
     int r = iol_real.fchmod(fd, mode);
     int e = errno;
     struct iol_file *f = iol_desc_file(d);
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_CHMOD, -1, IOL_P_CHMODS, f == NULL, f, 0, 0 }, r != 0,
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_CHMOD, -1, IOL_P_CHMODS, f == NULL, f, 0, 0, IOL_META_POSIX }, r != 0,
                   iol_result(r, e), t0);
     errno = e;
     iol_leave(t);
@@ -155,7 +156,7 @@ static int rename_post(struct iol_thread *t, struct two_paths *p, int r)
                                            : iol_pcall_file(t, &p->b, 0, IOL_KIND_UNKNOWN);
     int untracked = p->a.len < 0 && p->b.len < 0;
     iol_acct_meta(t, &(struct iol_meta){ IOL_OP_RENAME, IOL_F_POSIX_RENAME_SOURCES, IOL_P_RENAMES, (uint8_t)untracked,
-                                         known ? src : NULL, 0, 0 },
+                                         known ? src : NULL, 0, 0, IOL_META_POSIX },
                   r != 0, iol_result(r, e), p->a.t0);
     if (r == 0 && known && dst != NULL) { /* the target's count, timed with the call already */
         struct iol_tfile *tf = iol_tfile(t, dst);

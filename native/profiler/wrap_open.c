@@ -1,5 +1,5 @@
 /* wrap_open.c — opening and closing descriptors: the open family (with the fortified __open_2 forms),
- * creat, close, close_range, closefrom, dup, dup2, dup3, fcntl(F_DUPFD[_CLOEXEC]).
+ * creat, the mkstemp family, close, close_range, closefrom, dup, dup2, dup3, fcntl(F_DUPFD[_CLOEXEC]).
  *
  * The runtime holds no descriptor of its own while the program runs (its log is mapped, aside.c): every
  * number here is the program's, and these calls go to the kernel as they are. */
@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static void open_pre(struct iol_pcall *o, int dirfd, const char *path, int flags)
@@ -110,6 +111,39 @@ IOL_EXPORT int creat64(const char *path, mode_t mode)
     open_pre(&o, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC);
     return open_post(t, &o, iol_real.creat64(path, mode), O_CREAT | O_WRONLY | O_TRUNC);
 }
+
+/* The mkstemp family: an open (O_RDWR | O_CREAT | O_EXCL, and mkostemp's flags) of the name the call made
+ * from its template, as Darshan's POSIX module counts it. The name is known only once the call returns. */
+static int mkstemp_post(struct iol_thread *t, char *tmpl, int fd, int flags, uint64_t t0)
+{
+    int e = errno;
+    struct iol_pcall o;
+    iol_pcall_late(&o, AT_FDCWD, tmpl, t0);
+    iol_acct_open(t, IOL_OP_MKSTEMP, fd, e, &o, O_RDWR | O_CREAT | O_EXCL | flags, 0);
+    errno = e;
+    iol_leave(t);
+    return fd;
+}
+
+#define MKSTEMP(name, params, args, flags) \
+    IOL_EXPORT int name params \
+    { \
+        struct iol_thread *t = iol_enter(); \
+        if (t == NULL) \
+            return IOL_REAL(name) args; \
+        uint64_t t0 = iol_ticks(); \
+        int fd = iol_real.name args; \
+        return mkstemp_post(t, tmpl, fd, flags, t0); \
+    }
+MKSTEMP(mkstemp, (char *tmpl), (tmpl), 0)
+MKSTEMP(mkstemp64, (char *tmpl), (tmpl), 0)
+MKSTEMP(mkostemp, (char *tmpl, int fl), (tmpl, fl), fl)
+MKSTEMP(mkostemp64, (char *tmpl, int fl), (tmpl, fl), fl)
+MKSTEMP(mkstemps, (char *tmpl, int suffix), (tmpl, suffix), 0)
+MKSTEMP(mkstemps64, (char *tmpl, int suffix), (tmpl, suffix), 0)
+MKSTEMP(mkostemps, (char *tmpl, int suffix, int fl), (tmpl, suffix, fl), fl)
+MKSTEMP(mkostemps64, (char *tmpl, int suffix, int fl), (tmpl, suffix, fl), fl)
+#undef MKSTEMP
 
 /* _FORTIFY_SOURCE's checked forms: open without O_CREAT. */
 IOL_EXPORT int __open_2(const char *path, int flags)
@@ -233,7 +267,8 @@ static int dup_post(struct iol_thread *t, struct iol_desc *d, int oldfd, int new
         iol_fd_install(newfd, d);
     }
     struct iol_file *f = iol_desc_file(d);
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_DUP, IOL_F_POSIX_DUPS, -1, f == NULL, f, 0, 0 }, newfd < 0,
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_DUP, IOL_F_POSIX_DUPS, -1, f == NULL, f,
+                                         0, 0, IOL_META_REOPEN }, newfd < 0,
                   iol_result(newfd, e), t0);
     errno = e;
     iol_leave(t);

@@ -349,10 +349,10 @@ static struct iol_desc *fd_meta_pre(struct iol_thread *t, int fd, uint64_t *t0)
 }
 
 static void fd_meta_post(struct iol_thread *t, struct iol_desc *d, int op, int fcount, int pcount, int failed,
-                         int64_t result, uint64_t t0, uint64_t off, uint64_t size)
+                         int64_t result, uint64_t t0, uint64_t off, uint64_t size, unsigned how)
 {
     iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, (int16_t)fcount, (int16_t)pcount, d == NULL,
-                                         d != NULL ? d->file : NULL, off, size },
+                                         d != NULL ? d->file : NULL, off, size, (uint8_t)how },
                   failed, result, t0);
 }
 
@@ -369,7 +369,7 @@ static void fd_meta_post(struct iol_thread *t, struct iol_desc *d, int op, int f
         if (d != NULL && r >= 0) \
             __atomic_store_n(&d->offset, (int64_t)r, __ATOMIC_RELAXED); \
         fd_meta_post(t, d, IOL_OP_LSEEK, IOL_F_POSIX_SEEKS, IOL_P_SEEKS, r < 0, iol_result(r, e), t0, \
-                     (uint64_t)off, 0); \
+                     (uint64_t)off, 0, IOL_META_POSIX); \
         errno = e; \
         iol_leave(t); \
         return r; \
@@ -378,8 +378,10 @@ LSEEK_LIKE(lseek, off_t)
 LSEEK_LIKE(lseek64, off64_t)
 #undef LSEEK_LIKE
 
-/* Calls returning 0 or -1 with errno, taking fd and arguments passed through unchanged. */
-#define FD_CALL(ret, name, params, args, op, fcount, pcount) \
+/* Calls returning 0 or -1 with errno, taking fd and arguments passed through unchanged. how: where their time
+ * counts (a sync's is write time: it writes the file's data, and Darshan counts it so). sync_file_range is
+ * neither an fsync nor an fdatasync: the process counts it in FSYNCS, no file counter does. */
+#define FD_CALL(ret, name, params, args, op, fcount, pcount, how) \
     IOL_EXPORT ret name params \
     { \
         struct iol_thread *t = iol_enter(); \
@@ -389,21 +391,23 @@ LSEEK_LIKE(lseek64, off64_t)
         struct iol_desc *d = fd_meta_pre(t, fd, &t0); \
         ret r = iol_real.name args; \
         int e = errno; \
-        fd_meta_post(t, d, op, fcount, pcount, r < 0, iol_result(r, e), t0, 0, 0); \
+        fd_meta_post(t, d, op, fcount, pcount, r < 0, iol_result(r, e), t0, 0, 0, how); \
         errno = e; \
         iol_leave(t); \
         return r; \
     }
-FD_CALL(int, fsync, (int fd), (fd), IOL_OP_FSYNC, IOL_F_POSIX_FSYNCS, IOL_P_FSYNCS)
-FD_CALL(int, fdatasync, (int fd), (fd), IOL_OP_FDATASYNC, IOL_F_POSIX_FDSYNCS, IOL_P_FSYNCS)
+FD_CALL(int, fsync, (int fd), (fd), IOL_OP_FSYNC, IOL_F_POSIX_FSYNCS, IOL_P_FSYNCS, IOL_META_SYNC)
+FD_CALL(int, fdatasync, (int fd), (fd), IOL_OP_FDATASYNC, IOL_F_POSIX_FDSYNCS, IOL_P_FSYNCS, IOL_META_SYNC)
 FD_CALL(int, sync_file_range, (int fd, off64_t off, off64_t n, unsigned int flags), (fd, off, n, flags),
-        IOL_OP_SYNC_FILE_RANGE, IOL_F_POSIX_FDSYNCS, IOL_P_FSYNCS)
-FD_CALL(int, ftruncate, (int fd, off_t len), (fd, len), IOL_OP_FTRUNCATE, IOL_F_POSIX_TRUNCATES, IOL_P_TRUNCATES)
-FD_CALL(int, ftruncate64, (int fd, off64_t len), (fd, len), IOL_OP_FTRUNCATE, IOL_F_POSIX_TRUNCATES, IOL_P_TRUNCATES)
+        IOL_OP_SYNC_FILE_RANGE, -1, IOL_P_FSYNCS, IOL_META_SYNC)
+FD_CALL(int, ftruncate, (int fd, off_t len), (fd, len), IOL_OP_FTRUNCATE, IOL_F_POSIX_TRUNCATES, IOL_P_TRUNCATES,
+        IOL_META_POSIX)
+FD_CALL(int, ftruncate64, (int fd, off64_t len), (fd, len), IOL_OP_FTRUNCATE, IOL_F_POSIX_TRUNCATES, IOL_P_TRUNCATES,
+        IOL_META_POSIX)
 FD_CALL(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len), IOL_OP_FALLOCATE, -1,
-        IOL_P_FALLOCATES)
+        IOL_P_FALLOCATES, IOL_META_POSIX)
 FD_CALL(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len), IOL_OP_FALLOCATE, -1,
-        IOL_P_FALLOCATES)
+        IOL_P_FALLOCATES, IOL_META_POSIX)
 #undef FD_CALL
 
 /* posix_fallocate returns an error number and leaves errno alone. */
@@ -418,7 +422,7 @@ FD_CALL(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mod
         int r = iol_real.name(fd, off, len); \
         int e = errno; \
         fd_meta_post(t, d, IOL_OP_FALLOCATE, -1, IOL_P_FALLOCATES, r != 0, r != 0 ? -(int64_t)r : 0, t0, \
-                     (uint64_t)off, (uint64_t)len); \
+                     (uint64_t)off, (uint64_t)len, IOL_META_POSIX); \
         errno = e; \
         iol_leave(t); \
         return r; \

@@ -22,7 +22,7 @@ static int path_stat_post(struct iol_thread *t, struct iol_pcall *c, int op, int
     struct iol_file *f = iol_pcall_file(t, c, regular, IOL_KIND_REGULAR);
     int untracked = c->len < 0 || (r == 0 && !regular);
     iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, IOL_F_POSIX_STATS, IOL_P_STATS, (uint8_t)untracked,
-                                         untracked ? NULL : f, 0, 0 },
+                                         untracked ? NULL : f, 0, 0, IOL_META_POSIX },
                   r != 0, iol_result(r, e), c->t0);
     *iol_pcall_ep(c) = e;
     iol_leave(t);
@@ -54,8 +54,9 @@ static int fd_stat_post(struct iol_thread *t, struct iol_desc *d, int op, int r,
     if (r == 0 && mode != 0) /* 0: the call did not say the type */
         iol_desc_seen_stat(d, mode, size);
     struct iol_file *f = iol_desc_file(d);
-    iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, IOL_F_POSIX_STATS, IOL_P_STATS, f == NULL, f, 0, 0 }, r != 0,
-                  iol_result(r, e), t0);
+    iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, IOL_F_POSIX_STATS, IOL_P_STATS, f == NULL, f,
+                                         0, 0, IOL_META_POSIX },
+                  r != 0, iol_result(r, e), t0);
     errno = e;
     iol_leave(t);
     return r;
@@ -209,8 +210,8 @@ FXSTATAT(__fxstatat64, struct stat64)
 static int access_post(struct iol_thread *t, struct iol_pcall *c, int r)
 {
     int e = *iol_pcall_ep(c);
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_ACCESS, -1, IOL_P_ACCESSES, c->len < 0, NULL, 0, 0 }, r != 0,
-                  iol_result(r, e), c->t0);
+    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_ACCESS, -1, IOL_P_ACCESSES, c->len < 0, NULL, 0, 0, IOL_META_POSIX },
+                  r != 0, iol_result(r, e), c->t0);
     *iol_pcall_ep(c) = e;
     iol_leave(t);
     return r;

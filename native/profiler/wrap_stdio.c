@@ -1,16 +1,18 @@
-/* wrap_stdio.c — stdio: fopen, fdopen, freopen, fclose, fileno, fread, fwrite, fgets, fputs, puts, the
- * printf and scanf families (with the _unlocked, _chk and __isoc99_ forms programs are built with), fseek,
- * ftell, fflush.
+/* wrap_stdio.c — stdio: fopen, fdopen, freopen, tmpfile, fclose, fileno, fread, fwrite, fgets, fputs, puts,
+ * the printf and scanf families (with the _unlocked, _chk and __isoc99_ forms programs are built with),
+ * fseek, fsetpos, rewind, ftell, fgetpos, fflush.
  *
  * fputc, fgetc and their forms count too, but a program compiled with optimisation gets putc_unlocked and
  * getc_unlocked (and the _unlocked fread/fwrite of small constant sizes) as inline code from <stdio.h>: those
  * never reach a library, and cannot be counted.
  *
- * A stdio call counts at the call, as the program sees it: an fwrite of 4 bytes is a 4-byte write (POSIX_
- * and STDIO_WRITES), whenever the buffer reaches the file (the C library's own write is internal, never seen
- * here, so nothing counts twice). The access's offset is the stream's position, which the runtime follows as
- * it does a descriptor's. */
+ * These calls make the STDIO layer, with the counters and meanings of Darshan's STDIO module (counters.h):
+ * a stdio call counts at the call, as the program sees it (an fwrite of 4 bytes is a 4-byte STDIO write,
+ * whenever the buffer reaches the file), and in no POSIX counter: the C library's own read and write on the
+ * stream's descriptor are internal, never seen here, so nothing counts twice. The access's offset is the
+ * stream's position, which the runtime follows as it does a descriptor's. */
 #include "wrap.h"
+#include "sys.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -105,8 +107,10 @@ IOL_EXPORT FILE *fdopen(int fd, const char *mode)
     *ep = e0;
     FILE *f = iol_real.fdopen(fd, mode);
     int e = *ep;
-    iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FOPEN, IOL_F_STDIO_OPENS, -1, file == NULL, file, 0, 0 }, f == NULL,
-                  f == NULL ? -(int64_t)e : fd, t0);
+    iol_acct_meta(t,
+                  &(struct iol_meta){ IOL_OP_FOPEN, IOL_F_STDIO_FDOPENS, -1, file == NULL, file, 0, 0,
+                                      IOL_META_STDIO_OPEN },
+                  f == NULL, f == NULL ? -(int64_t)e : fd, t0);
     *ep = e;
     iol_leave(t);
     return f;
@@ -153,6 +157,53 @@ IOL_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
     return freopen_common(t, iol_real.freopen64, path, mode, stream);
 }
 
+/* tmpfile: a stream on a new file that has no name (O_TMPFILE, or created and unlinked at once, inside the C
+ * library). Its file is named after what /proc/self/fd says of the descriptor ("/tmp/#1234" for an
+ * O_TMPFILE inode), so that each one is a file of its own; a stream open, as fopen's. */
+static FILE *tmpfile_common(struct iol_thread *t, FILE *(*real)(void))
+{
+    int *ep = &errno;
+    uint64_t t0 = iol_t0(1);
+    FILE *f = real();
+    int e = *ep;
+    int fd = f != NULL ? stream_fd(f) : -1;
+    struct iol_pcall c = { .len = -1, .t0 = iol_g.trace ? t0 : 0 };
+    char link[32], path[PATH_MAX];
+    ssize_t n = -1;
+    if (fd >= 0) {
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        n = iol_sys_readlinkat(AT_FDCWD, link, path, sizeof path - 1);
+    }
+    if (n > 0 && path[0] == '/') {
+        static const char deleted[] = " (deleted)";
+        size_t dl = sizeof deleted - 1;
+        if ((size_t)n > dl && memcmp(path + n - dl, deleted, dl) == 0)
+            n -= (ssize_t)dl;
+        path[n] = '\0';
+        iol_pcall_late(&c, AT_FDCWD, path, t0);
+    }
+    iol_acct_open(t, IOL_OP_TMPFILE, fd, e, &c, O_RDWR | O_CREAT | O_EXCL, 1);
+    *ep = e;
+    iol_leave(t);
+    return f;
+}
+
+IOL_EXPORT FILE *tmpfile(void)
+{
+    struct iol_thread *t = iol_enter();
+    if (t == NULL)
+        return IOL_REAL(tmpfile)();
+    return tmpfile_common(t, iol_real.tmpfile);
+}
+
+IOL_EXPORT FILE *tmpfile64(void)
+{
+    struct iol_thread *t = iol_enter();
+    if (t == NULL)
+        return IOL_REAL(tmpfile64)();
+    return tmpfile_common(t, iol_real.tmpfile64);
+}
+
 IOL_EXPORT int fclose(FILE *f)
 {
     struct iol_thread *t = iol_enter();
@@ -176,15 +227,14 @@ IOL_EXPORT int fileno(FILE *f)
     if (t == NULL)
         return IOL_REAL(fileno)(f);
     int *ep = &errno;
+    uint64_t t0 = iol_ticks(); /* whether the stream's file is tracked is known after the call */
     int r = iol_real.fileno(f);
     int e = *ep;
     struct iol_desc *d = r >= 0 ? iol_fd_get(r) : NULL;
     struct iol_file *file = iol_desc_file(d);
-    if (file != NULL) {
-        struct iol_tfile *tf = iol_tfile(t, file);
-        if (tf != NULL)
-            tf->v[IOL_F_POSIX_FILENOS]++;
-    }
+    /* Darshan's fileno is a POSIX open of the stream's file (POSIX_OPENS and POSIX_FILENOS); untraced. */
+    if (file != NULL)
+        iol_acct_meta(t, &(struct iol_meta){ 0, IOL_F_POSIX_FILENOS, -1, 0, file, 0, 0, IOL_META_REOPEN }, 0, r, t0);
     *ep = e;
     iol_leave(t);
     return r;
@@ -529,17 +579,12 @@ IOL_EXPORT ssize_t __getdelim(char **line, size_t *n, int delim, FILE *f)
 
 /* ---- position and flushing ---- */
 
-static void stdio_meta_post(struct iol_thread *t, struct iol_desc *d, int op, int fcount, int pcount,
-                            int stdio_count, int failed, int64_t result, uint64_t t0)
+static void stdio_meta_post(struct iol_thread *t, struct iol_desc *d, int op, int fcount, int pcount, unsigned how,
+                            int failed, int64_t result, uint64_t t0)
 {
-    struct iol_file *file = d != NULL ? d->file : NULL;
-    iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, (int16_t)fcount, (int16_t)pcount, d == NULL, file, 0, 0 },
+    iol_acct_meta(t, &(struct iol_meta){ (uint16_t)op, (int16_t)fcount, (int16_t)pcount, d == NULL,
+                                         d != NULL ? d->file : NULL, 0, 0, (uint8_t)how },
                   failed, result, t0);
-    if (file != NULL && !failed && stdio_count >= 0) {
-        struct iol_tfile *tf = iol_tfile(t, file);
-        if (tf != NULL)
-            tf->v[stdio_count]++;
-    }
 }
 
 #define FSEEK(name, offtype) \
@@ -558,7 +603,7 @@ static void stdio_meta_post(struct iol_thread *t, struct iol_desc *d, int op, in
             if (pos >= 0) \
                 __atomic_store_n(&d->offset, (int64_t)pos, __ATOMIC_RELAXED); \
         } \
-        stdio_meta_post(t, d, IOL_OP_FSEEK, IOL_F_POSIX_SEEKS, IOL_P_SEEKS, IOL_F_STDIO_SEEKS, r != 0, \
+        stdio_meta_post(t, d, IOL_OP_FSEEK, IOL_F_STDIO_SEEKS, IOL_P_SEEKS, IOL_META_STDIO, r != 0, \
                         iol_result(r, e), t0); \
         *ep = e; \
         iol_leave(t); \
@@ -582,7 +627,7 @@ FSEEK(fseeko64, off64_t)
         int e = *ep; \
         if (r >= 0 && d != NULL) \
             __atomic_store_n(&d->offset, (int64_t)r, __ATOMIC_RELAXED); \
-        stdio_meta_post(t, d, IOL_OP_FTELL, -1, -1, -1, r < 0, iol_result(r, e), t0); \
+        stdio_meta_post(t, d, IOL_OP_FTELL, -1, -1, IOL_META_PROC, r < 0, iol_result(r, e), t0); \
         *ep = e; \
         iol_leave(t); \
         return r; \
@@ -604,9 +649,11 @@ FTELL(ftello64, off64_t)
         int r = iol_real.name(f); \
         int e = *ep; \
         if (f == NULL) /* every stream: the process's time, no file's */ \
-            iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FFLUSH, -1, -1, 0, NULL, 0, 0 }, r != 0, iol_result(r, e), t0); \
+            iol_acct_meta(t, &(struct iol_meta){ IOL_OP_FFLUSH, -1, -1, 0, NULL, 0, 0, IOL_META_POSIX }, \
+                          r != 0, iol_result(r, e), t0); \
         else \
-            stdio_meta_post(t, d, IOL_OP_FFLUSH, -1, -1, IOL_F_STDIO_FLUSHES, r != 0, iol_result(r, e), t0); \
+            stdio_meta_post(t, d, IOL_OP_FFLUSH, IOL_F_STDIO_FLUSHES, -1, IOL_META_STDIO_FLUSH, r != 0, \
+                            iol_result(r, e), t0); \
         *ep = e; \
         iol_leave(t); \
         return r; \
@@ -614,3 +661,56 @@ FTELL(ftello64, off64_t)
 FFLUSH(fflush)
 FFLUSH(fflush_unlocked)
 #undef FFLUSH
+
+/* fsetpos: a seek (STDIO_SEEKS) to the position fgetpos gave; fgetpos: a tell (no file counter, as ftell).
+ * Either way the stream's position is then the fpos_t's. */
+#ifdef __GLIBC__
+#define POS_OFFSET(pos) ((int64_t)(pos)->__pos)
+#else
+#define POS_OFFSET(pos) ((int64_t)iol_real.ftello64(f))
+#endif
+
+#define POS_CALL(name, postype, op, fcount, pcount, how) \
+    IOL_EXPORT int name(FILE *f, postype *pos) \
+    { \
+        struct iol_thread *t = iol_enter(); \
+        if (t == NULL) \
+            return IOL_REAL(name)(f, pos); \
+        int *ep = &errno; \
+        struct iol_desc *d = iol_fd_io(t, stream_fd(f)); \
+        uint64_t t0 = iol_t0(d != NULL); \
+        int r = iol_real.name(f, pos); \
+        int e = *ep; \
+        if (r == 0 && d != NULL) \
+            __atomic_store_n(&d->offset, POS_OFFSET(pos), __ATOMIC_RELAXED); \
+        stdio_meta_post(t, d, op, fcount, pcount, how, r != 0, iol_result(r, e), t0); \
+        *ep = e; \
+        iol_leave(t); \
+        return r; \
+    }
+POS_CALL(fsetpos, const fpos_t, IOL_OP_FSETPOS, IOL_F_STDIO_SEEKS, IOL_P_SEEKS, IOL_META_STDIO)
+POS_CALL(fsetpos64, const fpos64_t, IOL_OP_FSETPOS, IOL_F_STDIO_SEEKS, IOL_P_SEEKS, IOL_META_STDIO)
+POS_CALL(fgetpos, fpos_t, IOL_OP_FGETPOS, -1, -1, IOL_META_PROC)
+POS_CALL(fgetpos64, fpos64_t, IOL_OP_FGETPOS, -1, -1, IOL_META_PROC)
+#undef POS_CALL
+#undef POS_OFFSET
+
+/* rewind returns nothing: it counts as a seek to 0 whatever happened (as Darshan's does). */
+IOL_EXPORT void rewind(FILE *f)
+{
+    struct iol_thread *t = iol_enter();
+    if (t == NULL) {
+        IOL_REAL(rewind)(f);
+        return;
+    }
+    int *ep = &errno;
+    struct iol_desc *d = iol_fd_io(t, stream_fd(f));
+    uint64_t t0 = iol_t0(d != NULL);
+    iol_real.rewind(f);
+    int e = *ep;
+    if (d != NULL)
+        __atomic_store_n(&d->offset, 0, __ATOMIC_RELAXED);
+    stdio_meta_post(t, d, IOL_OP_REWIND, IOL_F_STDIO_SEEKS, IOL_P_SEEKS, IOL_META_STDIO, 0, 0, t0);
+    *ep = e;
+    iol_leave(t);
+}

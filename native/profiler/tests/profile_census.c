@@ -14,6 +14,7 @@
  * headers do not declare (or declare as macros) are looked up with dlsym, as a program built otherwise
  * would reach them. */
 #define _GNU_SOURCE
+#include <aio.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -279,6 +280,83 @@ ENTRY(ftello, FILE *f = cs_stream("r"); BEGIN; R(ftello(f)); END; fclose(f);)
 ENTRY(ftello64, FILE *f = cs_stream("r"); BEGIN; R(ftello64(f)); END; fclose(f);)
 ENTRY(fflush, FILE *f = cs_stream("r+"); fputc('x', f); BEGIN; R(fflush(f)); END; fclose(f);)
 ENTRY(fflush_unlocked, FILE *f = cs_stream("r+"); fputc('x', f); BEGIN; R(fflush_unlocked(f)); END; fclose(f);)
+
+/* ---- temporary files, stream positions ---- */
+
+ENTRY(mkstemp, char *t = (char *)P("mk-XXXXXX"); int fd; BEGIN; R((fd = mkstemp(t)) >= 0); END; close(fd); unlink(t);)
+ENTRY(mkstemp64, char *t = (char *)P("mk-XXXXXX"); int fd; BEGIN; R((fd = mkstemp64(t)) >= 0); END; close(fd); unlink(t);)
+ENTRY(mkostemp, char *t = (char *)P("mk-XXXXXX"); int fd; BEGIN; R((fd = mkostemp(t, O_CLOEXEC)) >= 0); END; close(fd);
+      unlink(t);)
+ENTRY(mkostemp64, char *t = (char *)P("mk-XXXXXX"); int fd; BEGIN; R((fd = mkostemp64(t, O_CLOEXEC)) >= 0); END; close(fd);
+      unlink(t);)
+ENTRY(mkstemps, char *t = (char *)P("mk-XXXXXX.s"); int fd; BEGIN; R((fd = mkstemps(t, 2)) >= 0); END; close(fd); unlink(t);)
+ENTRY(mkstemps64, char *t = (char *)P("mk-XXXXXX.s"); int fd; BEGIN; R((fd = mkstemps64(t, 2)) >= 0); END; close(fd);
+      unlink(t);)
+ENTRY(mkostemps, char *t = (char *)P("mk-XXXXXX.s"); int fd; BEGIN; R((fd = mkostemps(t, 2, O_CLOEXEC)) >= 0); END;
+      close(fd); unlink(t);)
+ENTRY(mkostemps64, char *t = (char *)P("mk-XXXXXX.s"); int fd; BEGIN; R((fd = mkostemps64(t, 2, O_CLOEXEC)) >= 0); END;
+      close(fd); unlink(t);)
+ENTRY(tmpfile, FILE *f; BEGIN; R((f = tmpfile()) != NULL); END; fclose(f);)
+ENTRY(tmpfile64, FILE *f; BEGIN; R((f = tmpfile64()) != NULL); END; fclose(f);)
+ENTRY(rewind, FILE *f = cs_stream("r"); fgetc(f); BEGIN; rewind(f); END; R(ftell(f)); fclose(f);)
+ENTRY(fsetpos, FILE *f = cs_stream("r"); fpos_t p; fgetpos(f, &p); fgetc(f); BEGIN; R(fsetpos(f, &p)); END;
+      fclose(f);)
+ENTRY(fsetpos64, FILE *f = cs_stream("r"); fpos64_t p; fgetpos64(f, &p); fgetc(f); BEGIN; R(fsetpos64(f, &p)); END;
+      fclose(f);)
+ENTRY(fgetpos, FILE *f = cs_stream("r"); fpos_t p; BEGIN; R(fgetpos(f, &p)); END; fclose(f);)
+ENTRY(fgetpos64, FILE *f = cs_stream("r"); fpos64_t p; BEGIN; R(fgetpos64(f, &p)); END; fclose(f);)
+
+/* ---- asynchronous I/O: a 5-byte request on "cs"; what a window does not hold (the submission, the wait, the
+ * aio_return) is done around it ---- */
+
+static char abuf[16];
+#define AIO_SETUP(cb) \
+    memset(&(cb), 0, sizeof(cb)); \
+    (cb).aio_fildes = cs(); \
+    (cb).aio_buf = abuf; \
+    (cb).aio_nbytes = 5;
+#define AIO_WAIT(cb, error_fn, suspend_fn) \
+    do { \
+        __typeof__(&(cb)) l_[1] = { &(cb) }; \
+        while (error_fn(&(cb)) == EINPROGRESS) \
+            suspend_fn((const __typeof__(cb) *const *)l_, 1, NULL); \
+    } while (0)
+#define AIO_DONE(cb) AIO_WAIT(cb, aio_error, aio_suspend)
+#define AIO_DONE64(cb) AIO_WAIT(cb, aio_error64, aio_suspend64)
+
+ENTRY(aio_read, struct aiocb cb; AIO_SETUP(cb) BEGIN; R(aio_read(&cb)); END; AIO_DONE(cb); aio_return(&cb);
+      close(cb.aio_fildes);)
+ENTRY(aio_read64, struct aiocb64 cb; AIO_SETUP(cb) BEGIN; R(aio_read64(&cb)); END; AIO_DONE64(cb); aio_return64(&cb);
+      close(cb.aio_fildes);)
+ENTRY(aio_write, struct aiocb cb; AIO_SETUP(cb) BEGIN; R(aio_write(&cb)); END; AIO_DONE(cb); aio_return(&cb);
+      close(cb.aio_fildes);)
+ENTRY(aio_write64, struct aiocb64 cb; AIO_SETUP(cb) BEGIN; R(aio_write64(&cb)); END; AIO_DONE64(cb);
+      aio_return64(&cb); close(cb.aio_fildes);)
+ENTRY(lio_listio, struct aiocb cb; AIO_SETUP(cb) cb.aio_lio_opcode = LIO_READ; struct aiocb *l[1] = { &cb };
+      BEGIN; R(lio_listio(LIO_WAIT, l, 1, NULL)); END; aio_return(&cb); close(cb.aio_fildes);)
+ENTRY(lio_listio64, struct aiocb64 cb; AIO_SETUP(cb) cb.aio_lio_opcode = LIO_READ; struct aiocb64 *l[1] = { &cb };
+      BEGIN; R(lio_listio64(LIO_WAIT, l, 1, NULL)); END; aio_return64(&cb); close(cb.aio_fildes);)
+ENTRY(aio_return, struct aiocb cb; AIO_SETUP(cb) aio_read(&cb); AIO_DONE(cb); BEGIN; R(aio_return(&cb)); END;
+      close(cb.aio_fildes);)
+ENTRY(aio_return64, struct aiocb64 cb; AIO_SETUP(cb) aio_read64(&cb); AIO_DONE64(cb); BEGIN; R(aio_return64(&cb));
+      END; close(cb.aio_fildes);)
+ENTRY(aio_error, struct aiocb cb; AIO_SETUP(cb) aio_read(&cb); AIO_DONE(cb); BEGIN; R(aio_error(&cb)); END;
+      aio_return(&cb); close(cb.aio_fildes);)
+ENTRY(aio_error64, struct aiocb64 cb; AIO_SETUP(cb) aio_read64(&cb); AIO_DONE64(cb); BEGIN; R(aio_error64(&cb)); END;
+      aio_return64(&cb); close(cb.aio_fildes);)
+ENTRY(aio_suspend, struct aiocb cb; AIO_SETUP(cb) aio_read(&cb); AIO_DONE(cb); const struct aiocb *l[1] = { &cb };
+      BEGIN; R(aio_suspend(l, 1, NULL)); END; aio_return(&cb); close(cb.aio_fildes);)
+ENTRY(aio_suspend64, struct aiocb64 cb; AIO_SETUP(cb) aio_read64(&cb); AIO_DONE64(cb);
+      const struct aiocb64 *l[1] = { &cb }; BEGIN; R(aio_suspend64(l, 1, NULL)); END; aio_return64(&cb);
+      close(cb.aio_fildes);)
+ENTRY(aio_fsync, struct aiocb cb; AIO_SETUP(cb) BEGIN; R(aio_fsync(O_SYNC, &cb)); END; AIO_DONE(cb); aio_return(&cb);
+      close(cb.aio_fildes);)
+ENTRY(aio_fsync64, struct aiocb64 cb; AIO_SETUP(cb) BEGIN; R(aio_fsync64(O_SYNC, &cb)); END; AIO_DONE64(cb);
+      aio_return64(&cb); close(cb.aio_fildes);)
+ENTRY(aio_cancel, struct aiocb cb; AIO_SETUP(cb) aio_read(&cb); AIO_DONE(cb); BEGIN; R(aio_cancel(cb.aio_fildes, &cb));
+      END; aio_return(&cb); close(cb.aio_fildes);)
+ENTRY(aio_cancel64, struct aiocb64 cb; AIO_SETUP(cb) aio_read64(&cb); AIO_DONE64(cb);
+      BEGIN; R(aio_cancel64(cb.aio_fildes, &cb)); END; aio_return64(&cb); close(cb.aio_fildes);)
 
 /* ---- stdio: reading ---- */
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from iolens.profile.job import Job, data_rows
+from iolens.profile.job import Job, data_rows, extent, io_column
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -127,11 +127,11 @@ def metadata_bound(job: Job, r: dict[str, Any]) -> Advice | None:
 
 def many_small_files(job: Job, r: dict[str, Any]) -> Advice | None:
     t = job.files
-    data = data_rows(t) & ((t.column("POSIX_READS") > 0) | (t.column("POSIX_WRITES") > 0))
+    data = data_rows(t) & ((io_column(t, "reads") > 0) | (io_column(t, "writes") > 0))
     n = int(np.count_nonzero(data))
     if n < MIN_FILES:
         return None
-    size = np.maximum(t.column("POSIX_MAX_BYTE_READ"), t.column("POSIX_MAX_BYTE_WRITTEN"))[data]
+    size = extent(t)[data]
     small = int(np.count_nonzero(size < SMALL_FILE_BYTES))
     if small < SMALL_FILE_SHARE * n:
         return None
@@ -238,7 +238,7 @@ def shared_read_after_write(job: Job, r: dict[str, Any]) -> Advice | None:
     rows = np.flatnonzero(data_rows(t) & job.read_after_write)
     if rows.size < MIN_SHARED_FILES:
         return None
-    moved = t.column("POSIX_BYTES_WRITTEN")[rows] + t.column("POSIX_BYTES_READ")[rows]
+    moved = io_column(t, "bytes_written")[rows] + io_column(t, "bytes_read")[rows]
     top = rows[np.argsort(-moved.astype(np.float64), kind="stable")[:MAX_EXAMPLES]]
     examples = [
         {

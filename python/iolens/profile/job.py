@@ -5,6 +5,11 @@ totals per mount (file system type) and per rank.
 Which figures count what (docs/profile.md, "How the figures are computed"): data figures (bytes, reads,
 writes, their times) come from the records of regular files; metadata time is the processes' META_TIME
 (it includes namespace operations such as mkdir that belong to no file).
+
+The runtime counts a program's calls in two layers with Darshan's counters and meanings: POSIX_* (calls on
+descriptors) and STDIO_* (calls on streams). They are disjoint (a stream's data reaches the file through the
+C library's internal calls, which the runtime does not see), so the program's I/O, counted once, is the sum
+of the two: io_column() gives iolens's own figures that way, and every total here is made of them.
 """
 
 from __future__ import annotations
@@ -61,9 +66,43 @@ class IoTotals:
         self.files += other.files
 
 
-def _sum(table: FileTable, name: str, mask: np.ndarray) -> int:
-    col = table.column(name)
-    return int(col[mask].sum(dtype=np.uint64)) if mask.any() else 0
+# iolens's own per-file figures: the same counter of the two layers added (names as in IoTotals).
+LAYERED: dict[str, tuple[str, str]] = {
+    "bytes_read": ("POSIX_BYTES_READ", "STDIO_BYTES_READ"),
+    "bytes_written": ("POSIX_BYTES_WRITTEN", "STDIO_BYTES_WRITTEN"),
+    "reads": ("POSIX_READS", "STDIO_READS"),
+    "writes": ("POSIX_WRITES", "STDIO_WRITES"),
+    "read_time_ns": ("POSIX_F_READ_TIME", "STDIO_F_READ_TIME"),
+    "write_time_ns": ("POSIX_F_WRITE_TIME", "STDIO_F_WRITE_TIME"),
+    "meta_time_ns": ("POSIX_F_META_TIME", "STDIO_F_META_TIME"),
+    "opens": ("POSIX_OPENS", "STDIO_OPENS"),
+    "seeks": ("POSIX_SEEKS", "STDIO_SEEKS"),
+}
+
+
+def io_column(table: FileTable, what: str) -> np.ndarray:
+    """One of iolens's own per-file figures (LAYERED) for every row: POSIX + STDIO, the program's I/O once."""
+    posix, stdio = LAYERED[what]
+    return table.column(posix) + table.column(stdio)
+
+
+def extent(table: FileTable) -> np.ndarray:
+    """Per row, the largest offset read or written + 1 in either layer (0 for a file never read or written):
+    Darshan's MAX_BYTE counters hold the offset of the last byte, so a file of one byte has 0 there."""
+    last = np.maximum.reduce(
+        [
+            table.column(f"{layer}_MAX_BYTE_{kind}")
+            for layer in ("POSIX", "STDIO")
+            for kind in ("READ", "WRITTEN")
+        ]
+    )
+    accessed = (io_column(table, "reads") + io_column(table, "writes")) > 0
+    return np.where(accessed, last + np.uint64(1), np.uint64(0))
+
+
+def io_sum(table: FileTable, what: str, mask: np.ndarray) -> int:
+    """The total of one of iolens's own per-file figures (LAYERED) over the rows of mask."""
+    return int(io_column(table, what)[mask].sum(dtype=np.uint64)) if mask.any() else 0
 
 
 def data_rows(table: FileTable) -> np.ndarray:
@@ -72,20 +111,21 @@ def data_rows(table: FileTable) -> np.ndarray:
 
 
 def opened_rows(table: FileTable) -> np.ndarray:
-    """Rows of files that were opened, read or written (not only stat'ed or renamed)."""
-    col = table.column
-    return (col("POSIX_OPENS") > 0) | (col("POSIX_READS") > 0) | (col("POSIX_WRITES") > 0)
+    """Rows of files that were opened, read or written (not only stat'ed or renamed), in either layer."""
+    return (
+        (io_column(table, "opens") > 0) | (io_column(table, "reads") > 0) | (io_column(table, "writes") > 0)
+    )
 
 
 def table_totals(table: FileTable, mask: np.ndarray, meta_time_ns: int = 0) -> IoTotals:
     touched = mask & opened_rows(table)
     return IoTotals(
-        bytes_read=_sum(table, "POSIX_BYTES_READ", mask),
-        bytes_written=_sum(table, "POSIX_BYTES_WRITTEN", mask),
-        reads=_sum(table, "POSIX_READS", mask),
-        writes=_sum(table, "POSIX_WRITES", mask),
-        read_time_ns=_sum(table, "POSIX_F_READ_TIME", mask),
-        write_time_ns=_sum(table, "POSIX_F_WRITE_TIME", mask),
+        bytes_read=io_sum(table, "bytes_read", mask),
+        bytes_written=io_sum(table, "bytes_written", mask),
+        reads=io_sum(table, "reads", mask),
+        writes=io_sum(table, "writes", mask),
+        read_time_ns=io_sum(table, "read_time_ns", mask),
+        write_time_ns=io_sum(table, "write_time_ns", mask),
         meta_time_ns=meta_time_ns,
         files=int(np.count_nonzero(touched)),
     )
@@ -113,7 +153,7 @@ class MountTotals:
     dir: str
     fs_type: str
     totals: IoTotals
-    meta_time_ns: int = 0  # the files' own POSIX_F_META_TIME (opens, stats, syncs ... on them)
+    meta_time_ns: int = 0  # the files' own POSIX_F_META_TIME + STDIO_F_META_TIME (opens, stats ... on them)
 
 
 @dataclass
@@ -332,11 +372,19 @@ def process_of(nodes: list[ProcessNode]) -> list[int]:
 NEVER = np.iinfo(np.int64).max
 
 
+def first_stamp(table: FileTable, what: str) -> np.ndarray:
+    """Per row, the first read or write (what: "READ" or "WRITE") in either layer: the smaller non-zero of the
+    two layers' start timestamps (ns since the process start + 1; 0: never)."""
+    a = table.column(f"POSIX_F_{what}_START_TIMESTAMP")
+    b = table.column(f"STDIO_F_{what}_START_TIMESTAMP")
+    return np.where((a == 0) | ((b != 0) & (b < a)), b, a)
+
+
 def _first_times(log: ProcessLog, rows: np.ndarray, what: str, late: bool) -> np.ndarray:
     """Wall-clock ns of the first read or write (what) of the log's rows. A row that has the access but no
     timestamp (a log without the counter) gets the log's end when late, else its start: the rule that asks
     about the order then stays quiet rather than guess."""
-    stamp = log.table.column(f"POSIX_F_{what}_START_TIMESTAMP")[rows].astype(np.int64)
+    stamp = first_stamp(log.table, what)[rows].astype(np.int64)
     unknown = log.end_wall_ns if late else log.header.start_wall_ns
     return np.where(stamp > 0, log.header.start_wall_ns + stamp - 1, unknown)
 
@@ -426,8 +474,8 @@ def _merge_files(
         first_writes[gids] += t.first_writes
         proc = np.full(gids.size, processes[k], dtype=np.int64)
         have.append((gids, proc, np.zeros(gids.size, dtype=np.int64)))
-        r = np.flatnonzero(t.column("POSIX_READS") > 0)
-        w = np.flatnonzero(t.column("POSIX_WRITES") > 0)
+        r = np.flatnonzero(io_column(t, "reads") > 0)
+        w = np.flatnonzero(io_column(t, "writes") > 0)
         read.append((gids[r], proc[r], _first_times(log, r, "READ", late=False)))
         wrote.append((gids[w], proc[w], _first_times(log, w, "WRITE", late=True)))
     # Processes, not logs: the logs of an exec chain are one process.
@@ -459,7 +507,7 @@ def _mount_totals(table: FileTable) -> list[MountTotals]:
         mask = data & (table.mount == m)
         where = table.mount_list[m] if m >= 0 else ("(unknown)", "?")
         totals = table_totals(table, mask)
-        out.append(MountTotals(where[0], where[1], totals, _sum(table, "POSIX_F_META_TIME", mask)))
+        out.append(MountTotals(where[0], where[1], totals, io_sum(table, "meta_time_ns", mask)))
     out.sort(key=lambda mt: -(mt.totals.bytes_read + mt.totals.bytes_written))
     return out
 

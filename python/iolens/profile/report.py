@@ -25,7 +25,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from iolens.profile import advice as advice_rules
-from iolens.profile.job import Job, data_rows, load_jobs, opened_rows
+from iolens.profile.job import LAYERED, Job, data_rows, io_column, io_sum, load_jobs, opened_rows
 from iolens.profile.merge import combine_top
 from iolens.profile.reader import FILE_EXCLUDED, FILE_NOT_REGULAR, ProfileLogError
 from iolens.render import human_bytes
@@ -41,6 +41,13 @@ META_OPS = (
     "OPENS", "STATS", "SEEKS", "FSYNCS", "MKDIRS", "RMDIRS", "UNLINKS", "RENAMES", "READDIRS", "OPENDIRS",
     "ACCESSES", "TRUNCATES", "FALLOCATES", "CHMODS", "LINKS",
 )  # fmt: skip
+
+# The counters of each layer the report shows (Darshan's names, with the layer's prefix), besides its bytes
+# and times: the STDIO layer as Darshan's STDIO module has it, the POSIX layer's operation counts.
+LAYERS: dict[str, tuple[str, ...]] = {
+    "posix": ("OPENS", "READS", "WRITES", "SEEKS", "STATS", "FSYNCS", "FDSYNCS", "DUPS", "FILENOS", "MMAPS"),
+    "stdio": ("OPENS", "FDOPENS", "READS", "WRITES", "SEEKS", "FLUSHES"),
+}
 
 READ_BUCKETS = "POSIX_SIZE_READ_"
 WRITE_BUCKETS = "POSIX_SIZE_WRITE_"
@@ -120,22 +127,50 @@ def access_patterns(job: Job, data: np.ndarray) -> dict[str, Any]:
     }
 
 
+def layer(job: Job, data: np.ndarray, name: str) -> dict[str, Any]:
+    """One layer's figures over the regular files (docs/profile.md, "Layers"): its counters by Darshan's names
+    (lower case, without the prefix), the files it touched, its bytes and times."""
+    prefix = name.upper() + "_"
+    t = job.files
+    out: dict[str, Any] = {
+        "files": int(
+            np.count_nonzero(
+                data
+                & (
+                    (t.column(prefix + "OPENS") > 0)
+                    | (t.column(prefix + "READS") > 0)
+                    | (t.column(prefix + "WRITES") > 0)
+                )
+            )
+        )
+    }
+    out.update({c.lower(): _col_sum(job, prefix + c, data) for c in LAYERS[name]})
+    for what in ("BYTES_READ", "BYTES_WRITTEN"):
+        out[what.lower()] = _col_sum(job, prefix + what, data)
+    for what in ("READ", "WRITE", "META"):
+        out[f"{what.lower()}_time_s"] = _s(_col_sum(job, f"{prefix}F_{what}_TIME", data))
+    return out
+
+
 def _file_row(job: Job, i: int) -> dict[str, Any]:
     t = job.files
     mount = t.mount_of(i)
-    c = t.column
+
+    def c(what: str) -> int:  # io_column's figure, of this row only
+        return sum(int(t.column(name)[i]) for name in LAYERED[what])
+
     return {
         "path": t.paths[i],
         "mount": mount[0] if mount else None,
         "fs_type": mount[1] if mount else None,
         "processes": int(job.procs[i]),
-        "bytes_read": int(c("POSIX_BYTES_READ")[i]),
-        "bytes_written": int(c("POSIX_BYTES_WRITTEN")[i]),
-        "reads": int(c("POSIX_READS")[i]),
-        "writes": int(c("POSIX_WRITES")[i]),
-        "read_time_s": _s(c("POSIX_F_READ_TIME")[i]),
-        "write_time_s": _s(c("POSIX_F_WRITE_TIME")[i]),
-        "meta_time_s": _s(c("POSIX_F_META_TIME")[i]),
+        "bytes_read": c("bytes_read"),
+        "bytes_written": c("bytes_written"),
+        "reads": c("reads"),
+        "writes": c("writes"),
+        "read_time_s": _s(c("read_time_ns")),
+        "write_time_s": _s(c("write_time_ns")),
+        "meta_time_s": _s(c("meta_time_ns")),
     }
 
 
@@ -227,16 +262,17 @@ def job_report(job: Job) -> dict[str, Any]:
     t = job.files
     flags = t.flags
     data = data_rows(t)
-    reads, writes = t.column("POSIX_READS") > 0, t.column("POSIX_WRITES") > 0
+    # iolens's own figures: the program's I/O once, its POSIX calls and its stdio calls (job.io_column)
+    reads, writes = io_column(t, "reads") > 0, io_column(t, "writes") > 0
     not_regular = ((flags & FILE_NOT_REGULAR) != 0) & ((flags & FILE_EXCLUDED) == 0)
     proc = job.proc
     meta_ns = proc.get("META_TIME", 0)
-    read_ns = _col_sum(job, "POSIX_F_READ_TIME", data)
-    write_ns = _col_sum(job, "POSIX_F_WRITE_TIME", data)
+    read_ns = io_sum(t, "read_time_ns", data)
+    write_ns = io_sum(t, "write_time_ns", data)
     io_ns = read_ns + write_ns + meta_ns
     slowest = max((n.totals.io_time_ns for n in job.nodes), default=0)
     run_s = job.run_time_s
-    moved = _col_sum(job, "POSIX_BYTES_READ", data) + _col_sum(job, "POSIX_BYTES_WRITTEN", data)
+    moved = io_sum(t, "bytes_read", data) + io_sum(t, "bytes_written", data)
     summary = {
         "start": _iso(job.start_wall_ns),
         "start_wall_ns": job.start_wall_ns,
@@ -256,10 +292,10 @@ def job_report(job: Job) -> dict[str, Any]:
             "not_regular": int(np.count_nonzero(not_regular)),
             "excluded": int(np.count_nonzero(flags & FILE_EXCLUDED)),
         },
-        "bytes_read": _col_sum(job, "POSIX_BYTES_READ", data),
-        "bytes_written": _col_sum(job, "POSIX_BYTES_WRITTEN", data),
-        "reads": _col_sum(job, "POSIX_READS", data),
-        "writes": _col_sum(job, "POSIX_WRITES", data),
+        "bytes_read": io_sum(t, "bytes_read", data),
+        "bytes_written": io_sum(t, "bytes_written", data),
+        "reads": io_sum(t, "reads", data),
+        "writes": io_sum(t, "writes", data),
         "metadata_ops": sum(proc.get(n, 0) for n in META_OPS),
         "read_time_s": _s(read_ns),
         "write_time_s": _s(write_ns),
@@ -270,8 +306,8 @@ def job_report(job: Job) -> dict[str, Any]:
         "io_rate_bytes_per_s": moved / _s(slowest) if slowest > 0 else None,
         "not_regular": {
             "files": int(np.count_nonzero(not_regular)),
-            "bytes_read": _col_sum(job, "POSIX_BYTES_READ", not_regular),
-            "bytes_written": _col_sum(job, "POSIX_BYTES_WRITTEN", not_regular),
+            "bytes_read": io_sum(t, "bytes_read", not_regular),
+            "bytes_written": io_sum(t, "bytes_written", not_regular),
         },
         "untracked_ops": proc.get("UNTRACKED_OPS", 0),
         "errors": proc.get("ERRORS", 0),
@@ -287,14 +323,15 @@ def job_report(job: Job) -> dict[str, Any]:
         "operations": {
             n: v for n, v in proc.items() if not n.endswith("_TIME") and not n.startswith("BYTES_")
         },
+        "layers": {name: layer(job, data, name) for name in LAYERS},
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
         "top_files_by_bytes": _top(
-            job, t.column("POSIX_BYTES_READ") + t.column("POSIX_BYTES_WRITTEN"), (flags & FILE_EXCLUDED) == 0
+            job, io_column(t, "bytes_read") + io_column(t, "bytes_written"), (flags & FILE_EXCLUDED) == 0
         ),
         "top_files_by_time": _top(
             job,
-            t.column("POSIX_F_READ_TIME") + t.column("POSIX_F_WRITE_TIME") + t.column("POSIX_F_META_TIME"),
+            io_column(t, "read_time_ns") + io_column(t, "write_time_ns") + io_column(t, "meta_time_ns"),
             (flags & FILE_EXCLUDED) == 0,
         ),
         "mounts": [
@@ -412,6 +449,54 @@ def _operations(ops: dict[str, int]) -> Table | None:
     return _table("Operations (calls on any file)", ["operation", "count", "  operation", "count"], pairs)
 
 
+def _layers_table(layers: dict[str, dict[str, Any]]) -> Table | None:
+    """The I/O of each layer, a row each (Darshan's modules: POSIX calls, stdio calls); the summary's figures
+    are their sums."""
+    rows = [
+        (
+            name.upper(),
+            str(lay["files"]),
+            str(lay["opens"]),
+            f"{lay['reads']} / {lay['writes']}",
+            _bytes(lay["bytes_read"]),
+            _bytes(lay["bytes_written"]),
+            _secs(lay["read_time_s"]),
+            _secs(lay["write_time_s"]),
+            _secs(lay["meta_time_s"]),
+        )
+        for name, lay in layers.items()
+        if lay["files"]
+    ]
+    if not rows:
+        return None
+    return _table(
+        "Layers (regular files; the summary adds them up)",
+        [
+            "layer",
+            "files",
+            "opens",
+            "reads / writes",
+            "read",
+            "written",
+            "read time",
+            "write time",
+            "meta time",
+        ],
+        rows,
+    )
+
+
+def _stdio_line(stdio: dict[str, Any]) -> Text | None:
+    if not stdio["files"]:
+        return None
+    return Text(
+        f"STDIO: {stdio['fdopens']} fdopen(s), {stdio['seeks']} seek(s), {stdio['flushes']} flush(es); "
+        "stdio's buffered data reaches the files through calls the C library makes itself, not counted again "
+        "in POSIX",
+        style="dim",
+    )
+
+
 def _sizes(sizes: dict[str, Any], patterns: dict[str, Any]) -> list[RenderableType]:
     out: list[RenderableType] = []
     if sum(sizes["read"]) + sum(sizes["write"]):
@@ -419,7 +504,7 @@ def _sizes(sizes: dict[str, Any], patterns: dict[str, Any]) -> list[RenderableTy
             (label, str(r), str(w))
             for label, r, w in zip(sizes["buckets"], sizes["read"], sizes["write"], strict=True)
         ]
-        out.append(_table("Access sizes (bytes)", ["size", "reads", "writes"], rows))
+        out.append(_table("Access sizes (POSIX)", ["size", "reads", "writes"], rows))
     p = patterns
     parts = []
     for kind in ("read", "write"):
@@ -576,6 +661,13 @@ def job_view(job: dict[str, Any]) -> Group:
         if first["cmdline"]:
             head.append(f"\ncommand: {shlex.join(first['cmdline'])}")
     parts: list[RenderableType] = [head, _summary_table(s)]
+    layers = job.get("layers") or {}
+    lt = _layers_table(layers) if layers else None
+    if lt is not None:
+        parts.append(lt)
+        line = _stdio_line(layers["stdio"]) if "stdio" in layers else None
+        if line is not None:
+            parts.append(line)
     ops = _operations(job["operations"])
     if ops is not None:
         parts.append(ops)

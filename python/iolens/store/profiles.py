@@ -19,8 +19,8 @@ TIMELINE_BINS = 200
 SMALL_IO_BYTES = 1 << 20  # an access is small when its size bucket ends at or below 1 MiB
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
-READ_OPS = frozenset("read pread readv preadv fread fgets fscanf".split())
-WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf".split())
+READ_OPS = frozenset("read pread readv preadv fread fgets fscanf aio_read".split())
+WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf aio_write".split())
 
 
 class ProfileImportError(ValueError):
@@ -122,6 +122,7 @@ def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
 
 def _file_rows(job: Any) -> Iterator[ProfileFile]:
     """Every file the job recorded (not the excluded paths), its counters merged over processes."""
+    from iolens.profile.job import LAYERED, io_column
     from iolens.profile.reader import FILE_EXCLUDED
 
     t = job.files
@@ -133,11 +134,9 @@ def _file_rows(job: Any) -> Iterator[ProfileFile]:
     def col(name: str) -> list[int]:
         return [int(x) for x in t.column(name).tolist()]
 
-    c = {n: col(n) for n in (
-        "POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_STATS", "POSIX_SEEKS", "POSIX_FSYNCS",
-        "POSIX_FDSYNCS", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN", "POSIX_F_READ_TIME", "POSIX_F_WRITE_TIME",
-        "POSIX_F_META_TIME",
-    )}  # fmt: skip
+    # The columns are iolens's own figures: a file's POSIX and stdio calls together (job.io_column).
+    c = {n: col(n) for n in ("POSIX_STATS", "POSIX_FSYNCS", "POSIX_FDSYNCS")}
+    c |= {what: [int(x) for x in io_column(t, what).tolist()] for what in LAYERED}
     starts = [i for i, n in enumerate(names) if n.endswith("_START_TIMESTAMP")]
     ends = [i for i, n in enumerate(names) if n.endswith("_END_TIMESTAMP")]
     mounts = t.mount_list
@@ -153,17 +152,17 @@ def _file_rows(job: Any) -> Iterator[ProfileFile]:
             path=path,
             fs_type=mounts[m][1] if m >= 0 else None,
             processes=int(procs[i]),
-            opens=c["POSIX_OPENS"][i],
-            reads=c["POSIX_READS"][i],
-            writes=c["POSIX_WRITES"][i],
+            opens=c["opens"][i],
+            reads=c["reads"][i],
+            writes=c["writes"][i],
             stats=c["POSIX_STATS"][i],
-            seeks=c["POSIX_SEEKS"][i],
+            seeks=c["seeks"][i],
             fsyncs=c["POSIX_FSYNCS"][i] + c["POSIX_FDSYNCS"][i],
-            bytes_read=c["POSIX_BYTES_READ"][i],
-            bytes_written=c["POSIX_BYTES_WRITTEN"][i],
-            read_time_s=c["POSIX_F_READ_TIME"][i] / 1e9,
-            write_time_s=c["POSIX_F_WRITE_TIME"][i] / 1e9,
-            meta_time_s=c["POSIX_F_META_TIME"][i] / 1e9,
+            bytes_read=c["bytes_read"][i],
+            bytes_written=c["bytes_written"][i],
+            read_time_s=c["read_time_ns"][i] / 1e9,
+            write_time_s=c["write_time_ns"][i] / 1e9,
+            meta_time_s=c["meta_time_ns"][i] / 1e9,
             # Timestamps are ns since the process started, + 1 (0: never).
             first_s=(min(first) - 1) / 1e9 if first else None,
             last_s=(max(last) - 1) / 1e9 if last else None,
