@@ -1,0 +1,227 @@
+/* mpiio_calls DIR — the MPI-IO calls of tests/test_profile_mpiio.py: every rank makes independent,
+ * collective, split-collective and non-blocking reads and writes of a shared file opened with hints, sets a
+ * view, syncs and sets its size; writes, preallocates and reads a file of its own (opened on MPI_COMM_SELF);
+ * writes a file through the shared file pointer; and writes a file by collective calls alone.
+ *
+ * It prints, per rank, each call's return code and the bytes its status says it moved ("R name rc=… n=…"),
+ * and at the end what it did ("TALLY rank {json}"): per file, the counts and bytes of the calls that
+ * succeeded, under the names of the MPIIO counters they should land in. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { OPENS_C, OPENS_I, IW, IR, CW, CR, SW, SR, NW, NR, SYNCS, VIEWS, SIZES, PREALLOC, BW, BR, HINTS, SPLIT_ENDS,
+       MODE, COMM, NT };
+static const char *const NAMES[NT] = {
+    "MPIIO_COLL_OPENS", "MPIIO_INDEP_OPENS", "MPIIO_INDEP_WRITES", "MPIIO_INDEP_READS", "MPIIO_COLL_WRITES",
+    "MPIIO_COLL_READS", "MPIIO_SPLIT_WRITES", "MPIIO_SPLIT_READS", "MPIIO_NB_WRITES", "MPIIO_NB_READS",
+    "MPIIO_SYNCS", "MPIIO_VIEWS", "MPIIO_SET_SIZES", "MPIIO_PREALLOCATES", "MPIIO_BYTES_WRITTEN",
+    "MPIIO_BYTES_READ", "MPIIO_HINTS", "MPIIO_SPLIT_ENDS", "MPIIO_MODE", "MPIIO_OPEN_COMM_SIZE" };
+
+#define NFILES 4
+static const char *const FILES[NFILES] = { "shared.dat", "own", "ordered.dat", "coll.dat" };
+static long tally[NFILES][NT];
+static int rank, size, failures;
+static int ibuf[1000];
+static char cbuf[65536];
+
+static void said(const char *what, int rc, MPI_Status *st)
+{
+    int n = -1;
+    if (st != NULL && rc == MPI_SUCCESS)
+        MPI_Get_count(st, MPI_BYTE, &n);
+    printf("R %d %s rc=%d n=%d\n", rank, what, rc, n);
+    failures += rc != MPI_SUCCESS;
+}
+
+/* A call's result, and its counts when it succeeded. */
+static void did(int file, int rc, int counter, long bytes_counter, long bytes)
+{
+    if (rc != MPI_SUCCESS)
+        return;
+    if (counter >= 0)
+        tally[file][counter]++;
+    if (bytes_counter >= 0)
+        tally[file][bytes_counter] += bytes;
+}
+
+static MPI_File open_file(int file, MPI_Comm comm, int amode, MPI_Info info)
+{
+    char path[4096];
+    MPI_File fh = MPI_FILE_NULL;
+    extern const char *dir;
+    snprintf(path, sizeof path, "%s/%s", dir, FILES[file]);
+    if (file == 1)
+        snprintf(path, sizeof path, "%s/own.%d", dir, rank);
+    int rc = MPI_File_open(comm, path, amode, info, &fh);
+    said("open", rc, NULL);
+    int n = 1;
+    MPI_Comm_size(comm, &n);
+    did(file, rc, n == 1 ? OPENS_I : OPENS_C, -1, 0);
+    if (rc == MPI_SUCCESS) {
+        tally[file][MODE] = amode;
+        tally[file][COMM] = n;
+        tally[file][HINTS] += info != MPI_INFO_NULL;
+    }
+    return fh;
+}
+
+const char *dir;
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc < 2) {
+        MPI_Finalize();
+        return 2;
+    }
+    dir = argv[1];
+    for (int i = 0; i < 1000; i++)
+        ibuf[i] = rank * 1000 + i;
+    memset(cbuf, 'a' + rank, sizeof cbuf);
+    MPI_Status st;
+    MPI_Request req;
+    int rc;
+
+    /* the shared file, opened with hints; each rank has its 64 KiB region */
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_nodes", "1");
+    MPI_Info_set(info, "cb_buffer_size", "65536");
+    MPI_Info_set(info, "romio_cb_write", "enable");
+    int amode = MPI_MODE_RDWR | MPI_MODE_CREATE;
+    MPI_File fh = open_file(0, MPI_COMM_WORLD, amode, info);
+    MPI_Info_free(&info);
+    MPI_Offset base = (MPI_Offset)rank * 65536;
+    for (int i = 0; i < 4; i++) {
+        rc = MPI_File_write_at_all(fh, base + i * 4000, ibuf, 1000, MPI_INT, &st);
+        said("write_at_all", rc, &st);
+        did(0, rc, CW, BW, 4000);
+    }
+    for (int i = 0; i < 3; i++) {
+        rc = MPI_File_write_at(fh, base + 16000 + i * 100, cbuf, 100, MPI_BYTE, &st);
+        said("write_at", rc, &st);
+        did(0, rc, IW, BW, 100);
+    }
+    for (int i = 0; i < 2; i++) {
+        rc = MPI_File_write_at_all_begin(fh, base + 16300 + i * 1024, cbuf, 1024, MPI_BYTE);
+        said("write_at_all_begin", rc, NULL);
+        did(0, rc, SW, BW, 1024);
+        rc = MPI_File_write_at_all_end(fh, cbuf, &st);
+        said("write_at_all_end", rc, &st);
+        did(0, rc, SPLIT_ENDS, -1, 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        rc = MPI_File_iwrite_at(fh, base + 18348 + i * 200, cbuf, 200, MPI_BYTE, &req);
+        said("iwrite_at", rc, NULL);
+        did(0, rc, NW, BW, 200);
+        rc = MPI_Wait(&req, &st);
+        said("wait", rc, &st);
+    }
+    rc = MPI_File_iwrite_at_all(fh, base + 18748, cbuf, 300, MPI_BYTE, &req);
+    said("iwrite_at_all", rc, NULL);
+    did(0, rc, NW, BW, 300);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_sync(fh);
+    said("sync", rc, NULL);
+    did(0, rc, SYNCS, -1, 0);
+    for (int i = 0; i < 2; i++) {
+        rc = MPI_File_read_at_all(fh, base + i * 4000, ibuf, 1000, MPI_INT, &st);
+        said("read_at_all", rc, &st);
+        did(0, rc, CR, BR, 4000);
+    }
+    rc = MPI_File_read_at(fh, base + 16000, cbuf, 100, MPI_BYTE, &st);
+    said("read_at", rc, &st);
+    did(0, rc, IR, BR, 100);
+    rc = MPI_File_iread_at(fh, base + 16100, cbuf, 100, MPI_BYTE, &req);
+    said("iread_at", rc, NULL);
+    did(0, rc, NR, BR, 100);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_read_at_all_begin(fh, base + 16300, cbuf, 1024, MPI_BYTE);
+    said("read_at_all_begin", rc, NULL);
+    did(0, rc, SR, BR, 1024);
+    rc = MPI_File_read_at_all_end(fh, cbuf, &st);
+    said("read_at_all_end", rc, &st);
+    did(0, rc, SPLIT_ENDS, -1, 0);
+    memset(cbuf, 'a' + rank, sizeof cbuf);
+    rc = MPI_File_set_view(fh, base + 32768, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    said("set_view", rc, NULL);
+    did(0, rc, VIEWS, -1, 0);
+    rc = MPI_File_write_all(fh, cbuf, 512, MPI_BYTE, &st);
+    said("write_all", rc, &st);
+    did(0, rc, CW, BW, 512);
+    rc = MPI_File_seek(fh, 0, MPI_SEEK_SET);
+    said("seek", rc, NULL);
+    rc = MPI_File_read_all(fh, cbuf, 512, MPI_BYTE, &st);
+    said("read_all", rc, &st);
+    did(0, rc, CR, BR, 512);
+    rc = MPI_File_write(fh, cbuf, 64, MPI_BYTE, &st);
+    said("write", rc, &st);
+    did(0, rc, IW, BW, 64);
+    rc = MPI_File_set_size(fh, (MPI_Offset)size * 65536);
+    said("set_size", rc, NULL);
+    did(0, rc, SIZES, -1, 0);
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+
+    /* a file of the rank's own, opened on MPI_COMM_SELF (independent opens); preallocated here, as Open MPI
+     * 4.1's OMPIO can hang in a preallocate of a file shared by several ranks */
+    fh = open_file(1, MPI_COMM_SELF, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL);
+    for (int i = 0; i < 10; i++) {
+        rc = MPI_File_write(fh, cbuf, 65536, MPI_BYTE, &st);
+        said("write", rc, &st);
+        did(1, rc, IW, BW, 65536);
+    }
+    rc = MPI_File_preallocate(fh, 11 * 65536);
+    said("preallocate", rc, NULL);
+    did(1, rc, PREALLOC, -1, 0);
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+    fh = open_file(1, MPI_COMM_SELF, MPI_MODE_RDONLY, MPI_INFO_NULL);
+    for (int i = 0; i < 10; i++) {
+        rc = MPI_File_read(fh, cbuf, 65536, MPI_BYTE, &st);
+        said("read", rc, &st);
+        did(1, rc, IR, BR, 65536);
+    }
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+
+    /* the shared file pointer: ordered (collective) and shared (independent) writes */
+    fh = open_file(2, MPI_COMM_WORLD, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL);
+    rc = MPI_File_write_ordered(fh, cbuf, 100, MPI_BYTE, &st);
+    said("write_ordered", rc, &st);
+    did(2, rc, CW, BW, 100);
+    memset(cbuf, 's', 50); /* the same bytes from every rank: the order of shared writes is the MPI's choice */
+    rc = MPI_File_write_shared(fh, cbuf, 50, MPI_BYTE, &st);
+    said("write_shared", rc, &st);
+    did(2, rc, IW, BW, 50);
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+
+    /* a file written by collective calls only, the ranks' pieces interleaved: where the MPI library
+     * aggregates (collective buffering), fewer ranks than these write it to the file system */
+    fh = open_file(3, MPI_COMM_WORLD, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL);
+    for (int i = 0; i < 4; i++) {
+        rc = MPI_File_write_at_all(fh, ((MPI_Offset)i * size + rank) * 1000, cbuf, 1000, MPI_BYTE, &st);
+        said("write_at_all", rc, &st);
+        did(3, rc, CW, BW, 1000);
+    }
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+
+    printf("TALLY %d {", rank);
+    for (int f = 0; f < NFILES; f++) {
+        printf("%s\"%s\": {", f ? ", " : "", FILES[f]);
+        for (int k = 0; k < NT; k++)
+            printf("%s\"%s\": %ld", k ? ", " : "", NAMES[k], tally[f][k]);
+        printf("}");
+    }
+    printf("}\n");
+    fflush(stdout);
+    MPI_Finalize();
+    return failures != 0;
+}

@@ -1,0 +1,173 @@
+"""The MPI-IO layer of the profiler (native/profiler/wrap_mpiio.c; docs/profile.md, "MPI-IO"): real programs
+under the real mpirun, compiled here with mpicc and mpifort (tests/data/mpiio). The MPIIO counters of each
+rank must equal what the program says it did; the POSIX records of the same files must be there beneath;
+the program must see the same results with and without the runtime. (The reader's side of the module
+records, from logs written from the document alone: tests/test_profile_modules.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iolens.profile.reader import ProcessLog
+
+from .conftest import ProfileBuild
+from .test_profile_runtime import logs_in, plain_env, profiled_env, run
+
+DATA = Path(__file__).parent / "data" / "mpiio"
+NP = 3
+# (plain run's directory, profiled run's directory, plain run, profiled run, the profiled run's logs)
+MpiioRun = tuple[Path, Path, subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes], Path]
+
+
+def _compile(compiler: str, src: Path, out: Path, *flags: str) -> Path:
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} not found")
+    r = subprocess.run(
+        [compiler, "-O1", *flags, "-o", str(out), str(src)], capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def c_prog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _compile("mpicc", DATA / "mpiio_calls.c", tmp_path_factory.mktemp("mpiio") / "mpiio_calls")
+
+
+def _mpirun(prog: Path, work: Path, env: dict[str, str], np_: int = NP) -> subprocess.CompletedProcess[bytes]:
+    return run(["mpirun", "-np", str(np_), str(prog), str(work)], env, timeout=300)
+
+
+def _profiled(build: ProfileBuild, logs: Path, mpi_env: dict[str, str], **extra: str) -> dict[str, str]:
+    env = {**mpi_env, **profiled_env(build, logs, IOLENS_JOB_ID="mpiio-job", **extra)}
+    env["LD_PRELOAD"] = str(build.lib)
+    return env
+
+
+def _ranked(logs: Path) -> dict[int, ProcessLog]:
+    out = {log.header.rank: log for log in logs_in(logs) if log.header.rank >= 0}
+    assert set(out) == set(range(NP)), sorted(out)
+    return out
+
+
+def _tallies(stdout: bytes) -> dict[int, dict[str, dict[str, int]]]:
+    out = {}
+    for line in stdout.decode().splitlines():
+        if line.startswith("TALLY "):
+            _, rank, doc = line.split(" ", 2)
+            out[int(rank)] = json.loads(doc)
+    assert set(out) == set(range(NP))
+    return out
+
+
+def _contents(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def mpiio_run(
+    c_prog: Path,
+    profile_build: ProfileBuild,
+    tmp_path_factory: pytest.TempPathFactory,
+    mpi_env: dict[str, str],
+) -> MpiioRun:
+    """The program run twice at NP ranks: without the runtime, and with it (traced)."""
+    root = tmp_path_factory.mktemp("mpiio-run")
+    plain_dir, prof_dir, logs = root / "plain", root / "profiled", root / "logs"
+    for d in (plain_dir, prof_dir, logs):
+        d.mkdir()
+    plain = _mpirun(c_prog, plain_dir, {**mpi_env, **plain_env()})
+    prof = _mpirun(c_prog, prof_dir, _profiled(profile_build, logs, mpi_env, IOLENS_TRACE="1"))
+    return plain_dir, prof_dir, plain, prof, logs
+
+
+@pytest.mark.mpi
+def test_the_program_sees_the_same_with_the_runtime(mpiio_run: MpiioRun) -> None:
+    """Return codes, the byte counts of the statuses (blocking and waited-for requests) and the files."""
+    plain_dir, prof_dir, plain, prof, _ = mpiio_run
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert prof.returncode == 0, prof.stderr.decode()
+    assert sorted(prof.stdout.decode().splitlines()) == sorted(plain.stdout.decode().splitlines())
+    assert _contents(prof_dir) == _contents(plain_dir)
+
+
+@pytest.mark.mpi
+def test_each_rank_counts_what_it_did(mpiio_run: MpiioRun) -> None:
+    _, prof_dir, _, prof, logs = mpiio_run
+    tallies = _tallies(prof.stdout)
+    for rank, log in _ranked(logs).items():
+        assert log.clean
+        mod = log.modules["MPIIO"]
+        for name, want in tallies[rank].items():
+            path = str(prof_dir / (f"own.{rank}" if name == "own" else name))
+            got = mod.counters(mod.row_of[path])
+            for counter, value in want.items():
+                assert got[counter] == value, (rank, name, counter)
+            assert got["MPIIO_ERRORS"] == 0
+            opens = want["MPIIO_COLL_OPENS"] + want["MPIIO_INDEP_OPENS"]
+            assert got["MPIIO_CLOSES"] == opens
+            # the time stamps frame the calls
+            assert 0 < got["MPIIO_F_OPEN_START_TIMESTAMP"] <= got["MPIIO_F_CLOSE_END_TIMESTAMP"]
+            assert got["MPIIO_F_WRITE_TIME"] > 0 and got["MPIIO_F_META_TIME"] > 0
+        shared = mod.counters(mod.row_of[str(prof_dir / "shared.dat")])
+        # 4 writes of 4000 B, 3 of 100, 2 of 1024, 2 of 200, 1 of 300, 1 of 512, 1 of 64; Darshan's buckets
+        # include their upper bound (100 is in 0_100, 1024 in 100_1K)
+        assert shared["MPIIO_SIZE_WRITE_AGG_1K_10K"] == 4
+        assert shared["MPIIO_SIZE_WRITE_AGG_0_100"] == 3 + 1
+        assert shared["MPIIO_SIZE_WRITE_AGG_100_1K"] == 2 + 2 + 1 + 1
+        # the most common access size, reads and writes together (as Darshan's): 4 writes, 2 reads of 4000 B
+        assert (shared["MPIIO_ACCESS1_ACCESS"], shared["MPIIO_ACCESS1_COUNT"]) == (4000, 6)
+        assert shared["MPIIO_RW_SWITCHES"] >= 2
+        own = mod.counters(mod.row_of[str(prof_dir / f"own.{rank}")])
+        assert own["MPIIO_SIZE_WRITE_AGG_10K_100K"] == 10 and own["MPIIO_SIZE_READ_AGG_10K_100K"] == 10
+        assert own["MPIIO_OPEN_COMM_SIZE"] == 1
+
+
+@pytest.mark.mpi
+def test_hints_in_effect_are_recorded(mpiio_run: MpiioRun) -> None:
+    _, prof_dir, _, _, logs = mpiio_run
+    for log in _ranked(logs).values():
+        mod = log.modules["MPIIO"]
+        hints = mod.texts[mod.row_of[str(prof_dir / "shared.dat")]].get("hints", "")
+        pairs = dict(line.split("=", 1) for line in hints.splitlines())
+        # what MPI_File_get_info gives back of the hints the program set
+        assert pairs.get("cb_nodes") == "1", hints
+        assert mod.counters(mod.row_of[str(prof_dir / "shared.dat")])["MPIIO_HINTS"] == 1
+
+
+@pytest.mark.mpi
+def test_posix_records_of_the_same_files_lie_beneath(mpiio_run: MpiioRun) -> None:
+    _, prof_dir, _, prof, logs = mpiio_run
+    ranked = _ranked(logs)
+    for rank, log in ranked.items():
+        own = log.files[str(prof_dir / f"own.{rank}")]
+        # MPI_File_read and _write of 64 KiB on a file of one rank: the bytes reach the file system from that
+        # rank; a preallocate may write the preallocated room as well (Open MPI's OMPIO writes it all)
+        assert own["POSIX_BYTES_READ"] == 10 * 65536
+        assert 10 * 65536 <= own["POSIX_BYTES_WRITTEN"] <= (10 + 11) * 65536
+    shared = str(prof_dir / "shared.dat")
+    assert sum(log.files[shared]["POSIX_BYTES_WRITTEN"] for log in ranked.values() if shared in log.files) > 0
+
+
+@pytest.mark.mpi
+def test_mpiio_calls_are_traced(mpiio_run: MpiioRun) -> None:
+    _, prof_dir, _, _, logs = mpiio_run
+    for log in _ranked(logs).values():
+        events = [e for e in log.trace if e.path == str(prof_dir / "shared.dat")]
+        ops = [e.op for e in events]
+        assert ops.count("MPI_File_write_at_all") == 4
+        assert ops.count("MPI_File_open") == 1 and ops.count("MPI_File_close") == 1
+        at_all = [e for e in events if e.op == "MPI_File_write_at_all"]
+        assert all(e.size == 4000 and e.result == 0 for e in at_all)
+        # the POSIX calls the MPI library made are traced beneath
+        assert any(
+            e.op in ("pwrite", "pwritev", "write", "writev")
+            for e in log.trace
+            if e.path and Path(e.path).name.startswith("own.")
+        )
