@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from iolens.profile.job import build_job
 from iolens.profile.reader import ProcessLog
 
 from .conftest import ProfileBuild
@@ -156,6 +157,43 @@ def test_posix_records_of_the_same_files_lie_beneath(mpiio_run: MpiioRun) -> Non
 
 
 @pytest.mark.mpi
+def test_the_job_stacks_mpiio_over_posix(mpiio_run: MpiioRun) -> None:
+    _, prof_dir, _, prof, logs = mpiio_run
+    tallies = _tallies(prof.stdout)
+    job = build_job("mpiio-job", logs_in(logs))
+    files = {f.path: f for f in job.mpiio}
+    shared = files[str(prof_dir / "shared.dat")]
+    assert shared.ranks == tuple(range(NP)) and shared.shared
+    for counter in ("MPIIO_COLL_WRITES", "MPIIO_INDEP_WRITES", "MPIIO_BYTES_WRITTEN", "MPIIO_NB_READS"):
+        assert shared.count(counter) == sum(t["shared.dat"][counter] for t in tallies.values()), counter
+    assert shared.ops["collective"]["writes"] == NP * 5
+    assert shared.kind_ranks["split collective"] == tuple(range(NP))
+    indep = sum(
+        t["shared.dat"]["MPIIO_INDEP_WRITES"] + t["shared.dat"]["MPIIO_NB_WRITES"] for t in tallies.values()
+    )
+    assert shared.written_collectively and shared.independent_small_writes == indep
+    assert shared.hints.get("cb_nodes") == "1"
+    assert shared.posix_writes > 0 and shared.posix_writer_ranks
+    # every rank wrote shared.dat through POSIX too (its independent writes)
+    assert shared.posix_writer_ranks == tuple(range(NP)) and shared.collective_buffering is None
+    # coll.dat is written by collective calls alone: Open MPI aggregates its small interleaved pieces, and
+    # fewer ranks (the aggregators) than made the MPI-IO calls write it to the file system
+    coll = files[str(prof_dir / "coll.dat")]
+    assert coll.ops["collective"]["writes"] == 4 * NP and coll.mpiio_writer_ranks == tuple(range(NP))
+    assert 0 < len(coll.posix_writer_ranks) < NP
+    assert coll.collective_buffering == {
+        "write": {"mpiio_ranks": NP, "posix_ranks": len(coll.posix_writer_ranks),
+                  "aggregators": list(coll.posix_writer_ranks)}
+    }  # fmt: skip
+    assert coll.posix_writes > 0 and coll.independent_small_writes == 0
+    own = files[str(prof_dir / "own.0")]
+    assert own.ranks == (0,) and not own.shared and own.posix_writer_ranks == (0,)
+    assert own.independent_small_writes == 0  # not shared, and its writes are 64 KiB: small, but its own
+    ordered = files[str(prof_dir / "ordered.dat")]
+    assert ordered.independent_small_writes == NP  # one write_shared of 50 B per rank
+
+
+@pytest.mark.mpi
 def test_mpiio_calls_are_traced(mpiio_run: MpiioRun) -> None:
     _, prof_dir, _, _, logs = mpiio_run
     for log in _ranked(logs).values():
@@ -171,3 +209,22 @@ def test_mpiio_calls_are_traced(mpiio_run: MpiioRun) -> None:
             for e in log.trace
             if e.path and Path(e.path).name.startswith("own.")
         )
+
+
+@pytest.mark.mpi
+def test_report_json_and_text_show_the_layer(mpiio_run: MpiioRun) -> None:
+    _, prof_dir, _, _, logs = mpiio_run
+    exe = Path(__file__).parents[1] / ".venv" / "bin" / "iolens"
+    iolens = str(exe) if exe.exists() else "iolens"
+    r = subprocess.run([iolens, "profile", "report", str(logs), "--json"], capture_output=True, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    doc = json.loads(r.stdout)
+    (job,) = doc["jobs"]
+    entries = {e["path"]: e for e in job["layers"]["mpiio"]}
+    shared = entries[str(prof_dir / "shared.dat")]
+    assert shared["ranks"] == list(range(NP))
+    assert shared["ops"]["non-blocking"] == {"reads": NP, "writes": 3 * NP}
+    assert shared["opens"] == {"independent": 0, "collective": NP}
+    assert shared["posix"]["writes"] > 0
+    text = subprocess.run([iolens, "profile", "report", str(logs)], capture_output=True, check=False)
+    assert text.returncode == 0 and b"MPI-IO layer" in text.stdout
