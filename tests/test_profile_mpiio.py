@@ -228,3 +228,35 @@ def test_report_json_and_text_show_the_layer(mpiio_run: MpiioRun) -> None:
     assert shared["posix"]["writes"] > 0
     text = subprocess.run([iolens, "profile", "report", str(logs)], capture_output=True, check=False)
     assert text.returncode == 0 and b"MPI-IO layer" in text.stdout
+
+
+FORTRAN = {"mpifh": (), "f08": ("-DF08",)}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("binding", sorted(FORTRAN))
+def test_fortran_mpiio_is_recorded(
+    binding: str, profile_build: ProfileBuild, tmp_path: Path, mpi_env: dict[str, str]
+) -> None:
+    """Open MPI's Fortran bindings call PMPI_File_* (mpif.h) or ompi_file_*_f (mpi_f08), never the C
+    MPI_File_*: the runtime wraps their own entry points, and counts each call once."""
+    prog = _compile("mpifort", DATA / "mpiio_fortran.F90", tmp_path / binding, *FORTRAN[binding])
+    work, logs = tmp_path / "work", tmp_path / "logs"
+    work.mkdir()
+    logs.mkdir()
+    r = _mpirun(prog, work, _profiled(profile_build, logs, mpi_env), np_=2)
+    assert r.returncode == 0, r.stderr.decode()
+    assert sorted(r.stdout.decode().splitlines()) == ["rank 0 done 0", "rank 1 done 0"]
+    ranked = {log.header.rank: log for log in logs_in(logs) if log.header.rank >= 0}
+    assert set(ranked) == {0, 1}
+    for log in ranked.values():
+        mod = log.modules["MPIIO"]
+        c = mod.counters(mod.row_of[str(work / "fortran.dat")])
+        want = {
+            "MPIIO_COLL_OPENS": 1, "MPIIO_COLL_WRITES": 3, "MPIIO_INDEP_WRITES": 2, "MPIIO_NB_WRITES": 1,
+            "MPIIO_BYTES_WRITTEN": 3 * 1024 + 2 * 256 + 64, "MPIIO_SYNCS": 1, "MPIIO_COLL_READS": 1,
+            "MPIIO_BYTES_READ": 1024, "MPIIO_VIEWS": 1, "MPIIO_HINTS": 1, "MPIIO_CLOSES": 1,
+            "MPIIO_OPEN_COMM_SIZE": 2, "MPIIO_ERRORS": 0,
+        }  # fmt: skip
+        assert {k: c[k] for k in want} == want
+        assert dict(line.split("=", 1) for line in mod.texts[0]["hints"].splitlines()).get("cb_nodes") == "1"

@@ -645,3 +645,156 @@ IOL_EXPORT int MPI_File_sync(MPI_File fh)
     }
 C_SIZE_OP(set_size, SET_SIZES, MPI_SET_SIZE)
 C_SIZE_OP(preallocate, PREALLOCATES, MPI_PREALLOCATE)
+
+/* ---- the Fortran bindings (Open MPI) ----
+ * Open MPI's mpif.h and `use mpi` entry points (mpi_file_write_at_, gfortran's names) call PMPI_File_*
+ * directly, and `use mpi_f08`'s call ompi_file_*_f (the same code, another name): neither reaches the C
+ * wrappers above. Both names are wrapped; a call counts once (the real function of either calls PMPI). */
+#if BUILT_FOR_OPEN_MPI
+#define F_IO (MPI_Fint *fh, char *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *st, MPI_Fint *ierr)
+#define F_IO_A (fh, buf, count, dt, st, ierr)
+#define F_AT (MPI_Fint *fh, MPI_Offset *off, char *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *st, MPI_Fint *ierr)
+#define F_AT_A (fh, off, buf, count, dt, st, ierr)
+#define F_BEGIN (MPI_Fint *fh, char *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *ierr)
+#define F_BEGIN_A (fh, buf, count, dt, ierr)
+#define F_BEGINAT (MPI_Fint *fh, MPI_Offset *off, char *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *ierr)
+#define F_BEGINAT_A (fh, off, buf, count, dt, ierr)
+#define F_END (MPI_Fint *fh, char *buf, MPI_Fint *st, MPI_Fint *ierr)
+#define F_END_A (fh, buf, st, ierr)
+#define F_NB (MPI_Fint *fh, char *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *req, MPI_Fint *ierr)
+#define F_NB_A (fh, buf, count, dt, req, ierr)
+#define F_NBAT (MPI_Fint *fh, MPI_Offset *off, char *buf, MPI_Fint *count, MPI_Fint *dt, MPI_Fint *req, MPI_Fint *ierr)
+#define F_NBAT_A (fh, off, buf, count, dt, req, ierr)
+#define FOFF_IO -1
+#define FOFF_AT *off
+#define FOFF_BEGIN -1
+#define FOFF_BEGINAT *off
+#define FOFF_END -1
+#define FOFF_NB -1
+#define FOFF_NBAT *off
+#define FCNT_END 0, (MPI_Datatype)0
+#define FCNT_OTHER *count, pm.Type_f2c(*dt)
+#define FCNT_IO FCNT_OTHER
+#define FCNT_AT FCNT_OTHER
+#define FCNT_BEGIN FCNT_OTHER
+#define FCNT_BEGINAT FCNT_OTHER
+#define FCNT_NB FCNT_OTHER
+#define FCNT_NBAT FCNT_OTHER
+
+#define F_XFER_SYM(sym, op, kind, w, shape) \
+    IOL_EXPORT void sym F_##shape \
+    { \
+        static void *real; \
+        void(*fn) F_##shape; \
+        *(void **)&fn = find_fn(&real, FN_NEXT, #sym); \
+        if (IOL_UNLIKELY(fn == NULL)) { \
+            *ierr = MPI_ERR_INTERN; \
+            return; \
+        } \
+        struct mcall c; \
+        if (!mpi_enter(&c)) { \
+            fn F_##shape##_A; \
+            return; \
+        } \
+        fn F_##shape##_A; \
+        acct_io(&c, pm.File_f2c(*fh), FCNT_##shape, FOFF_##shape, KIND_OF(kind), w, IOL_OP_##op, (int)*ierr); \
+    }
+#define F_XFER(name, op, kind, w, shape) \
+    F_XFER_SYM(mpi_file_##name##_, op, kind, w, shape) F_XFER_SYM(ompi_file_##name##_f, op, kind, w, shape)
+MPIIO_XFERS(F_XFER)
+
+/* A Fortran string: its bytes without the trailing blanks, NUL-terminated in out[cap]. */
+static const char *fortran_string(const char *s, size_t len, char *out, size_t cap)
+{
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    if (len >= cap)
+        return NULL;
+    memcpy(out, s, len);
+    out[len] = '\0';
+    return out;
+}
+
+#define F_OPEN_SYM(sym) \
+    IOL_EXPORT void sym(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr, \
+                        size_t name_len) \
+    { \
+        static void *real; \
+        void (*fn)(MPI_Fint *, char *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, size_t); \
+        *(void **)&fn = find_fn(&real, FN_NEXT, #sym); \
+        if (IOL_UNLIKELY(fn == NULL)) { \
+            *ierr = MPI_ERR_INTERN; \
+            return; \
+        } \
+        struct mcall c; \
+        if (!mpi_enter(&c)) { \
+            fn(comm, name, amode, info, fh, ierr, name_len); \
+            return; \
+        } \
+        fn(comm, name, amode, info, fh, ierr, name_len); \
+        char path[PATH_MAX]; \
+        const char *p = fortran_string(name, name_len, path, sizeof path); \
+        acct_open(&c, pm.Comm_f2c(*comm), p, *amode, pm.Info_f2c(*info), \
+                  *ierr == MPI_SUCCESS ? pm.File_f2c(*fh) : NULL, (int)*ierr); \
+    }
+F_OPEN_SYM(mpi_file_open_)
+F_OPEN_SYM(ompi_file_open_f)
+
+#define F_CLOSE_SYM(sym) \
+    IOL_EXPORT void sym(MPI_Fint *fh, MPI_Fint *ierr) \
+    { \
+        static void *real; \
+        void (*fn)(MPI_Fint *, MPI_Fint *); \
+        *(void **)&fn = find_fn(&real, FN_NEXT, #sym); \
+        if (IOL_UNLIKELY(fn == NULL)) { \
+            *ierr = MPI_ERR_INTERN; \
+            return; \
+        } \
+        struct mcall c; \
+        if (!mpi_enter(&c)) { \
+            fn(fh, ierr); \
+            return; \
+        } \
+        MPI_File h = pm.File_f2c(*fh); \
+        fn(fh, ierr); \
+        acct_close(&c, h, (int)*ierr); \
+    }
+F_CLOSE_SYM(mpi_file_close_)
+F_CLOSE_SYM(ompi_file_close_f)
+
+/* A call that moves no data: its parameters, arguments, counter, time counter, whether it was given hints,
+ * trace op. */
+#define F_META_SYM(sym, params, args, counter, time_counter, hints, op) \
+    IOL_EXPORT void sym params \
+    { \
+        static void *real; \
+        void(*fn) params; \
+        *(void **)&fn = find_fn(&real, FN_NEXT, #sym); \
+        if (IOL_UNLIKELY(fn == NULL)) { \
+            *ierr = MPI_ERR_INTERN; \
+            return; \
+        } \
+        struct mcall c; \
+        if (!mpi_enter(&c)) { \
+            fn args; \
+            return; \
+        } \
+        fn args; \
+        acct_meta(&c, pm.File_f2c(*fh), IOL_M_MPIIO_##counter, IOL_M_MPIIO_##time_counter, hints, IOL_OP_##op, \
+                  (int)*ierr); \
+    }
+#define F_VIEW (MPI_Fint *fh, MPI_Offset *disp, MPI_Fint *etype, MPI_Fint *filetype, char *datarep, MPI_Fint *info, \
+                MPI_Fint *ierr, size_t datarep_len)
+#define F_VIEW_A (fh, disp, etype, filetype, datarep, info, ierr, datarep_len)
+#define F_SYNC (MPI_Fint *fh, MPI_Fint *ierr)
+#define F_SYNC_A (fh, ierr)
+#define F_SIZE (MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierr)
+#define F_SIZE_A (fh, size, ierr)
+#define F_META(name, shape, counter, time_counter, hints, op) \
+    F_META_SYM(mpi_file_##name##_, F_##shape, F_##shape##_A, counter, time_counter, hints, op) \
+    F_META_SYM(ompi_file_##name##_f, F_##shape, F_##shape##_A, counter, time_counter, hints, op)
+F_META(set_view, VIEW, VIEWS, F_META_TIME, pm.Info_f2c(*info) != pm.info_null, MPI_SET_VIEW)
+F_META(sync, SYNC, SYNCS, F_WRITE_TIME, 0, MPI_SYNC)
+F_META(set_size, SIZE, SET_SIZES, F_META_TIME, 0, MPI_SET_SIZE)
+F_META(preallocate, SIZE, PREALLOCATES, F_META_TIME, 0, MPI_PREALLOCATE)
+#endif
