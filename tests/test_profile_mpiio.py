@@ -131,6 +131,18 @@ def test_each_rank_counts_what_it_did(mpiio_run: MpiioRun) -> None:
 
 
 @pytest.mark.mpi
+def test_the_program_calls_every_c_wrapper(mpiio_run: MpiioRun, profile_build: ProfileBuild) -> None:
+    """The census of the MPI-IO layer (tests/test_profile_census.py leaves it to this file): every C
+    MPI_File_* the runtime exports is traced in the run (a wrapper added without a call here fails)."""
+    from .test_profile_census import exported
+
+    *_, logs = mpiio_run
+    wrapped = {n for n in exported(profile_build.lib) if n.startswith("MPI_File_")}
+    traced = {e.op for log in _ranked(logs).values() for e in log.trace}
+    assert wrapped and wrapped <= traced, sorted(wrapped - traced)
+
+
+@pytest.mark.mpi
 def test_hints_in_effect_are_recorded(mpiio_run: MpiioRun) -> None:
     _, prof_dir, _, _, logs = mpiio_run
     for log in _ranked(logs).values():

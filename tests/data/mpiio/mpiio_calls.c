@@ -1,7 +1,8 @@
 /* mpiio_calls DIR — the MPI-IO calls of tests/test_profile_mpiio.py: every rank makes independent,
  * collective, split-collective and non-blocking reads and writes of a shared file opened with hints, sets a
  * view, syncs and sets its size; writes, preallocates and reads a file of its own (opened on MPI_COMM_SELF);
- * writes a file through the shared file pointer; and writes a file by collective calls alone.
+ * writes a file through the shared file pointer; writes a file by collective calls alone; and makes the
+ * MPI-IO calls not made yet, once each, on a fifth file.
  *
  * It prints, per rank, each call's return code and the bytes its status says it moved ("R name rc=… n=…"),
  * and at the end what it did ("TALLY rank {json}"): per file, the counts and bytes of the calls that
@@ -18,8 +19,8 @@ static const char *const NAMES[NT] = {
     "MPIIO_SYNCS", "MPIIO_VIEWS", "MPIIO_SET_SIZES", "MPIIO_PREALLOCATES", "MPIIO_BYTES_WRITTEN",
     "MPIIO_BYTES_READ", "MPIIO_HINTS", "MPIIO_SPLIT_ENDS", "MPIIO_MODE", "MPIIO_OPEN_COMM_SIZE" };
 
-#define NFILES 4
-static const char *const FILES[NFILES] = { "shared.dat", "own", "ordered.dat", "coll.dat" };
+#define NFILES 5
+static const char *const FILES[NFILES] = { "shared.dat", "own", "ordered.dat", "coll.dat", "every.dat" };
 static long tally[NFILES][NT];
 static int rank, size, failures;
 static int ibuf[1000];
@@ -210,6 +211,92 @@ int main(int argc, char **argv)
         said("write_at_all", rc, &st);
         did(3, rc, CW, BW, 1000);
     }
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+
+    /* the calls not made above, once each: through the shared file pointer (the same view on every rank;
+     * the shared writes hold the same bytes on every rank, as their order is the MPI's choice), then
+     * through the individual pointer of a view of the rank's own */
+    fh = open_file(4, MPI_COMM_WORLD, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL);
+    memset(cbuf, 's', 40);
+    rc = MPI_File_write_ordered_begin(fh, cbuf, 40, MPI_BYTE);
+    said("write_ordered_begin", rc, NULL);
+    did(4, rc, SW, BW, 40);
+    rc = MPI_File_write_ordered_end(fh, cbuf, &st);
+    said("write_ordered_end", rc, &st);
+    did(4, rc, SPLIT_ENDS, -1, 0);
+    rc = MPI_File_iwrite_shared(fh, cbuf, 10, MPI_BYTE, &req);
+    said("iwrite_shared", rc, NULL);
+    did(4, rc, NW, BW, 10);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_sync(fh);
+    said("sync", rc, NULL);
+    did(4, rc, SYNCS, -1, 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_File_seek_shared(fh, 0, MPI_SEEK_SET);
+    said("seek_shared", rc, NULL);
+    rc = MPI_File_read_ordered(fh, cbuf, 10, MPI_BYTE, &st);
+    said("read_ordered", rc, &st);
+    did(4, rc, CR, BR, 10);
+    rc = MPI_File_read_ordered_begin(fh, cbuf, 10, MPI_BYTE);
+    said("read_ordered_begin", rc, NULL);
+    did(4, rc, SR, BR, 10);
+    rc = MPI_File_read_ordered_end(fh, cbuf, &st);
+    said("read_ordered_end", rc, &st);
+    did(4, rc, SPLIT_ENDS, -1, 0);
+    rc = MPI_File_read_shared(fh, cbuf, 10, MPI_BYTE, &st);
+    said("read_shared", rc, &st);
+    did(4, rc, IR, BR, 10);
+    rc = MPI_File_iread_shared(fh, cbuf, 10, MPI_BYTE, &req);
+    said("iread_shared", rc, NULL);
+    did(4, rc, NR, BR, 10);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    MPI_Barrier(MPI_COMM_WORLD);
+    memset(cbuf, 'a' + rank, sizeof cbuf);
+    rc = MPI_File_set_view(fh, 4096 + (MPI_Offset)rank * 4096, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    said("set_view", rc, NULL);
+    did(4, rc, VIEWS, -1, 0);
+    rc = MPI_File_write_all_begin(fh, cbuf, 100, MPI_BYTE);
+    said("write_all_begin", rc, NULL);
+    did(4, rc, SW, BW, 100);
+    rc = MPI_File_write_all_end(fh, cbuf, &st);
+    said("write_all_end", rc, &st);
+    did(4, rc, SPLIT_ENDS, -1, 0);
+    rc = MPI_File_iwrite(fh, cbuf, 100, MPI_BYTE, &req);
+    said("iwrite", rc, NULL);
+    did(4, rc, NW, BW, 100);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_iwrite_all(fh, cbuf, 100, MPI_BYTE, &req);
+    said("iwrite_all", rc, NULL);
+    did(4, rc, NW, BW, 100);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_seek(fh, 0, MPI_SEEK_SET);
+    said("seek", rc, NULL);
+    rc = MPI_File_read_all_begin(fh, cbuf, 100, MPI_BYTE);
+    said("read_all_begin", rc, NULL);
+    did(4, rc, SR, BR, 100);
+    rc = MPI_File_read_all_end(fh, cbuf, &st);
+    said("read_all_end", rc, &st);
+    did(4, rc, SPLIT_ENDS, -1, 0);
+    rc = MPI_File_iread(fh, cbuf, 100, MPI_BYTE, &req);
+    said("iread", rc, NULL);
+    did(4, rc, NR, BR, 100);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_iread_all(fh, cbuf, 100, MPI_BYTE, &req);
+    said("iread_all", rc, NULL);
+    did(4, rc, NR, BR, 100);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
+    rc = MPI_File_iread_at_all(fh, 0, cbuf, 100, MPI_BYTE, &req);
+    said("iread_at_all", rc, NULL);
+    did(4, rc, NR, BR, 100);
+    rc = MPI_Wait(&req, &st);
+    said("wait", rc, &st);
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
 
