@@ -46,6 +46,19 @@ static void did(int file, int rc, int counter, long bytes_counter, long bytes)
         tally[file][bytes_counter] += bytes;
 }
 
+/* One call: its result printed, its counts tallied (in counter, and bytes in bytes_counter) when it succeeded. */
+#define CALL(file, what, counter, bytes_counter, bytes, status, call) \
+    do { \
+        rc = (call); \
+        said(what, rc, status); \
+        did(file, rc, counter, bytes_counter, bytes); \
+    } while (0)
+#define WAIT() \
+    do { \
+        rc = MPI_Wait(&req, &st); \
+        said("wait", rc, &st); \
+    } while (0)
+
 static MPI_File open_file(int file, MPI_Comm comm, int amode, MPI_Info info)
 {
     char path[4096];
@@ -97,75 +110,46 @@ int main(int argc, char **argv)
     MPI_Info_free(&info);
     MPI_Offset base = (MPI_Offset)rank * 65536;
     for (int i = 0; i < 4; i++) {
-        rc = MPI_File_write_at_all(fh, base + i * 4000, ibuf, 1000, MPI_INT, &st);
-        said("write_at_all", rc, &st);
-        did(0, rc, CW, BW, 4000);
+        CALL(0, "write_at_all", CW, BW, 4000, &st,
+             MPI_File_write_at_all(fh, base + i * 4000, ibuf, 1000, MPI_INT, &st));
     }
     for (int i = 0; i < 3; i++) {
-        rc = MPI_File_write_at(fh, base + 16000 + i * 100, cbuf, 100, MPI_BYTE, &st);
-        said("write_at", rc, &st);
-        did(0, rc, IW, BW, 100);
+        CALL(0, "write_at", IW, BW, 100, &st,
+             MPI_File_write_at(fh, base + 16000 + i * 100, cbuf, 100, MPI_BYTE, &st));
     }
     for (int i = 0; i < 2; i++) {
-        rc = MPI_File_write_at_all_begin(fh, base + 16300 + i * 1024, cbuf, 1024, MPI_BYTE);
-        said("write_at_all_begin", rc, NULL);
-        did(0, rc, SW, BW, 1024);
-        rc = MPI_File_write_at_all_end(fh, cbuf, &st);
-        said("write_at_all_end", rc, &st);
-        did(0, rc, SPLIT_ENDS, -1, 0);
+        CALL(0, "write_at_all_begin", SW, BW, 1024, NULL,
+             MPI_File_write_at_all_begin(fh, base + 16300 + i * 1024, cbuf, 1024, MPI_BYTE));
+        CALL(0, "write_at_all_end", SPLIT_ENDS, -1, 0, &st, MPI_File_write_at_all_end(fh, cbuf, &st));
     }
     for (int i = 0; i < 2; i++) {
-        rc = MPI_File_iwrite_at(fh, base + 18348 + i * 200, cbuf, 200, MPI_BYTE, &req);
-        said("iwrite_at", rc, NULL);
-        did(0, rc, NW, BW, 200);
-        rc = MPI_Wait(&req, &st);
-        said("wait", rc, &st);
+        CALL(0, "iwrite_at", NW, BW, 200, NULL,
+             MPI_File_iwrite_at(fh, base + 18348 + i * 200, cbuf, 200, MPI_BYTE, &req));
+        WAIT();
     }
-    rc = MPI_File_iwrite_at_all(fh, base + 18748, cbuf, 300, MPI_BYTE, &req);
-    said("iwrite_at_all", rc, NULL);
-    did(0, rc, NW, BW, 300);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
-    rc = MPI_File_sync(fh);
-    said("sync", rc, NULL);
-    did(0, rc, SYNCS, -1, 0);
+    CALL(0, "iwrite_at_all", NW, BW, 300, NULL,
+         MPI_File_iwrite_at_all(fh, base + 18748, cbuf, 300, MPI_BYTE, &req));
+    WAIT();
+    CALL(0, "sync", SYNCS, -1, 0, NULL, MPI_File_sync(fh));
     for (int i = 0; i < 2; i++) {
-        rc = MPI_File_read_at_all(fh, base + i * 4000, ibuf, 1000, MPI_INT, &st);
-        said("read_at_all", rc, &st);
-        did(0, rc, CR, BR, 4000);
+        CALL(0, "read_at_all", CR, BR, 4000, &st,
+             MPI_File_read_at_all(fh, base + i * 4000, ibuf, 1000, MPI_INT, &st));
     }
-    rc = MPI_File_read_at(fh, base + 16000, cbuf, 100, MPI_BYTE, &st);
-    said("read_at", rc, &st);
-    did(0, rc, IR, BR, 100);
-    rc = MPI_File_iread_at(fh, base + 16100, cbuf, 100, MPI_BYTE, &req);
-    said("iread_at", rc, NULL);
-    did(0, rc, NR, BR, 100);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
-    rc = MPI_File_read_at_all_begin(fh, base + 16300, cbuf, 1024, MPI_BYTE);
-    said("read_at_all_begin", rc, NULL);
-    did(0, rc, SR, BR, 1024);
-    rc = MPI_File_read_at_all_end(fh, cbuf, &st);
-    said("read_at_all_end", rc, &st);
-    did(0, rc, SPLIT_ENDS, -1, 0);
+    CALL(0, "read_at", IR, BR, 100, &st, MPI_File_read_at(fh, base + 16000, cbuf, 100, MPI_BYTE, &st));
+    CALL(0, "iread_at", NR, BR, 100, NULL, MPI_File_iread_at(fh, base + 16100, cbuf, 100, MPI_BYTE, &req));
+    WAIT();
+    CALL(0, "read_at_all_begin", SR, BR, 1024, NULL,
+         MPI_File_read_at_all_begin(fh, base + 16300, cbuf, 1024, MPI_BYTE));
+    CALL(0, "read_at_all_end", SPLIT_ENDS, -1, 0, &st, MPI_File_read_at_all_end(fh, cbuf, &st));
     memset(cbuf, 'a' + rank, sizeof cbuf);
-    rc = MPI_File_set_view(fh, base + 32768, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-    said("set_view", rc, NULL);
-    did(0, rc, VIEWS, -1, 0);
-    rc = MPI_File_write_all(fh, cbuf, 512, MPI_BYTE, &st);
-    said("write_all", rc, &st);
-    did(0, rc, CW, BW, 512);
+    CALL(0, "set_view", VIEWS, -1, 0, NULL,
+         MPI_File_set_view(fh, base + 32768, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    CALL(0, "write_all", CW, BW, 512, &st, MPI_File_write_all(fh, cbuf, 512, MPI_BYTE, &st));
     rc = MPI_File_seek(fh, 0, MPI_SEEK_SET);
     said("seek", rc, NULL);
-    rc = MPI_File_read_all(fh, cbuf, 512, MPI_BYTE, &st);
-    said("read_all", rc, &st);
-    did(0, rc, CR, BR, 512);
-    rc = MPI_File_write(fh, cbuf, 64, MPI_BYTE, &st);
-    said("write", rc, &st);
-    did(0, rc, IW, BW, 64);
-    rc = MPI_File_set_size(fh, (MPI_Offset)size * 65536);
-    said("set_size", rc, NULL);
-    did(0, rc, SIZES, -1, 0);
+    CALL(0, "read_all", CR, BR, 512, &st, MPI_File_read_all(fh, cbuf, 512, MPI_BYTE, &st));
+    CALL(0, "write", IW, BW, 64, &st, MPI_File_write(fh, cbuf, 64, MPI_BYTE, &st));
+    CALL(0, "set_size", SIZES, -1, 0, NULL, MPI_File_set_size(fh, (MPI_Offset)size * 65536));
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
 
@@ -173,33 +157,23 @@ int main(int argc, char **argv)
      * 4.1's OMPIO can hang in a preallocate of a file shared by several ranks */
     fh = open_file(1, MPI_COMM_SELF, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL);
     for (int i = 0; i < 10; i++) {
-        rc = MPI_File_write(fh, cbuf, 65536, MPI_BYTE, &st);
-        said("write", rc, &st);
-        did(1, rc, IW, BW, 65536);
+        CALL(1, "write", IW, BW, 65536, &st, MPI_File_write(fh, cbuf, 65536, MPI_BYTE, &st));
     }
-    rc = MPI_File_preallocate(fh, 11 * 65536);
-    said("preallocate", rc, NULL);
-    did(1, rc, PREALLOC, -1, 0);
+    CALL(1, "preallocate", PREALLOC, -1, 0, NULL, MPI_File_preallocate(fh, 11 * 65536));
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
     fh = open_file(1, MPI_COMM_SELF, MPI_MODE_RDONLY, MPI_INFO_NULL);
     for (int i = 0; i < 10; i++) {
-        rc = MPI_File_read(fh, cbuf, 65536, MPI_BYTE, &st);
-        said("read", rc, &st);
-        did(1, rc, IR, BR, 65536);
+        CALL(1, "read", IR, BR, 65536, &st, MPI_File_read(fh, cbuf, 65536, MPI_BYTE, &st));
     }
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
 
     /* the shared file pointer: ordered (collective) and shared (independent) writes */
     fh = open_file(2, MPI_COMM_WORLD, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL);
-    rc = MPI_File_write_ordered(fh, cbuf, 100, MPI_BYTE, &st);
-    said("write_ordered", rc, &st);
-    did(2, rc, CW, BW, 100);
+    CALL(2, "write_ordered", CW, BW, 100, &st, MPI_File_write_ordered(fh, cbuf, 100, MPI_BYTE, &st));
     memset(cbuf, 's', 50); /* the same bytes from every rank: the order of shared writes is the MPI's choice */
-    rc = MPI_File_write_shared(fh, cbuf, 50, MPI_BYTE, &st);
-    said("write_shared", rc, &st);
-    did(2, rc, IW, BW, 50);
+    CALL(2, "write_shared", IW, BW, 50, &st, MPI_File_write_shared(fh, cbuf, 50, MPI_BYTE, &st));
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
 
@@ -207,9 +181,8 @@ int main(int argc, char **argv)
      * aggregates (collective buffering), fewer ranks than these write it to the file system */
     fh = open_file(3, MPI_COMM_WORLD, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL);
     for (int i = 0; i < 4; i++) {
-        rc = MPI_File_write_at_all(fh, ((MPI_Offset)i * size + rank) * 1000, cbuf, 1000, MPI_BYTE, &st);
-        said("write_at_all", rc, &st);
-        did(3, rc, CW, BW, 1000);
+        CALL(3, "write_at_all", CW, BW, 1000, &st,
+             MPI_File_write_at_all(fh, ((MPI_Offset)i * size + rank) * 1000, cbuf, 1000, MPI_BYTE, &st));
     }
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
@@ -219,84 +192,40 @@ int main(int argc, char **argv)
      * through the individual pointer of a view of the rank's own */
     fh = open_file(4, MPI_COMM_WORLD, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL);
     memset(cbuf, 's', 40);
-    rc = MPI_File_write_ordered_begin(fh, cbuf, 40, MPI_BYTE);
-    said("write_ordered_begin", rc, NULL);
-    did(4, rc, SW, BW, 40);
-    rc = MPI_File_write_ordered_end(fh, cbuf, &st);
-    said("write_ordered_end", rc, &st);
-    did(4, rc, SPLIT_ENDS, -1, 0);
-    rc = MPI_File_iwrite_shared(fh, cbuf, 10, MPI_BYTE, &req);
-    said("iwrite_shared", rc, NULL);
-    did(4, rc, NW, BW, 10);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
-    rc = MPI_File_sync(fh);
-    said("sync", rc, NULL);
-    did(4, rc, SYNCS, -1, 0);
+    CALL(4, "write_ordered_begin", SW, BW, 40, NULL, MPI_File_write_ordered_begin(fh, cbuf, 40, MPI_BYTE));
+    CALL(4, "write_ordered_end", SPLIT_ENDS, -1, 0, &st, MPI_File_write_ordered_end(fh, cbuf, &st));
+    CALL(4, "iwrite_shared", NW, BW, 10, NULL, MPI_File_iwrite_shared(fh, cbuf, 10, MPI_BYTE, &req));
+    WAIT();
+    CALL(4, "sync", SYNCS, -1, 0, NULL, MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
     rc = MPI_File_seek_shared(fh, 0, MPI_SEEK_SET);
     said("seek_shared", rc, NULL);
-    rc = MPI_File_read_ordered(fh, cbuf, 10, MPI_BYTE, &st);
-    said("read_ordered", rc, &st);
-    did(4, rc, CR, BR, 10);
-    rc = MPI_File_read_ordered_begin(fh, cbuf, 10, MPI_BYTE);
-    said("read_ordered_begin", rc, NULL);
-    did(4, rc, SR, BR, 10);
-    rc = MPI_File_read_ordered_end(fh, cbuf, &st);
-    said("read_ordered_end", rc, &st);
-    did(4, rc, SPLIT_ENDS, -1, 0);
-    rc = MPI_File_read_shared(fh, cbuf, 10, MPI_BYTE, &st);
-    said("read_shared", rc, &st);
-    did(4, rc, IR, BR, 10);
-    rc = MPI_File_iread_shared(fh, cbuf, 10, MPI_BYTE, &req);
-    said("iread_shared", rc, NULL);
-    did(4, rc, NR, BR, 10);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
+    CALL(4, "read_ordered", CR, BR, 10, &st, MPI_File_read_ordered(fh, cbuf, 10, MPI_BYTE, &st));
+    CALL(4, "read_ordered_begin", SR, BR, 10, NULL, MPI_File_read_ordered_begin(fh, cbuf, 10, MPI_BYTE));
+    CALL(4, "read_ordered_end", SPLIT_ENDS, -1, 0, &st, MPI_File_read_ordered_end(fh, cbuf, &st));
+    CALL(4, "read_shared", IR, BR, 10, &st, MPI_File_read_shared(fh, cbuf, 10, MPI_BYTE, &st));
+    CALL(4, "iread_shared", NR, BR, 10, NULL, MPI_File_iread_shared(fh, cbuf, 10, MPI_BYTE, &req));
+    WAIT();
     MPI_Barrier(MPI_COMM_WORLD);
     memset(cbuf, 'a' + rank, sizeof cbuf);
-    rc = MPI_File_set_view(fh, 4096 + (MPI_Offset)rank * 4096, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-    said("set_view", rc, NULL);
-    did(4, rc, VIEWS, -1, 0);
-    rc = MPI_File_write_all_begin(fh, cbuf, 100, MPI_BYTE);
-    said("write_all_begin", rc, NULL);
-    did(4, rc, SW, BW, 100);
-    rc = MPI_File_write_all_end(fh, cbuf, &st);
-    said("write_all_end", rc, &st);
-    did(4, rc, SPLIT_ENDS, -1, 0);
-    rc = MPI_File_iwrite(fh, cbuf, 100, MPI_BYTE, &req);
-    said("iwrite", rc, NULL);
-    did(4, rc, NW, BW, 100);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
-    rc = MPI_File_iwrite_all(fh, cbuf, 100, MPI_BYTE, &req);
-    said("iwrite_all", rc, NULL);
-    did(4, rc, NW, BW, 100);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
+    CALL(4, "set_view", VIEWS, -1, 0, NULL,
+         MPI_File_set_view(fh, 4096 + (MPI_Offset)rank * 4096, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    CALL(4, "write_all_begin", SW, BW, 100, NULL, MPI_File_write_all_begin(fh, cbuf, 100, MPI_BYTE));
+    CALL(4, "write_all_end", SPLIT_ENDS, -1, 0, &st, MPI_File_write_all_end(fh, cbuf, &st));
+    CALL(4, "iwrite", NW, BW, 100, NULL, MPI_File_iwrite(fh, cbuf, 100, MPI_BYTE, &req));
+    WAIT();
+    CALL(4, "iwrite_all", NW, BW, 100, NULL, MPI_File_iwrite_all(fh, cbuf, 100, MPI_BYTE, &req));
+    WAIT();
     rc = MPI_File_seek(fh, 0, MPI_SEEK_SET);
     said("seek", rc, NULL);
-    rc = MPI_File_read_all_begin(fh, cbuf, 100, MPI_BYTE);
-    said("read_all_begin", rc, NULL);
-    did(4, rc, SR, BR, 100);
-    rc = MPI_File_read_all_end(fh, cbuf, &st);
-    said("read_all_end", rc, &st);
-    did(4, rc, SPLIT_ENDS, -1, 0);
-    rc = MPI_File_iread(fh, cbuf, 100, MPI_BYTE, &req);
-    said("iread", rc, NULL);
-    did(4, rc, NR, BR, 100);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
-    rc = MPI_File_iread_all(fh, cbuf, 100, MPI_BYTE, &req);
-    said("iread_all", rc, NULL);
-    did(4, rc, NR, BR, 100);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
-    rc = MPI_File_iread_at_all(fh, 0, cbuf, 100, MPI_BYTE, &req);
-    said("iread_at_all", rc, NULL);
-    did(4, rc, NR, BR, 100);
-    rc = MPI_Wait(&req, &st);
-    said("wait", rc, &st);
+    CALL(4, "read_all_begin", SR, BR, 100, NULL, MPI_File_read_all_begin(fh, cbuf, 100, MPI_BYTE));
+    CALL(4, "read_all_end", SPLIT_ENDS, -1, 0, &st, MPI_File_read_all_end(fh, cbuf, &st));
+    CALL(4, "iread", NR, BR, 100, NULL, MPI_File_iread(fh, cbuf, 100, MPI_BYTE, &req));
+    WAIT();
+    CALL(4, "iread_all", NR, BR, 100, NULL, MPI_File_iread_all(fh, cbuf, 100, MPI_BYTE, &req));
+    WAIT();
+    CALL(4, "iread_at_all", NR, BR, 100, NULL, MPI_File_iread_at_all(fh, 0, cbuf, 100, MPI_BYTE, &req));
+    WAIT();
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
 
