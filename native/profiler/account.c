@@ -449,3 +449,14 @@ void iol_acct_close(struct iol_thread *t, int op, struct iol_desc *d, int r, int
     iol_desc_release(t, d);
     iol_trace(t, op, id, t0, t1, 0, 0, iol_result(r, err));
 }
+
+/* The same for the modules' records (module.c and the wrappers of the layers above POSIX). */
+unsigned iol_size_bucket(uint64_t n)
+{
+    return size_bucket(n);
+}
+
+void iol_top_add(struct iol_thread *t, uint64_t *val, uint64_t *cnt, struct iol_topover **over, uint64_t x)
+{
+    top_add(t, val, cnt, over, x);
+}

@@ -11,6 +11,17 @@ const char iol_names_text[] =
 #define X(name, merge) "proc " #name " " #merge "\n"
     IOL_PROC_COUNTERS(X)
 #undef X
+/* A module: "module NAME ID", then its section, named after it (a reader that does not know modules skips
+ * both: their section is not one of its own). */
+#define X(name, merge) "MPIIO " #name " " #merge "\n"
+    "module MPIIO 1\n" IOL_MPIIO_COUNTERS(X)
+#undef X
     ;
 
 const unsigned iol_names_len = sizeof(iol_names_text) - 1;
+
+const unsigned iol_module_nvals[IOL_MODULE_MAX] = {
+#define X(name, id, list) [id] = IOL_N##name,
+    IOL_MODULES(X)
+#undef X
+};

@@ -64,6 +64,54 @@
     X(READ_TIME, sum) X(WRITE_TIME, sum) X(META_TIME, sum) X(ERRORS, sum) X(UNTRACKED_OPS, sum) \
     X(MMAPS_UNTRACKED, sum) X(AIOS, sum)
 
+/* Modules: the layers above POSIX (docs/profile-log.md, "Modules"). Each has a fixed id (the MODULE_REC
+ * chunk header's `module`), a section of the NAMES chunk named after it, and its own counter list. Ids
+ * 2 H5F, 3 H5D, 4 PNETCDF and 5 STDIO are reserved for the layers that come next. */
+#define IOL_MODULES(X) X(MPIIO, 1, IOL_MPIIO_COUNTERS)
+#define IOL_MODULE_MAX 8 /* ids are below this */
+
+/* MPI-IO (wrap_mpiio.c): Darshan's MPIIO counter names with Darshan's meanings, then iolens's own. One record
+ * per (thread, file) that the thread opened with MPI_File_open. */
+#define IOL_MPIIO_SIZE_BUCKETS(X, KIND) \
+    X(MPIIO_SIZE_##KIND##_AGG_0_100, sum) X(MPIIO_SIZE_##KIND##_AGG_100_1K, sum) \
+    X(MPIIO_SIZE_##KIND##_AGG_1K_10K, sum) X(MPIIO_SIZE_##KIND##_AGG_10K_100K, sum) \
+    X(MPIIO_SIZE_##KIND##_AGG_100K_1M, sum) X(MPIIO_SIZE_##KIND##_AGG_1M_4M, sum) \
+    X(MPIIO_SIZE_##KIND##_AGG_4M_10M, sum) X(MPIIO_SIZE_##KIND##_AGG_10M_100M, sum) \
+    X(MPIIO_SIZE_##KIND##_AGG_100M_1G, sum) X(MPIIO_SIZE_##KIND##_AGG_1G_PLUS, sum)
+
+#define IOL_MPIIO_COUNTERS(X) \
+    X(MPIIO_INDEP_OPENS, sum) X(MPIIO_COLL_OPENS, sum) X(MPIIO_INDEP_READS, sum) X(MPIIO_INDEP_WRITES, sum) \
+    X(MPIIO_COLL_READS, sum) X(MPIIO_COLL_WRITES, sum) X(MPIIO_SPLIT_READS, sum) X(MPIIO_SPLIT_WRITES, sum) \
+    X(MPIIO_NB_READS, sum) X(MPIIO_NB_WRITES, sum) X(MPIIO_SYNCS, sum) X(MPIIO_HINTS, sum) X(MPIIO_VIEWS, sum) \
+    X(MPIIO_MODE, max) X(MPIIO_BYTES_READ, sum) X(MPIIO_BYTES_WRITTEN, sum) X(MPIIO_RW_SWITCHES, sum) \
+    X(MPIIO_MAX_READ_TIME_SIZE, max) X(MPIIO_MAX_WRITE_TIME_SIZE, max) \
+    IOL_MPIIO_SIZE_BUCKETS(X, READ) IOL_MPIIO_SIZE_BUCKETS(X, WRITE) \
+    X(MPIIO_ACCESS1_ACCESS, topv) X(MPIIO_ACCESS2_ACCESS, topv) X(MPIIO_ACCESS3_ACCESS, topv) \
+    X(MPIIO_ACCESS4_ACCESS, topv) X(MPIIO_ACCESS1_COUNT, topc) X(MPIIO_ACCESS2_COUNT, topc) \
+    X(MPIIO_ACCESS3_COUNT, topc) X(MPIIO_ACCESS4_COUNT, topc) \
+    X(MPIIO_F_OPEN_START_TIMESTAMP, min) X(MPIIO_F_READ_START_TIMESTAMP, min) \
+    X(MPIIO_F_WRITE_START_TIMESTAMP, min) X(MPIIO_F_CLOSE_START_TIMESTAMP, min) \
+    X(MPIIO_F_OPEN_END_TIMESTAMP, max) X(MPIIO_F_READ_END_TIMESTAMP, max) \
+    X(MPIIO_F_WRITE_END_TIMESTAMP, max) X(MPIIO_F_CLOSE_END_TIMESTAMP, max) \
+    X(MPIIO_F_READ_TIME, sum) X(MPIIO_F_WRITE_TIME, sum) X(MPIIO_F_META_TIME, sum) \
+    X(MPIIO_F_MAX_READ_TIME, max) X(MPIIO_F_MAX_WRITE_TIME, max) \
+    X(MPIIO_CLOSES, sum) X(MPIIO_SET_SIZES, sum) X(MPIIO_PREALLOCATES, sum) X(MPIIO_SPLIT_ENDS, sum) \
+    X(MPIIO_OPEN_COMM_SIZE, max) X(MPIIO_ERRORS, sum)
+
+/* MPI-IO trace ops: from 100 up (the POSIX ops stay below). */
+#define IOL_MPIIO_TRACE_OPS(X) \
+    X(MPI_OPEN, 100) X(MPI_CLOSE, 101) X(MPI_READ, 102) X(MPI_WRITE, 103) X(MPI_READ_AT, 104) \
+    X(MPI_WRITE_AT, 105) X(MPI_READ_ALL, 106) X(MPI_WRITE_ALL, 107) X(MPI_READ_AT_ALL, 108) \
+    X(MPI_WRITE_AT_ALL, 109) X(MPI_READ_SHARED, 110) X(MPI_WRITE_SHARED, 111) X(MPI_READ_ORDERED, 112) \
+    X(MPI_WRITE_ORDERED, 113) X(MPI_READ_ALL_BEGIN, 114) X(MPI_WRITE_ALL_BEGIN, 115) \
+    X(MPI_READ_AT_ALL_BEGIN, 116) X(MPI_WRITE_AT_ALL_BEGIN, 117) X(MPI_READ_ORDERED_BEGIN, 118) \
+    X(MPI_WRITE_ORDERED_BEGIN, 119) X(MPI_READ_ALL_END, 120) X(MPI_WRITE_ALL_END, 121) \
+    X(MPI_READ_AT_ALL_END, 122) X(MPI_WRITE_AT_ALL_END, 123) X(MPI_READ_ORDERED_END, 124) \
+    X(MPI_WRITE_ORDERED_END, 125) X(MPI_IREAD, 126) X(MPI_IWRITE, 127) X(MPI_IREAD_AT, 128) \
+    X(MPI_IWRITE_AT, 129) X(MPI_IREAD_ALL, 130) X(MPI_IWRITE_ALL, 131) X(MPI_IREAD_AT_ALL, 132) \
+    X(MPI_IWRITE_AT_ALL, 133) X(MPI_IREAD_SHARED, 134) X(MPI_IWRITE_SHARED, 135) X(MPI_SET_VIEW, 136) \
+    X(MPI_SYNC, 137) X(MPI_SET_SIZE, 138) X(MPI_PREALLOCATE, 139)
+
 /* Trace op numbers (TRACE records' `op`): fixed by the document, never renumbered. */
 #define IOL_TRACE_OPS(X) \
     X(OPEN, 1) X(CLOSE, 2) X(READ, 3) X(WRITE, 4) X(PREAD, 5) X(PWRITE, 6) X(READV, 7) X(WRITEV, 8) \
@@ -98,11 +146,27 @@ enum iol_proc_counter {
     IOL_NPROC
 };
 
-enum iol_op {
-#define X(name, num) IOL_OP_##name = num,
-    IOL_TRACE_OPS(X)
+enum iol_mpiio_counter {
+#define X(name, merge) IOL_M_##name,
+    IOL_MPIIO_COUNTERS(X)
+#undef X
+    IOL_NMPIIO
+};
+
+enum iol_module {
+#define X(name, id, list) IOL_MOD_##name = id,
+    IOL_MODULES(X)
 #undef X
 };
+
+enum iol_op {
+#define X(name, num) IOL_OP_##name = num,
+    IOL_TRACE_OPS(X) IOL_MPIIO_TRACE_OPS(X)
+#undef X
+};
+
+/* Values in a module's record (0: no such module). */
+extern const unsigned iol_module_nvals[IOL_MODULE_MAX];
 
 /* The NAMES chunk's text: "SECTION NAME MERGE" per line, built by the preprocessor from the lists above. */
 extern const char iol_names_text[];

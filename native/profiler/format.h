@@ -10,8 +10,10 @@
 #define IOLP_VERSION 1u
 /* Additions a version-1 reader may ignore: 1 = PATHS chunks (names of traced paths that are not files);
  * 2 = FILE_DATA chunks (a file's read/write counters in a record of their own, made on its first read or
- * write) and n_file_data_counters; 3 = flag 32 and records_dropped (records the log could not take). */
-#define IOLP_MINOR_VERSION 3u
+ * write) and n_file_data_counters; 3 = flag 32 and records_dropped (records the log could not take);
+ * 4 = modules: MODULE_REC and MODULE_TEXT chunks, and "module" lines and module sections in NAMES (the
+ * counters of the layers above POSIX, MPI-IO first). */
+#define IOLP_MINOR_VERSION 4u
 #define IOLP_HEADER_SIZE 4096u
 /* 64 KiB: a short-lived process (every command of a shell script) leaves a log of a few hundred KiB, while a
  * log of 10k files still needs only ~120 chunks. The reader takes the size from the header. */
@@ -23,7 +25,9 @@
 enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_ON = 8, IOLP_TRACE_CUT = 16,
                  IOLP_RECORDS_CUT = 32 };
 enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6,
-                 IOLP_PATHS = 7, IOLP_FILE_DATA = 8 };
+                 IOLP_PATHS = 7, IOLP_FILE_DATA = 8, IOLP_MODULE_REC = 9, IOLP_MODULE_TEXT = 10 };
+/* What a MODULE_TEXT record holds (its head's `d`). */
+enum iolp_text { IOLP_TEXT_HINTS = 1 };
 enum iolp_file_flag { IOLP_FILE_EXCLUDED = 1, IOLP_FILE_NOT_REGULAR = 2 };
 
 struct iolp_header {
@@ -62,16 +66,18 @@ struct iolp_chunk {
     uint32_t thread;
     uint32_t record_size;
     uint64_t used;
-    uint8_t reserved[40];
+    uint32_t module; /* minor 4: a MODULE_REC chunk's module id (0 in every other kind) */
+    uint8_t reserved[36];
 };
 
 /* Head of a variable-size record. FILES: file_id, mount_id, path_len, flags. MOUNTS: mount_id, dir_len,
- * type_len, 0. PATHS: path_id (IOLP_PATH_ID bit set), 0, path_len, 0. */
+ * type_len, 0. PATHS: path_id (IOLP_PATH_ID bit set), 0, path_len, 0. MODULE_TEXT: file_id, module, text_len,
+ * what (enum iolp_text). */
 struct iolp_var {
     uint32_t a, b, c, d;
 };
 
-/* Head of a fixed-size counter record. FILE_REC, FILE_DATA: file_id, thread. PROC_REC: thread, 0. */
+/* Head of a fixed-size counter record. FILE_REC, FILE_DATA, MODULE_REC: file_id, thread. PROC_REC: thread, 0. */
 struct iolp_rec {
     uint32_t id;
     uint32_t thread;
@@ -110,6 +116,10 @@ _Static_assert(offsetof(struct iolp_header, parent_log) == 768, "parent_log at 7
 _Static_assert(offsetof(struct iolp_header, cmdline) == 1024, "cmdline at 1024");
 _Static_assert(offsetof(struct iolp_header, reserved) == 3072, "reserved at 3072");
 _Static_assert(sizeof(struct iolp_chunk) == IOLP_CHUNK_HEAD, "chunk header is 64 bytes");
+_Static_assert(offsetof(struct iolp_chunk, used) == 16, "chunk used at 16");
+_Static_assert(offsetof(struct iolp_chunk, module) == 24, "chunk module at 24");
+_Static_assert(sizeof(struct iolp_var) == 16, "variable record head is 16 bytes");
+_Static_assert(sizeof(struct iolp_rec) == 8, "counter record head is 8 bytes");
 _Static_assert(sizeof(struct iolp_trace) == 48, "trace record is 48 bytes");
 _Static_assert(IOLP_CHUNK_SIZE % 4096 == 0, "chunks are whole pages");
 

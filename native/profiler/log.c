@@ -182,6 +182,7 @@ void *iol_stream_reserve(struct iol_stream *s, size_t size)
                 iol_log_set_flag(IOLP_RECORDS_CUT);
             return NULL;
         }
+        c->module = s->module;
         s->c = c;
     }
     return (uint8_t *)s->c + IOLP_CHUNK_HEAD + s->c->used;
@@ -314,11 +315,14 @@ int iol_log_create(const char *parent_log)
     iol_g.hdr = h;
     iol_g.nchunks = 0;
     iol_strlcpy(iol_g.log_name, name, sizeof iol_g.log_name);
-    iol_g.s_files = (struct iol_stream){ NULL, IOLP_FILES, 0 };
-    iol_g.s_mounts = (struct iol_stream){ NULL, IOLP_MOUNTS, 0 };
-    iol_g.s_filerec = (struct iol_stream){ NULL, IOLP_FILE_REC, 8 + 8 * IOL_NFILE };
-    iol_g.s_filedata = (struct iol_stream){ NULL, IOLP_FILE_DATA, 8 + 8 * IOL_NDATA };
-    iol_g.s_procrec = (struct iol_stream){ NULL, IOLP_PROC_REC, 8 + 8 * IOL_NPROC };
+    iol_g.s_files = (struct iol_stream){ NULL, IOLP_FILES, 0, 0 };
+    iol_g.s_mounts = (struct iol_stream){ NULL, IOLP_MOUNTS, 0, 0 };
+    iol_g.s_filerec = (struct iol_stream){ NULL, IOLP_FILE_REC, 8 + 8 * IOL_NFILE, 0 };
+    iol_g.s_filedata = (struct iol_stream){ NULL, IOLP_FILE_DATA, 8 + 8 * IOL_NDATA, 0 };
+    iol_g.s_procrec = (struct iol_stream){ NULL, IOLP_PROC_REC, 8 + 8 * IOL_NPROC, 0 };
+    for (unsigned m = 0; m < IOL_MODULE_MAX; m++)
+        iol_g.s_module[m] = (struct iol_stream){ NULL, IOLP_MODULE_REC, 8 + 8 * iol_module_nvals[m], m };
+    iol_g.s_modtext = (struct iol_stream){ NULL, IOLP_MODULE_TEXT, 0, 0 };
     iol_g.gen++;
     if (r.first.p != MAP_FAILED) {
         win = r.first.p;

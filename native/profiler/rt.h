@@ -121,6 +121,8 @@ struct iol_thread {
     const struct iol_mount *dir_mount; /* last directory's mount (registration of many files in one dir) */
     uint32_t dir_len;
     const char *dir_path;              /* its path (a file entry's, which is never freed), dir_len bytes */
+    struct iol_tmods ***mtab;          /* file id -> its module records (module.c), two levels of 4096 */
+    int mod_depth;                     /* a module's wrapper is running on this thread (its calls below pass) */
 };
 
 extern __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec")));
@@ -129,6 +131,7 @@ extern __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec
 struct iol_stream {
     struct iolp_chunk *c;
     uint32_t kind, rsize;
+    uint32_t module; /* MODULE_REC: the module of its chunks */
 };
 
 struct iol_cwd {
@@ -155,6 +158,7 @@ struct iol_rt {
     struct iolp_header *hdr;
     uint64_t nchunks;
     struct iol_stream s_files, s_mounts, s_filerec, s_filedata, s_procrec;
+    struct iol_stream s_module[IOL_MODULE_MAX], s_modtext; /* MODULE_REC per module, MODULE_TEXT */
     char dir[PATH_MAX];      /* IOLENS_PROFILE_DIR, absolute */
     size_t dir_len;
     char log_name[256];      /* this process's log (file name) */
@@ -280,6 +284,29 @@ static inline struct iol_tdata *iol_tfile_data(struct iol_thread *t, struct iol_
     return IOL_LIKELY(tf->d != NULL) ? tf->d : iol_tfile_data_slow(t, tf, f);
 }
 void iol_thread_reset(struct iol_thread *t);        /* a fork child: the thread's records are the parent's */
+
+/* ---- module.c: the records of the layers above POSIX (docs/profile-log.md, "Modules") ---- */
+struct iol_topover;
+/* What a thread keeps of one (file, module). */
+struct iol_tmod {
+    uint64_t *v;               /* its MODULE_REC values (NULL until the first use) */
+    struct iol_topover *over;  /* access sizes beyond the four slots */
+    uint64_t text_hash;        /* the last MODULE_TEXT this thread wrote for it (0: none) */
+    int last;                  /* 0 none, 1 read, 2 write: for RW_SWITCHES */
+};
+struct iol_tmods {
+    struct iol_tmod m[IOL_MODULE_MAX];
+};
+/* The thread's record of (file, module), made (with the file's FILES record) on first use; NULL when out of
+ * memory. Under no lock: takes iol_g.lock itself when it makes the record. */
+struct iol_tmod *iol_module_rec(struct iol_thread *t, struct iol_file *f, unsigned module);
+/* A MODULE_TEXT record for (file, module) unless the thread's last one for them had the same text. */
+void iol_module_text(struct iol_thread *t, struct iol_tmod *m, struct iol_file *f, unsigned module, unsigned what,
+                     const char *text, size_t len);
+
+/* ---- account.c, for the modules ---- */
+unsigned iol_size_bucket(uint64_t n);
+void iol_top_add(struct iol_thread *t, uint64_t *val, uint64_t *cnt, struct iol_topover **over, uint64_t x);
 
 /* ---- paths.c ---- */
 /* The absolute, lexically normalised form of path (relative to dirfd, AT_FDCWD = the working directory)

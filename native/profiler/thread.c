@@ -119,4 +119,5 @@ void iol_thread_reset(struct iol_thread *t)
     t->ftab = NULL;
     t->trace = NULL;
     t->dir_mount = NULL;
+    t->mtab = NULL;
 }

@@ -107,7 +107,7 @@ static uint32_t path_record(const char *abs, size_t len)
     if (paths_gen != iol_g.gen) {
         paths_gen = iol_g.gen;
         paths_n = paths_next = 0;
-        s_paths = (struct iol_stream){ NULL, IOLP_PATHS, 0 };
+        s_paths = (struct iol_stream){ NULL, IOLP_PATHS, 0, 0 };
     }
     if (path_tab == NULL)
         path_tab = iol_alloc(PATH_SLOTS * sizeof *path_tab);

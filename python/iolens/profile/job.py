@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from iolens.profile.layers import MpiioFile, mpiio_files
 from iolens.profile.merge import Accumulator, MergePlan
 from iolens.profile.reader import (
     EXEC_MESSAGE,
@@ -212,6 +213,11 @@ class Job:
     def file(self, path: str) -> dict[str, int]:
         """The counters of one path, merged over every process."""
         return self.files.counters(self.files.row_of[path])
+
+    @cached_property
+    def mpiio(self) -> list[MpiioFile]:
+        """The MPI-IO layer: one entry per file the job opened with MPI_File_open (layers.py)."""
+        return mpiio_files(self)
 
 
 # --- finding and reading the logs ------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Reader of the profiler's per-process log, exactly as docs/profile-log.md specifies it (format version 1,
-minor versions up to 3):
+minor versions up to 4):
 the raw image (`.iolp`) and the compressed one (`.iolpz`).
 
 Everything is read from the log itself: the counter names and how they merge come from its NAMES chunk,
@@ -35,8 +35,9 @@ ZMAGIC = b"IOLPZ001"
 VERSION = 1
 # Additions this reader knows (header offset 104; 0 in logs older than the field): 1 = PATHS chunks,
 # 2 = FILE_DATA chunks (a file's read/write counters in records of their own), 3 = flag 32 and
-# records_dropped (records the log could not take).
-MINOR_VERSION = 3
+# records_dropped (records the log could not take), 4 = modules (MODULE_REC and MODULE_TEXT chunks: the
+# counters of the layers above POSIX, MPI-IO first).
+MINOR_VERSION = 4
 HEADER_SIZE = 4096
 CHUNK_HEADER_SIZE = 64
 CHUNK_MAGIC = b"CHNK"
@@ -63,9 +64,13 @@ FILE_UNNAMED = 1 << 16
 # Chunk kinds.
 KIND_NAMES, KIND_FILES, KIND_MOUNTS, KIND_FILE_REC, KIND_PROC_REC, KIND_TRACE = 1, 2, 3, 4, 5, 6
 KIND_PATHS, KIND_FILE_DATA = 7, 8
+KIND_MODULE_REC, KIND_MODULE_TEXT = 9, 10
 KIND_LABELS = {
     1: "NAMES", 2: "FILES", 3: "MOUNTS", 4: "FILE_REC", 5: "PROC_REC", 6: "TRACE", 7: "PATHS", 8: "FILE_DATA",
+    9: "MODULE_REC", 10: "MODULE_TEXT",
 }  # fmt: skip
+# What a MODULE_TEXT record holds (its head's fourth word).
+MODULE_TEXTS = {1: "hints"}
 # A trace record's file_id with this bit names a PATHS record (a path that is no file of the log).
 PATH_ID_BIT = 0x80000000
 
@@ -85,6 +90,15 @@ TRACE_OPS = (
     "aio_return"
 ).split()
 OP_NAMES: dict[int, str] = {i + 1: name for i, name in enumerate(TRACE_OPS)}
+# MPI-IO calls: ops from 100 up (docs/profile-log.md), named after the MPI function without its MPI_File_.
+MPIIO_TRACE_OPS = (
+    "open close read write read_at write_at read_all write_all read_at_all write_at_all read_shared "
+    "write_shared read_ordered write_ordered read_all_begin write_all_begin read_at_all_begin "
+    "write_at_all_begin read_ordered_begin write_ordered_begin read_all_end write_all_end read_at_all_end "
+    "write_at_all_end read_ordered_end write_ordered_end iread iwrite iread_at iwrite_at iread_all "
+    "iwrite_all iread_at_all iwrite_at_all iread_shared iwrite_shared set_view sync set_size preallocate"
+).split()
+OP_NAMES.update({100 + i: f"MPI_File_{name}" for i, name in enumerate(MPIIO_TRACE_OPS)})
 
 TRACE_DTYPE = np.dtype(
     [
@@ -103,6 +117,7 @@ assert TRACE_DTYPE.itemsize == 48
 _HEADER = struct.Struct("<8sIIIIQqqQQQiiqIIQ")
 _CHUNK = struct.Struct("<4sIIIQ")
 _VAR = struct.Struct("<IIII")
+_U32 = struct.Struct("<I")
 
 
 class ProfileLogError(Exception):
@@ -176,6 +191,8 @@ class Schema:
     file_rec: Section = field(default_factory=Section)
     file_data: Section = field(default_factory=Section)
     proc: Section = field(default_factory=Section)
+    # Minor version 4: module id -> (module name, its section).
+    modules: dict[int, tuple[str, Section]] = field(default_factory=dict)
 
     @cached_property
     def file(self) -> Section:
@@ -289,6 +306,42 @@ class FileTable:
         return self.mount_list[m] if m >= 0 else None
 
 
+@dataclass
+class ModuleTable:
+    """One layer above POSIX (a module of the log: MPIIO, ...): its counters, one row per path, merged over
+    the records of that path (threads; in a job, processes). `texts[row]` holds what the module recorded that
+    is not a number (MPIIO: "hints", the `key=value` lines of the hints in effect at the last open)."""
+
+    name: str
+    module_id: int
+    section: Section
+    paths: list[str]
+    values: np.ndarray
+    contributions: np.ndarray
+    texts: list[dict[str, str]]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.section.names
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {p: i for i, p in enumerate(self.paths)}
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def column(self, name: str) -> np.ndarray:
+        """One counter for every row (zeros when the module has no such counter)."""
+        col = self.section.index.get(name)
+        if col is None:
+            return np.zeros(len(self.paths), dtype=np.uint64)
+        return self.values[:, col]
+
+    def counters(self, row: int) -> dict[str, int]:
+        return dict(zip(self.section.names, self.values[row].tolist(), strict=True))
+
+
 class FileCounters(Mapping[str, dict[str, int]]):
     """path -> merged counters, built one file at a time when asked (a log may hold 100k files)."""
 
@@ -330,6 +383,8 @@ class ProcessLog:
     trace_array: np.ndarray
     # PATHS records: path id -> the path a traced call named (not a file of the log).
     trace_paths: dict[int, str] = field(default_factory=dict)
+    # Minor version 4: the layers above POSIX, by module name ("MPIIO"); empty in older logs.
+    modules: dict[str, ModuleTable] = field(default_factory=dict)
     # file id -> row of `table`, for the trace (sorted ids, their rows).
     _ids: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.uint64))
     _id_rows: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.intp))
@@ -630,6 +685,8 @@ def _parse_schema(path: Path, text: str) -> Schema:
         "proc": ([], []),
     }
     seen: set[tuple[str, str]] = set()
+    declared: dict[str, int] = {}  # module name -> id ("module NAME ID" lines, minor version 4)
+    others: dict[str, tuple[list[str], list[str]]] = {}  # sections this reader may not know
     for no, line in enumerate(text.splitlines(), 1):
         words = line.split()
         if not words:
@@ -640,13 +697,21 @@ def _parse_schema(path: Path, text: str) -> Schema:
                 "expected 'SECTION NAME MERGE' (corrupt log)"
             )
         sec, name, merge = words
-        if sec not in sections:
-            continue  # a section a later runtime added: its records are of a kind this reader skips
+        if sec == "module":
+            if not merge.isdigit() or name in declared or name in sections:
+                raise ProfileLogError(
+                    f"{path}: counter schema line {no} {line.strip()!r}: bad module (corrupt log)"
+                )
+            declared[name] = int(merge)
+            continue
         if (sec, name) in seen:
             raise ProfileLogError(f"{path}: counter schema names {sec} counter {name} twice (corrupt log)")
         seen.add((sec, name))
-        sections[sec][0].append(name)
-        sections[sec][1].append(merge)
+        # A section a later runtime added (not a module of this log): its records are of a kind this reader
+        # skips.
+        names, merges = sections[sec] if sec in sections else others.setdefault(sec, ([], []))
+        names.append(name)
+        merges.append(merge)
 
     _unnest_stdio(sections)
 
@@ -658,7 +723,15 @@ def _parse_schema(path: Path, text: str) -> Schema:
         raise ProfileLogError(
             f"{path}: counter schema names {min(both)} in both the file and file_data sections (corrupt log)"
         )
-    return Schema(file_rec=section("file"), file_data=section("file_data"), proc=section("proc"))
+    modules = {
+        mid: (name, Section(tuple(others.get(name, ([], []))[0]), tuple(others.get(name, ([], []))[1])))
+        for name, mid in declared.items()
+    }
+    if len(modules) != len(declared):
+        raise ProfileLogError(f"{path}: counter schema declares two modules with one id (corrupt log)")
+    return Schema(
+        file_rec=section("file"), file_data=section("file_data"), proc=section("proc"), modules=modules
+    )
 
 
 def _padded(n: int) -> int:
@@ -746,6 +819,10 @@ class _Collected:
         self.trace = _Records(TRACE_DTYPE, None, min(max_chunks * (per_chunk // 48), RESERVE_BYTES // 48))
         self.threads: set[int] = set()
         self.unknown_kinds: dict[int, int] = {}
+        # Minor version 4: MODULE_REC records by module id (record size, the records' words), MODULE_TEXT
+        # records in log order (file id, module id, what, text).
+        self.module_recs: dict[int, list[tuple[int, np.ndarray]]] = {}
+        self.module_texts: list[tuple[int, int, int, str]] = []
 
 
 def _variable_records(path: Path, k: int, kind: str, body: memoryview) -> Iterator[tuple[int, ...]]:
@@ -823,6 +900,22 @@ def _collect_chunk(path: Path, header: Header, k: int, data: bytes, got: _Collec
     elif kind == KIND_PATHS:
         for pid, _, plen, _, at in _variable_records(path, k, label, body):
             got.trace_paths.setdefault(pid, _text(body[at : at + plen]))
+    elif kind == KIND_MODULE_TEXT:
+        for fid, mid, tlen, what, at in _variable_records(path, k, label, body):
+            got.module_texts.append((fid, mid, what, _text(body[at : at + tlen])))
+    elif kind == KIND_MODULE_REC:
+        # Checked against the module's section once the schema is known (_module_tables).
+        (module,) = _U32.unpack_from(data, 24)
+        if rsize < 8 or rsize % 8 or used % rsize:
+            raise ProfileLogError(
+                f"{path}: chunk {k} (MODULE_REC): record size {rsize} and {used} bytes used do not make "
+                "whole records (corrupt log)"
+            )
+        if used:
+            words = np.frombuffer(data, dtype="<u8", count=used // 8, offset=CHUNK_HEADER_SIZE)
+            got.module_recs.setdefault(module, []).append((rsize, words.reshape(-1, rsize // 8).copy()))
+        if thread != PROCESS_THREAD:
+            got.threads.add(thread)
     else:
         n_values = {
             KIND_FILE_REC: header.n_file_counters,
@@ -1066,6 +1159,54 @@ def _largest_time(table: FileTable, trace: np.ndarray) -> int:
     return max(best, 0)
 
 
+def _module_tables(
+    p: Path, schema: Schema, got: _Collected, table: FileTable, ids: np.ndarray, id_rows: np.ndarray
+) -> tuple[dict[str, ModuleTable], list[str]]:
+    """The module records merged into one row per path (a path is the FILES record of the record's id)."""
+    out: dict[str, ModuleTable] = {}
+    messages: list[str] = []
+
+    def path_of(fid: int) -> str:
+        i = int(np.searchsorted(ids, fid))
+        if i < ids.size and int(ids[i]) == fid and not int(table.flags[int(id_rows[i])]) & FILE_UNNAMED:
+            return table.paths[int(id_rows[i])]
+        return f"(file id {fid}: name not recorded)"
+
+    texts: dict[tuple[int, int], dict[str, str]] = {}
+    for fid, mid, what, text in got.module_texts:  # in log order: the last one of a kind stays
+        texts.setdefault((mid, fid), {})[MODULE_TEXTS.get(what, f"text{what}")] = text
+    for mid, chunks in sorted(got.module_recs.items()):
+        known = schema.modules.get(mid)
+        if known is None:
+            messages.append(f"records of unknown module {mid} skipped (written by a later runtime?)")
+            continue
+        name, section = known
+        if not section.names:
+            messages.append(f"records of module {name} skipped: the counter schema lists no counters for it")
+            continue
+        width = 8 + 8 * len(section.names)
+        for rsize, _ in chunks:
+            if rsize != width:
+                raise ProfileLogError(
+                    f"{p}: MODULE_REC of {name}: record size {rsize}, expected {width} for "
+                    f"{len(section.names)} counters (corrupt log)"
+                )
+        recs = np.concatenate([w for _, w in chunks])
+        fids = (recs[:, 0] & np.uint64(0xFFFFFFFF)).tolist()
+        row_of: dict[str, int] = {}
+        rows = np.array([row_of.setdefault(path_of(f), len(row_of)) for f in fids], dtype=np.intp)
+        acc = Accumulator(section.plan, len(row_of))
+        acc.add(rows, recs[:, 1:])
+        paths = list(row_of)
+        row_texts: list[dict[str, str]] = [{} for _ in paths]
+        for f in set(fids):
+            if (mid, f) in texts:
+                row_texts[row_of[path_of(f)]].update(texts[(mid, f)])
+        out[name] = ModuleTable(name, mid, section, paths, acc.finish(), acc.contributions, row_texts)
+        messages.extend(section.plan_messages)
+    return out, messages
+
+
 def read_log(path: str | Path) -> ProcessLog:
     """Read one `.iolp` or `.iolpz` log (the format is told by its first bytes, not its name)."""
     p = Path(path)
@@ -1122,6 +1263,8 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
         messages.extend(sec.plan_messages)
 
     table, ids, id_rows = _build_table(schema, got)
+    modules, module_messages = _module_tables(p, schema, got, table, ids, id_rows)
+    messages.extend(module_messages)
     acc = Accumulator(schema.proc.plan, 1)
     for words in got.proc_recs:
         acc.add(np.zeros(words.shape[0], dtype=np.intp), words[:, 1:])
@@ -1134,6 +1277,9 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
     end_ns = header.end_ns
     if end_ns == 0:
         end_ns = _largest_time(table, trace)
+        for mod in modules.values():  # a layer's last timestamp may be the last thing the log saw
+            stamps = [int(mod.column(n).max()) - 1 for n in mod.names if "TIMESTAMP" in n and len(mod)]
+            end_ns = max([end_ns, *stamps])
     if not flags & FLAG_CLEAN:
         if flags & FLAG_SIGNAL:
             messages.append(f"the process was ended by signal {header.exit_signal}")
@@ -1179,6 +1325,7 @@ def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> Pro
         end_ns=end_ns,
         trace_array=trace,
         trace_paths=got.trace_paths,
+        modules=modules,
         _ids=ids,
         _id_rows=id_rows,
     )

@@ -342,6 +342,8 @@ def job_report(job: Job) -> dict[str, Any]:
         "rank_imbalance": rank_imbalance(ranks),
         "processes": _processes(job),
         "roots": [job.nodes[i].log.name for i in job.roots],
+        # The layers above POSIX, each over the same files (before the advice: its rules may read them).
+        "layers": {"mpiio": [f.to_json() for f in job.mpiio]},
     }
     report["advice"] = [a.to_json() for a in advice_rules.advise(job, report)]
     report["messages"] = list(job.messages)
@@ -598,6 +600,64 @@ def _ranks(ranks: list[dict[str, Any]], imb: dict[str, Any] | None) -> list[Rend
     return out
 
 
+def _by_kind(ops: dict[str, dict[str, int]], what: str) -> str:
+    return "/".join(
+        str(ops[k][what]) for k in ("independent", "collective", "split collective", "non-blocking")
+    )
+
+
+def _mpiio_view(files: list[dict[str, Any]]) -> list[RenderableType]:
+    """The MPI-IO layer, above the POSIX calls of the same files: per file its calls by kind, bytes, time,
+    ranks, hints, and whether collective buffering shows (fewer ranks wrote POSIX than MPI-IO)."""
+    if not files:
+        return []
+    rows = [
+        [
+            f["path"], str(len(f["ranks"])), f"{f['opens']['independent']}/{f['opens']['collective']}",
+            _by_kind(f["ops"], "reads"), _by_kind(f["ops"], "writes"), _bytes(f["bytes_read"]),
+            _bytes(f["bytes_written"]), _secs(f["read_time_s"] + f["write_time_s"] + f["meta_time_s"]),
+            f"{f['posix']['writes']} ({len(f['posix']['writer_ranks'])})",
+        ]
+        for f in files
+    ]  # fmt: skip
+    out: list[RenderableType] = [
+        _table(
+            "MPI-IO layer (calls by kind: independent/collective/split/non-blocking; POSIX writes beneath)",
+            [
+                "file",
+                "ranks",
+                "opens i/c",
+                "reads",
+                "writes",
+                "read",
+                "written",
+                "time",
+                "POSIX writes (ranks)",
+            ],
+            rows,
+        )
+    ]
+    for f in files:
+        notes = []
+        cb = f["collective_buffering"]
+        for what in ("write", "read"):
+            if cb and what in cb:
+                e = cb[what]
+                notes.append(
+                    f"collective buffering: {e['mpiio_ranks']} ranks made collective MPI-IO {what}s, "
+                    f"{e['posix_ranks']} (ranks {', '.join(map(str, e['aggregators']))}) "
+                    f"made the POSIX {what}s"
+                )
+        if f["hints"]:
+            shown = ", ".join(f"{k}={v}" for k, v in sorted(f["hints"].items()))
+            notes.append(
+                f"hints{' (rank differences: lowest rank shown)' if f['hints_differ'] else ''}: {shown}"
+            )
+        if notes:
+            out.append(Text(f"{f['path']}: " + "; ".join(notes), style="dim", overflow="fold"))
+    return out
+
+
 def _node_label(p: dict[str, Any]) -> Text:
     t = Text()
     name = os.path.basename(p["exe"]) or (p["cmdline"][0] if p["cmdline"] else "?")
@@ -680,6 +740,7 @@ def job_view(job: dict[str, Any]) -> Group:
         parts.append(_mounts_table(job["mounts"]))
     if job["ranks"]:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
+    parts.extend(_mpiio_view(job.get("layers", {}).get("mpiio", [])))
     parts.append(_tree(job))
     parts.extend(advice_panels(job["advice"]))
     for m in job["messages"]:
