@@ -323,7 +323,12 @@ def job_report(job: Job) -> dict[str, Any]:
         "operations": {
             n: v for n, v in proc.items() if not n.endswith("_TIME") and not n.startswith("BYTES_")
         },
-        "layers": {name: layer(job, data, name) for name in LAYERS},
+        # Each layer's totals (POSIX and STDIO calls, which the summary adds up), then the layers above POSIX
+        # file by file over the same files (before the advice: its rules may read them).
+        "layers": {
+            **{name: layer(job, data, name) for name in LAYERS},
+            "mpiio": [f.to_json() for f in job.mpiio],
+        },
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
         "top_files_by_bytes": _top(
@@ -342,8 +347,6 @@ def job_report(job: Job) -> dict[str, Any]:
         "rank_imbalance": rank_imbalance(ranks),
         "processes": _processes(job),
         "roots": [job.nodes[i].log.name for i in job.roots],
-        # The layers above POSIX, each over the same files (before the advice: its rules may read them).
-        "layers": {"mpiio": [f.to_json() for f in job.mpiio]},
     }
     report["advice"] = [a.to_json() for a in advice_rules.advise(job, report)]
     report["messages"] = list(job.messages)
@@ -722,7 +725,8 @@ def job_view(job: dict[str, Any]) -> Group:
             head.append(f"\ncommand: {shlex.join(first['cmdline'])}")
     parts: list[RenderableType] = [head, _summary_table(s)]
     layers = job.get("layers") or {}
-    lt = _layers_table(layers) if layers else None
+    totals = {name: layers[name] for name in LAYERS if name in layers}
+    lt = _layers_table(totals) if totals else None
     if lt is not None:
         parts.append(lt)
         line = _stdio_line(layers["stdio"]) if "stdio" in layers else None
