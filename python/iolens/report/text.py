@@ -336,7 +336,7 @@ def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
         ("written", f"{human_bytes(p['bytes_written'] or 0)} in {p['writes'] or 0:,} calls"),
         ("metadata", meta),
         ("I/O time", times),
-        ("small I/Os", f"{p['small_ios'] or 0:,} (under 1 MiB)"),
+        ("small I/Os", f"{p['small_ios'] or 0:,} (up to 1 MiB)"),
         ("files", f"{p['files'] or 0:,}"),
     ]
     if p["truncated"]:
