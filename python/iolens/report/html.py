@@ -28,7 +28,7 @@ from iolens import __version__, atomic
 from iolens.render import human_bytes, latency
 from iolens.report import text as fmt
 from iolens.store import queries
-from iolens.store.profiles import SMALL_IOS_LABEL
+from iolens.store.profiles import SMALL_IOS_LABEL, document_top_files
 from iolens.store.store import Store
 
 GIB = 1024**3
@@ -705,10 +705,10 @@ def profile_page(store: Store, profile_id: int) -> Page:
         }
         page.section("Access size histogram", page.figure(fig, 340))
 
-    top = _top_files(doc, "top_files_by_bytes")
+    top = document_top_files(doc, "top_files_by_bytes")
     if top is None:
         top = queries.profile_files(store.db, profile_id, "bytes", limit=TOP_FILES)
-    slow = _top_files(doc, "top_files_by_time")
+    slow = document_top_files(doc, "top_files_by_time")
     if slow is None:
         slow = queries.profile_files(store.db, profile_id, "time", limit=TOP_FILES)
     page.section(
@@ -809,15 +809,6 @@ def profile_page(store: Store, profile_id: int) -> Page:
         )
         page.section("Advice", f"<p class='note'>{why}</p>")
     return page
-
-
-def _top_files(doc: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
-    """The document's own top-file table (code and libraries left out, ties by path, as the terminal report
-    shows it); None when it has none (then the stored files are listed)."""
-    rows = doc.get(key)
-    if not isinstance(rows, list):
-        return None
-    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("path"), str)]
 
 
 def _short(path: str, width: int = 48) -> str:

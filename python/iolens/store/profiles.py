@@ -55,6 +55,15 @@ def small_ios(access_sizes: dict[str, Any]) -> int:
     return total
 
 
+def document_top_files(doc: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
+    """A stored profile's own top-file table (`top_files_by_bytes`, `top_files_by_time`: data files only, ties
+    by path, as its report shows them); None when the document has none (then list the stored files)."""
+    rows = doc.get(key)
+    if not isinstance(rows, list):
+        return None
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("path"), str)]
+
+
 def iolens_jobs(path: Path | list[Path]) -> list[ProfileRecord]:
     """Every job in a log file, a directory of logs, or a list of log files."""
     from iolens.profile.job import load_jobs
