@@ -118,7 +118,7 @@ def profile_job(directory: Path, traced: bool = False) -> Path:
         for i in range(50)
     ]
     inp = dict(
-        POSIX_OPENS=1, POSIX_READS=8, POSIX_BYTES_READ=8 * MiB, POSIX_F_READ_TIME=2 * S,
+        POSIX_OPENS=1, POSIX_STATS=40, POSIX_READS=8, POSIX_BYTES_READ=8 * MiB, POSIX_F_READ_TIME=2 * S,
         POSIX_SIZE_READ_1M_4M=8, POSIX_F_OPEN_START_TIMESTAMP=S + 1, POSIX_F_READ_END_TIMESTAMP=3 * S + 1,
     )  # fmt: skip
     out = dict(

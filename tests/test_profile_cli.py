@@ -72,7 +72,9 @@ def test_command_starts_after_double_dash_or_at_the_first_non_option() -> None:
         ["a"],
     )
     assert cli.profile_args(["--launcher=srun", "--np=2", "b"])[1].launcher == "srun"
-    assert cli.profile_args(["report", "dir", "--json"]) == ("report", ("dir", True))
+    assert cli.profile_args(["report", "dir", "--json"]) == ("report", ("dir", True, False))
+    assert cli.profile_args(["report", "--all-files", "dir"]) == ("report", ("dir", False, True))
+    assert cli.profile_args(["--all-files", "--", "app"])[1].all_files is True
     assert cli.profile_args(["--", "report"])[1].command == ["report"]
 
 

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from iolens.profile import advice
-from iolens.profile.job import Job, load_job
+from iolens.profile.job import Job, load_job, load_jobs
 from iolens.profile.report import build, job_report, print_report
 
 from .conftest import REPO
@@ -171,40 +171,95 @@ def test_top_files_mounts_ranks_and_tree(tmp_path: Path) -> None:
 
 
 def one(tmp_path: Path, counters: dict[str, int], **kw: Any) -> dict[str, Any]:
-    return report_of(tmp_path, proc_log(1, {"/lus/f": counters}, **kw))[1]
+    """A one-process job of 10 s with one file on /lus (lustre; mount="/shm" puts it on a tmpfs)."""
+    mount = kw.pop("mount", None)
+    spec = proc_log(1, {"/lus/f": counters}, **kw)
+    if mount == "/shm":
+        spec.mounts = [MountSpec(1, "/lus", "tmpfs")]
+    return report_of(tmp_path, spec)[1]
 
 
 def test_small_transfers(tmp_path: Path) -> None:
-    r = one(tmp_path, {"POSIX_READS": 1000, "POSIX_SIZE_READ_1K_10K": 600, "POSIX_SIZE_READ_1M_4M": 400})
+    r = one(tmp_path, {"POSIX_READS": 1000, "POSIX_SIZE_READ_1K_10K": 600, "POSIX_SIZE_READ_1M_4M": 400,
+                       "POSIX_F_READ_TIME": 2 * S})  # fmt: skip
     a = fired(r, "small_transfers")
     assert a is not None and a["evidence"]["small_accesses"] == 600 and a["evidence"]["accesses"] == 1000
     assert a["evidence"]["small_share"] == pytest.approx(0.6) and "600 of 1000" in a["finding"]
     assert a["thresholds"]["small_access_bytes"] == 100 * 1024 and "1 MiB" in a["suggestion"]
-    r = one(tmp_path, {"POSIX_READS": 1000, "POSIX_SIZE_READ_10K_100K": 499, "POSIX_SIZE_READ_100K_1M": 501})
+    # The saving: the file's read time in the share of its calls that were small; 1.2 s of the 10 s run.
+    assert a["evidence"]["saving_s"] == pytest.approx(1.2) and a["evidence"]["saving_share"] == pytest.approx(
+        0.12
+    )
+    assert "At most 1.20 s of the 10.00 s run could be saved" in a["finding"]
+    # A serial program without stdio is told neither about MPI-IO nor about setvbuf.
+    assert "MPI" not in a["suggestion"] and "setvbuf" not in a["suggestion"]
+    r = one(tmp_path, {"POSIX_READS": 1000, "POSIX_SIZE_READ_10K_100K": 499, "POSIX_SIZE_READ_100K_1M": 501,
+                       "POSIX_F_READ_TIME": 2 * S})  # fmt: skip
     assert fired(r, "small_transfers") is None
     assert (
         fired(one(tmp_path, {"POSIX_READS": 999, "POSIX_SIZE_WRITE_0_100": 999}), "small_transfers") is None
     )
-    half = one(tmp_path, {"POSIX_SIZE_READ_0_100": 500, "POSIX_SIZE_READ_100K_1M": 500})
-    assert fired(half, "small_transfers") is not None  # the threshold is "at least half"
+    half = {"POSIX_READS": 1000, "POSIX_SIZE_READ_0_100": 500, "POSIX_SIZE_READ_100K_1M": 500,
+            "POSIX_F_READ_TIME": 2 * S}  # fmt: skip
+    assert fired(one(tmp_path, half), "small_transfers") is not None  # the threshold is "at least half"
+    # 2000 files written in one call each: each call moved the whole file, it cannot be larger.
+    whole = {f"/lus/w{i}": {"POSIX_WRITES": 1, "POSIX_SIZE_WRITE_1K_10K": 1, "POSIX_F_WRITE_TIME": S // 1000}
+             for i in range(2000)}  # fmt: skip
+    assert fired(report_of(tmp_path, proc_log(1, whole))[1], "small_transfers") is None
+    stdio = one(tmp_path, {"POSIX_WRITES": 1000, "POSIX_SIZE_WRITE_0_100": 1000, "POSIX_F_WRITE_TIME": S,
+                           "STDIO_WRITES": 1000})  # fmt: skip
+    a = fired(stdio, "small_transfers")
+    assert a is not None and "setvbuf" in a["suggestion"] and a["evidence"]["stdio_calls"] == 1000
+
+
+def test_every_rule_is_gated_on_the_time_it_could_save(tmp_path: Path) -> None:
+    small = {"POSIX_READS": 1000, "POSIX_SIZE_READ_0_100": 1000}
+    # 0.45 s of a 10 s run: 4.5%, under MIN_SAVING_SHARE.
+    assert fired(one(tmp_path, small | {"POSIX_F_READ_TIME": 45 * S // 100}), "small_transfers") is None
+    assert fired(one(tmp_path, small | {"POSIX_F_READ_TIME": 50 * S // 100}), "small_transfers") is not None
+    # 0.2 s of a 0.3 s run: 67% of it, but under MIN_SAVING_S.
+    short = small | {"POSIX_F_READ_TIME": S // 5}
+    assert fired(one(tmp_path, short, end_ns=3 * S // 10), "small_transfers") is None
+    assert (
+        fired(one(tmp_path, small | {"POSIX_F_READ_TIME": S // 4}, end_ns=S // 2), "small_transfers")
+        is not None
+    )
+    # Two processes of 10 s: 0.8 s is 4% of the 20 s they ran (the share is of the processes' time).
+    slow = small | {"POSIX_F_READ_TIME": 8 * S // 10}
+    _, r = report_of(tmp_path, proc_log(1, {"/lus/f": slow}), proc_log(2, {"/lus/g": {"POSIX_OPENS": 1}}))
+    assert fired(r, "small_transfers") is None
+    assert advice.MIN_SAVING_S == 0.25 and advice.MIN_SAVING_SHARE == 0.05
 
 
 def test_metadata_bound(tmp_path: Path) -> None:
-    r = one(tmp_path, {"POSIX_F_READ_TIME": 2 * S}, proc={"META_TIME": 3 * S // 2, "OPENS": 5000, "STATS": 9})
+    polled = {"POSIX_F_READ_TIME": 2 * S, "POSIX_OPENS": 5000, "POSIX_STATS": 2}
+    r = one(tmp_path, polled, proc={"META_TIME": 3 * S // 2, "OPENS": 5000, "STATS": 9})
     a = fired(r, "metadata_bound")
     assert a is not None and a["evidence"]["meta_time_s"] == pytest.approx(1.5)
     assert a["evidence"]["meta_share"] == pytest.approx(1.5 / 3.5) and a["evidence"]["opens"] == 5000
-    below_share = one(tmp_path, {"POSIX_F_READ_TIME": 3 * S}, proc={"META_TIME": 6 * S // 5})
+    assert "Open each file once" in a["suggestion"] and "stat once" not in a["suggestion"]
+    below_share = one(tmp_path, polled | {"POSIX_F_READ_TIME": 3 * S}, proc={"META_TIME": 6 * S // 5})
     assert fired(below_share, "metadata_bound") is None  # 1.2 of 4.2 s: 29%
-    too_short = one(tmp_path, {"POSIX_F_READ_TIME": S // 10}, proc={"META_TIME": 9 * S // 10})
-    assert fired(too_short, "metadata_bound") is None  # 90% but under a second
+    too_little = one(tmp_path, polled | {"POSIX_F_READ_TIME": S // 10}, proc={"META_TIME": 4 * S // 10})
+    assert fired(too_little, "metadata_bound") is None  # 80% of the I/O time, but 4% of the run
+    # The file is opened once: nothing to do less often (packing files is many_small_files' advice).
+    once = one(tmp_path, {"POSIX_F_READ_TIME": 2 * S, "POSIX_OPENS": 1}, proc={"META_TIME": 3 * S})
+    assert fired(once, "metadata_bound") is None
+    # The metadata time of a synced file is its syncs' (fsync_heavy's), not metadata-bound.
+    synced = polled | {"POSIX_FSYNCS": 50, "POSIX_F_META_TIME": 3 * S // 2}
+    assert fired(one(tmp_path, synced, proc={"META_TIME": 3 * S // 2}), "metadata_bound") is None
 
 
-def small_files_job(tmp_path: Path, n_small: int, n_big: int) -> dict[str, Any]:
+def small_files_job(tmp_path: Path, n_small: int, n_big: int, fs: str = "lustre") -> dict[str, Any]:
     # MAX_BYTE is the offset of the last byte (Darshan's meaning): files of 4 KiB and of 8 MiB
-    files = {f"/lus/s{i}": {"POSIX_WRITES": 1, "POSIX_MAX_BYTE_WRITTEN": 4095} for i in range(n_small)}
+    files = {
+        f"/lus/s{i}": {"POSIX_WRITES": 1, "POSIX_MAX_BYTE_WRITTEN": 4095, "POSIX_F_META_TIME": S // 50}
+        for i in range(n_small)
+    }
     files |= {f"/lus/b{i}": {"POSIX_READS": 1, "POSIX_MAX_BYTE_READ": 8 * MiB - 1} for i in range(n_big)}
-    return report_of(tmp_path, proc_log(1, files))[1]
+    spec = proc_log(1, files)
+    spec.mounts = [MountSpec(1, "/lus", fs)]
+    return report_of(tmp_path, spec)[1]
 
 
 def test_many_small_files(tmp_path: Path) -> None:
@@ -212,22 +267,52 @@ def test_many_small_files(tmp_path: Path) -> None:
     assert (
         a is not None and a["evidence"]["small_files"] == 100 and a["evidence"]["median_file_bytes"] == 4096
     )
+    assert a["evidence"]["saving_s"] == pytest.approx(2.0) and "node-local" in a["suggestion"]
     assert fired(small_files_job(tmp_path, 99, 0), "many_small_files") is None
     assert fired(small_files_job(tmp_path, 49, 51), "many_small_files") is None
     a = fired(small_files_job(tmp_path, 50, 50), "many_small_files")
     assert a is not None and a["evidence"]["small_share"] == pytest.approx(0.5)
+    # Already in memory (/dev/shm) or on the node's own disk: no "use node-local storage".
+    for fs in ("tmpfs", "ext4"):
+        a = fired(small_files_job(tmp_path, 100, 0, fs), "many_small_files")
+        assert a is not None and "node-local" not in a["suggestion"] and "/dev/shm" not in a["suggestion"]
 
 
 def test_random_access(tmp_path: Path) -> None:
     # The first read of each (thread, file) follows no other and is left out: 1001 reads are 1000 that count.
-    a = fired(one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 400}), "random_access")
+    a = fired(
+        one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 400, "POSIX_F_READ_TIME": 2 * S}),
+        "random_access",
+    )
     assert a is not None
-    assert a["evidence"] == {"reads": 1001, "first_reads": 1, "seq_reads": 400, "seq_read_share": 0.4}
+    assert {k: a["evidence"][k] for k in ("reads", "first_reads", "seq_reads", "seq_read_share")} == {
+        "reads": 1001, "first_reads": 1, "seq_reads": 400, "seq_read_share": 0.4
+    }  # fmt: skip
     assert "600 of 1000 reads after the first of each file (60%)" in a["finding"]
-    assert fired(one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 500}), "random_access") is None
-    assert fired(one(tmp_path, {"POSIX_WRITES": 1000}), "random_access") is None
-    a = fired(one(tmp_path, {"POSIX_WRITES": 2000, "POSIX_SEQ_WRITES": 10}), "random_access")
+    assert "node-local or flash" in a["suggestion"]  # on lustre
+    # Uniformly random offsets are at or after the previous end half the time: 60% is still random.
+    assert fired(
+        one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 600, "POSIX_F_READ_TIME": 2 * S}),
+        "random_access",
+    )
+    assert (
+        fired(
+            one(tmp_path, {"POSIX_READS": 1001, "POSIX_SEQ_READS": 750, "POSIX_F_READ_TIME": 2 * S}),
+            "random_access",
+        )
+        is None
+    )
+    assert fired(one(tmp_path, {"POSIX_WRITES": 1000, "POSIX_F_WRITE_TIME": S}), "random_access") is None
+    a = fired(
+        one(tmp_path, {"POSIX_WRITES": 2000, "POSIX_SEQ_WRITES": 10, "POSIX_F_WRITE_TIME": S}),
+        "random_access",
+    )
     assert a is not None and "seq_write_share" in a["evidence"] and "reads" not in a["evidence"]
+    # In memory, access order costs nothing.
+    assert (
+        fired(one(tmp_path, {"POSIX_READS": 1001, "POSIX_F_READ_TIME": S}, mount="/shm"), "random_access")
+        is None
+    )
 
 
 def test_files_accessed_once_each_are_not_random_access(tmp_path: Path) -> None:
@@ -244,33 +329,51 @@ def test_each_thread_and_process_has_its_own_first_access(tmp_path: Path) -> Non
     """One file read 600 times at random by each of two threads of a process, and by another process: three
     first reads, 1797 that count, none sequential."""
     spec = proc_log(1, {"/lus/f": {}})
-    spec.file_recs = [(0, 1, {"POSIX_READS": 600}), (1, 1, {"POSIX_READS": 600})]
-    _, rep = report_of(tmp_path, spec, proc_log(2, {"/lus/f": {"POSIX_READS": 600}}))
+    read = {"POSIX_READS": 600, "POSIX_F_READ_TIME": S}
+    spec.file_recs = [(0, 1, read), (1, 1, read)]
+    _, rep = report_of(tmp_path, spec, proc_log(2, {"/lus/f": read}))
     assert rep["access_patterns"]["first_reads"] == 3
     a = fired(rep, "random_access")
     assert a is not None and "1797 of 1797 reads after the first" in a["finding"]
 
 
 def test_misaligned(tmp_path: Path) -> None:
-    a = fired(one(tmp_path, {"POSIX_WRITES": 1000, "POSIX_FILE_NOT_ALIGNED": 500}), "misaligned")
+    w = {"POSIX_WRITES": 1000, "POSIX_F_WRITE_TIME": 2 * S}
+    a = fired(one(tmp_path, w | {"POSIX_FILE_NOT_ALIGNED": 500}), "misaligned")
     assert a is not None and a["evidence"]["fs_types"] == ["lustre"] and "on lustre" in a["finding"]
-    assert fired(one(tmp_path, {"POSIX_WRITES": 1000, "POSIX_FILE_NOT_ALIGNED": 499}), "misaligned") is None
+    assert "H5Pset_alignment" not in a["suggestion"] and "striping_unit" not in a["suggestion"]
+    assert fired(one(tmp_path, w | {"POSIX_FILE_NOT_ALIGNED": 499}), "misaligned") is None
+    # On a node's own disk or in memory the page cache absorbs it.
+    assert fired(one(tmp_path, w | {"POSIX_FILE_NOT_ALIGNED": 1000}, mount="/shm"), "misaligned") is None
 
 
 def test_fsync_heavy(tmp_path: Path) -> None:
-    a = fired(one(tmp_path, {"POSIX_WRITES": 1000, "POSIX_FSYNCS": 60, "POSIX_FDSYNCS": 40}), "fsync_heavy")
+    synced = {"POSIX_WRITES": 1000, "POSIX_FSYNCS": 60, "POSIX_FDSYNCS": 40, "POSIX_F_META_TIME": S}
+    a = fired(one(tmp_path, synced), "fsync_heavy")
     assert a is not None and a["evidence"]["syncs"] == 100 and a["evidence"]["writes_per_sync"] == 10.0
-    assert fired(one(tmp_path, {"POSIX_WRITES": 99, "POSIX_FSYNCS": 99}), "fsync_heavy") is None
-    assert fired(one(tmp_path, {"POSIX_WRITES": 1010, "POSIX_FSYNCS": 100}), "fsync_heavy") is None
+    assert a["evidence"]["files"] == 1 and a["evidence"]["saving_s"] == pytest.approx(1.0)
+    assert fired(one(tmp_path, synced, mount="/shm"), "fsync_heavy") is None  # a sync in memory does nothing
+    assert fired(one(tmp_path, synced | {"POSIX_F_META_TIME": S // 4}), "fsync_heavy") is None  # 2.5%
+    few = {"POSIX_WRITES": 99, "POSIX_FSYNCS": 99, "POSIX_F_META_TIME": S}
+    assert fired(one(tmp_path, few), "fsync_heavy") is None
+    rare = {"POSIX_WRITES": 1010, "POSIX_FSYNCS": 100, "POSIX_F_META_TIME": S}
+    assert fired(one(tmp_path, rare), "fsync_heavy") is None
+    # 100 files each synced once when complete: what the advice would ask for.
+    once = {
+        f"/lus/f{i}": {"POSIX_WRITES": 1, "POSIX_FSYNCS": 1, "POSIX_F_META_TIME": S // 50} for i in range(100)
+    }
+    assert fired(report_of(tmp_path, proc_log(1, once))[1], "fsync_heavy") is None
 
 
 def test_shared_read_after_write(tmp_path: Path) -> None:
     # Timestamps are ns since each process's start + 1; both logs start at the same wall-clock time here.
     def w(at: int) -> dict[str, int]:
-        return {"POSIX_WRITES": 5, "POSIX_BYTES_WRITTEN": 5 * MiB, "POSIX_F_WRITE_START_TIMESTAMP": at}
+        return {"POSIX_WRITES": 5, "POSIX_BYTES_WRITTEN": 5 * MiB, "POSIX_F_WRITE_START_TIMESTAMP": at,
+                "POSIX_F_WRITE_TIME": S}  # fmt: skip
 
     def r(at: int) -> dict[str, int]:
-        return {"POSIX_READS": 5, "POSIX_BYTES_READ": 5 * MiB, "POSIX_F_READ_START_TIMESTAMP": at}
+        return {"POSIX_READS": 5, "POSIX_BYTES_READ": 5 * MiB, "POSIX_F_READ_START_TIMESTAMP": at,
+                "POSIX_F_READ_TIME": S}  # fmt: skip
 
     _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100)}), proc_log(2, {"/lus/x": r(200)}))
     a = fired(rep, "shared_read_after_write")
@@ -289,9 +392,22 @@ def test_shared_read_after_write(tmp_path: Path) -> None:
     _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100) | r(150)}), proc_log(2, {"/lus/x": r(200)}))
     a = fired(rep, "shared_read_after_write")
     assert a is not None and a["evidence"]["examples"][0]["readers"] == 2
-    # The earliest writer reads after a second writer's first write: that read may see the other's data.
+    # The earliest writer reads after a second writer's first write, but every reader also wrote the file:
+    # the ranks of a shared checkpoint reading back their own parts look the same, and get no advice.
     _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100) | r(300)}), proc_log(2, {"/lus/x": w(200)}))
-    assert fired(rep, "shared_read_after_write") is not None
+    assert fired(rep, "shared_read_after_write") is None
+    # Through a file in memory (/dev/shm): passing data in memory already.
+    a, b = proc_log(1, {"/lus/x": w(100)}), proc_log(2, {"/lus/x": r(200)})
+    a.mounts = b.mounts = [MountSpec(1, "/lus", "tmpfs")]
+    assert fired(report_of(tmp_path, a, b)[1], "shared_read_after_write") is None
+    # Briefer: 0.1 s in all, 0.5% of the 20 s the two processes ran.
+    quick = {"POSIX_F_WRITE_TIME": S // 20}
+    _, rep = report_of(
+        tmp_path,
+        proc_log(1, {"/lus/x": w(100) | quick}),
+        proc_log(2, {"/lus/x": r(200) | {"POSIX_F_READ_TIME": S // 20}}),
+    )
+    assert fired(rep, "shared_read_after_write") is None
     # A read whose time the log does not have is taken as the earliest it can be: no advice on a guess.
     no_time = {"POSIX_READS": 5, "POSIX_BYTES_READ": 5 * MiB}
     _, rep = report_of(tmp_path, proc_log(1, {"/lus/x": w(100)}), proc_log(2, {"/lus/x": no_time}))
@@ -344,10 +460,14 @@ def test_rank_imbalance(tmp_path: Path) -> None:
         "mean"
     ] == pytest.approx(1.5)
     assert "rank 3 spent 3.00 s" in a["finding"] and "bytes" not in a["evidence"]
+    assert a["evidence"]["saving_run_time_s"] == pytest.approx(1.5)  # the slowest rank's excess over the mean
     assert fired(ranks_job(tmp_path, [1, 1, 1, 1.6]), "rank_imbalance") is None  # 1.39x the mean
-    assert fired(ranks_job(tmp_path, [0.1, 0.1, 0.1, 0.5]), "rank_imbalance") is None  # under a second
-    a = fired(ranks_job(tmp_path, [1, 1], [0, 128 * MiB]), "rank_imbalance")
+    # 2.5x the mean, but 0.3 s of excess: 3% of the 10 s run.
+    assert fired(ranks_job(tmp_path, [0.1, 0.1, 0.1, 0.5]), "rank_imbalance") is None
+    a = fired(ranks_job(tmp_path, [1, 2.2], [0, 128 * MiB]), "rank_imbalance")
     assert a is not None and a["evidence"]["bytes"]["max_rank"] == 1 and "io_time_s" not in a["evidence"]
+    # The bytes are imbalanced, the time is not: balancing them would save nothing.
+    assert fired(ranks_job(tmp_path, [1, 1], [0, 128 * MiB]), "rank_imbalance") is None
     assert fired(ranks_job(tmp_path, [5.0]), "rank_imbalance") is None  # one rank: nothing to compare
 
 
@@ -365,12 +485,145 @@ def test_every_rule_is_documented_with_its_thresholds() -> None:
     doc = (REPO / "docs" / "profile.md").read_text()
     for rule in advice.RULES:
         assert f"`{rule.__name__}`" in doc, rule.__name__
-    for name in ("MIN_ACCESSES", "SMALL_ACCESS_SHARE", "META_SHARE", "MIN_META_TIME_S", "MIN_FILES",
-                 "SMALL_FILE_SHARE", "SEQ_SHARE", "MISALIGNED_SHARE", "MIN_SYNCS", "SYNCS_PER_WRITE",
-                 "IMBALANCE_RATIO", "MIN_IMBALANCE_TIME_S"):  # fmt: skip
+    for name in ("MIN_SAVING_S", "MIN_SAVING_SHARE", "MIN_ACCESSES", "SMALL_ACCESS_SHARE", "META_SHARE",
+                 "REPEATS", "MIN_NAMESPACE_OPS", "MIN_FILES", "SMALL_FILE_SHARE", "SEQ_SHARE",
+                 "MISALIGNED_SHARE", "MIN_SYNCS", "SYNCS_PER_WRITE", "SYNCS_PER_FILE",
+                 "IMBALANCE_RATIO"):  # fmt: skip
         value = getattr(advice, name)
         shown = f"{value:g}" if isinstance(value, float) else str(value)
         assert re.search(rf"\b{re.escape(shown)}\b", doc), f"{name} = {shown} is not in docs/profile.md"
+
+
+# --- code and libraries, top files --------------------------------------------------------------------------
+
+PYTHON_LIB = "/usr/lib/python3.11"
+
+
+def python_job(tmp_path: Path, all_files: bool = False) -> tuple[Job, dict[str, Any]]:
+    """python importing 150 modules (.py under /usr, .so in a venv's site-packages, a .pyc of the user's own
+    script), the loader's cache, and writing one data file of 10 KiB."""
+    code = {f"{PYTHON_LIB}/m{i}.py": {"POSIX_OPENS": 2, "POSIX_STATS": 3, "POSIX_READS": 2,
+                                      "POSIX_BYTES_READ": 4000, "POSIX_SIZE_READ_1K_10K": 2,
+                                      "POSIX_MAX_BYTE_READ": 3999, "POSIX_F_META_TIME": S // 100,
+                                      "POSIX_F_READ_TIME": S // 1000}
+            for i in range(148)}  # fmt: skip
+    code["/home/u/venv/lib/python3.11/site-packages/numpy/_core.cpython-311.so"] = {
+        "POSIX_OPENS": 1, "POSIX_READS": 1, "POSIX_BYTES_READ": 832, "POSIX_F_META_TIME": S // 100,
+    }  # fmt: skip
+    code["/home/u/__pycache__/run.cpython-311.pyc"] = {
+        "POSIX_OPENS": 1,
+        "POSIX_READS": 1,
+        "POSIX_BYTES_READ": 900,
+    }
+    code["/etc/ld.so.cache"] = {"POSIX_OPENS": 1, "POSIX_BYTES_READ": 0}
+    data = {
+        "/dev/shm/out.json": {"POSIX_OPENS": 1, "POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 10_000,
+                              "POSIX_SIZE_WRITE_1K_10K": 1, "POSIX_MAX_BYTE_WRITTEN": 9999},
+    }  # fmt: skip
+    spec = proc_log(1, code | data, proc={"META_TIME": 2 * S, "OPENS": 152, "STATS": 444})
+    d = tmp_path / f"py{len(list(tmp_path.iterdir()))}"
+    d.mkdir()
+    write_log(d, spec)
+    job = load_jobs(d, all_files)[0]
+    return job, job_report(job)
+
+
+def test_code_and_libraries_are_kept_apart_from_data(tmp_path: Path) -> None:
+    _, r = python_job(tmp_path)
+    s = r["summary"]
+    assert s["files"]["total"] == 1 and s["bytes_read"] == 0 and s["bytes_written"] == 10_000
+    code = s["code_and_libraries"]
+    assert (code["files"], code["bytes_read"], code["reads"]) == (151, 148 * 4000 + 832 + 900, 148 * 2 + 2)
+    assert code["io_time_s"] == pytest.approx(148 * 0.011 + 0.01) and code["counted_as_data"] is False
+    assert [f["path"] for f in r["top_files_by_bytes"]] == ["/dev/shm/out.json"]
+    assert [f["path"] for f in r["top_files_by_time"]] == []  # the data file took no time
+    assert r["advice"] == []  # not "many small files", not "metadata-bound" (the imports' 1.5 s)
+    text = " ".join(render({"jobs": [r]}).split())
+    assert "code and libraries 151 files, 579.82 KiB read in 298 reads, 1.638 s" in text
+    assert "--all-files counts them as data" in text
+    # --all-files: the same logs, code counted as data; now 152 files, many of them small, and busy opening.
+    _, r = python_job(tmp_path, all_files=True)
+    code = r["summary"]["code_and_libraries"]
+    assert r["summary"]["files"]["total"] == 152 and code["counted_as_data"] and code["files"] == 151
+    assert "(counted as data: --all-files)" in " ".join(render({"jobs": [r]}).split())
+    assert r["summary"]["bytes_read"] == 148 * 4000 + 832 + 900
+    assert len(r["top_files_by_bytes"]) == 10 and {a["rule"] for a in r["advice"]} == {"many_small_files"}
+
+
+def test_paths_of_code_and_libraries() -> None:
+    from iolens.profile.places import fs_kind, is_code, libraries
+
+    code = [
+        "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2", "/etc/ld.so.cache",
+        "/usr/include/stdio.h", "/opt/spack/hdf5/lib/libhdf5.so.310", "/home/u/.local/lib/python3.11/"
+        "site-packages/h5py/__init__.py", "/scratch/u/env/lib/python3.12/dist-packages/x/y.dat",
+        "/work/app/__pycache__/model.cpython-311.pyc", "/work/app/train.py", "/proc/self/maps",
+        "/dev/null", "/sys/fs/cgroup/cpu.max", "/bin/sh",
+    ]  # fmt: skip
+    data = ["/dev/shm/out.h5", "/scratch/u/run/out.dat", "/tmp/cc1.s", "/work/libfoo.sot", "/usrdata/x",
+            "/home/u/py/data.json", "/library/table.csv"]  # fmt: skip
+    assert [p for p in code if not is_code(p)] == [] and [p for p in data if is_code(p)] == []
+    assert libraries(["/usr/lib/x86_64-linux-gnu/hdf5/openmpi/libhdf5.so.103", "/usr/lib/libmpi.so.40"]) == {
+        "hdf5"
+    }  # fmt: skip
+    assert libraries(["/usr/lib/x86_64-linux-gnu/libhdf5_serial_hl.so.100", "/scratch/libhdf5.h5"]) == {
+        "hdf5"
+    }
+    assert [fs_kind(t) for t in ("tmpfs", "lustre", "ext4", "fuse.x", None)] == [
+        "memory", "shared", "local", "unknown", "unknown"
+    ]  # fmt: skip
+
+
+def test_top_files_break_ties_by_path_whatever_the_log_order(tmp_path: Path) -> None:
+    """Twelve files of equal bytes in two processes: the ten first paths, in path order, whichever log comes
+    first, and the same for equal times."""
+    names = [f"/lus/f{c}" for c in "lkjihgfedcba"]
+    same = {"POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 4096, "POSIX_F_WRITE_TIME": S // 10}
+    first = report_of(
+        tmp_path, proc_log(1, {n: same for n in names[:6]}), proc_log(2, {n: same for n in names[6:]})
+    )
+    second = report_of(
+        tmp_path, proc_log(1, {n: same for n in names[6:]}), proc_log(2, {n: same for n in names[:6]})
+    )
+    for _, r in (first, second):
+        assert [f["path"] for f in r["top_files_by_bytes"]] == sorted(names)[:10]
+        assert [f["path"] for f in r["top_files_by_time"]] == sorted(names)[:10]
+    _, r = report_of(tmp_path, proc_log(1, {"/lus/b": same, "/lus/a": same | {"POSIX_BYTES_WRITTEN": 1}}))
+    assert [f["path"] for f in r["top_files_by_bytes"]] == ["/lus/b", "/lus/a"]  # the value first
+
+
+def test_small_ios_count_transfers_up_to_and_including_1_mib() -> None:
+    """Darshan's 100K_1M bucket (and iolens's) holds 102401..1048576 bytes: a transfer of exactly 1 MiB is
+    small, one of 1 MiB + 1 byte is not (in 1M_4M)."""
+    from iolens.store.profiles import SMALL_IOS_LABEL, small_ios
+
+    sizes = {
+        "buckets": ["0-100", "100K-1M", "1M-4M", "1G+"],
+        "read": [1, 2, 4, 8],
+        "write": [16, 32, 64, 128],
+    }
+    assert small_ios(sizes) == 1 + 2 + 16 + 32 and "up to 1 MiB" in SMALL_IOS_LABEL
+    assert advice.bucket_upper("100K-1M") == MiB and advice.bucket_upper("10K-100K") == 100 * 1024
+
+
+def test_the_html_profile_keeps_the_advice_sentence_with_its_numbers(tmp_path: Path) -> None:
+    from iolens.report.html import profile_page
+    from iolens.store import Store
+    from iolens.store.profiles import iolens_jobs
+
+    d = tmp_path / "logs"
+    d.mkdir()
+    write_log(d, proc_log(1, {"/lus/f": {"POSIX_READS": 1000, "POSIX_SIZE_READ_1K_10K": 600,
+                                         "POSIX_SIZE_READ_1M_4M": 400, "POSIX_F_READ_TIME": 2 * S},
+                              "/usr/lib/libz.so.1": {"POSIX_OPENS": 1, "POSIX_READS": 1,
+                                                     "POSIX_BYTES_READ": 832}}))  # fmt: skip
+    with Store.open(str(tmp_path / "iolens.db")) as store:
+        stored = store.put_profile(iolens_jobs(d)[0])
+        page = profile_page(store, stored.id).render()
+    assert "600 of 1000 reads and writes (60%) moved at most 100 KiB each" in page
+    assert "At most 1.20 s of the 10.00 s run could be saved" in page and "Aggregate into transfers" in page
+    assert "small I/Os (up to 1 MiB)" in page and "code and libraries" in page
+    assert "<code>/lus/f</code>" in page and "<code>/usr/lib/libz.so.1</code>" not in page  # top files: data
 
 
 # --- JSON and text ------------------------------------------------------------------------------------------
@@ -391,9 +644,11 @@ def everything_job(tmp_path: Path) -> dict[str, Any]:
     """A job on which every rule fires."""
     files = {
         "/lus/x": dict(
-            POSIX_WRITES=2000, POSIX_SIZE_WRITE_1K_10K=2000, POSIX_FILE_NOT_ALIGNED=2000, POSIX_FSYNCS=300,
+            POSIX_WRITES=2000, POSIX_SIZE_WRITE_1K_10K=2000, POSIX_FILE_NOT_ALIGNED=2000,
             POSIX_F_WRITE_TIME=5 * S, POSIX_BYTES_WRITTEN=2000 * 4096, POSIX_F_WRITE_START_TIMESTAMP=100,
+            POSIX_OPENS=500,
         ),
+        "/lus/log": dict(POSIX_WRITES=300, POSIX_FSYNCS=300, POSIX_F_META_TIME=2 * S),
         **{f"/lus/small{i}": {"POSIX_WRITES": 1, "POSIX_MAX_BYTE_WRITTEN": 100} for i in range(100)},
     }  # fmt: skip
     r0 = proc_log(1, files, rank=0, proc={"META_TIME": 10 * S, "OPENS": 101})
@@ -433,7 +688,8 @@ def test_text_report_shows_the_figures(tmp_path: Path) -> None:
         tmp_path,
         proc_log(
             1,
-            {odd: dict(POSIX_WRITES=2000, POSIX_BYTES_WRITTEN=3 * MiB, POSIX_SIZE_WRITE_1K_10K=2000)},
+            {odd: dict(POSIX_WRITES=2000, POSIX_BYTES_WRITTEN=3 * MiB, POSIX_SIZE_WRITE_1K_10K=2000,
+                       POSIX_F_WRITE_TIME=2 * S)},
             cmdline=["my app", "--x"],
         ),
     )  # fmt: skip

@@ -73,8 +73,8 @@ and writes the IO500 app's result directory (result.txt, result_summary.txt, con
 """ + store_help("the whole run is stored (not by --dry-run, --verify)")
 
 PROFILE_HELP = f"""usage: {PROG} profile [--trace] [--out DIR] [--launcher local|mpirun|srun] [--np N]
-                      [--launcher-args "STR"] [--no-report] -- CMD [ARGS...]
-       {PROG} profile report PATH [--json]
+                      [--launcher-args "STR"] [--no-report] [--all-files] -- CMD [ARGS...]
+       {PROG} profile report PATH [--json] [--all-files]
 
 Runs CMD with the profiler runtime (libiolens-profile.so) preloaded: every process of the run writes a log
 of its I/O into the profile directory; then prints the job's report. The exit status is CMD's (127 or 126,
@@ -88,10 +88,13 @@ The guide: docs/profile.md; the log format: docs/profile-log.md.
   --np N                 ranks, with mpirun or srun
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --no-report            write the logs, print no report
+  --all-files            count code and libraries (the loader's files, /usr, /lib*, /etc, site-packages,
+                         .py/.pyc, .so) as data in the report; by default they are one line of their own
   --                     everything after it is the command (needed when CMD starts with '-')
 
   report PATH            the report of one log or of a directory of logs
   report PATH --json     the same as JSON (its structure: docs/profile.md)
+  report PATH --all-files  as --all-files above
 
 environment: IOLENS_PROFILE_LIB (the runtime to preload instead of the installed one),
   IOLENS_PROFILE_EXCLUDE (comma-separated path prefixes not recorded; default /proc,/sys,/dev)
@@ -424,7 +427,8 @@ _PROFILE_VALUED = ("--out", "--launcher", "--np", "--launcher-args")
 
 
 def profile_args(argv: Sequence[str]) -> tuple[str, Any]:
-    """`iolens profile`'s arguments: ("help", None), ("report", (PATH, as_json)) or ("run", ProfileRequest).
+    """`iolens profile`'s arguments: ("help", None), ("report", (PATH, as_json, all_files)) or ("run",
+    ProfileRequest).
 
     iolens's options come first; the command starts after `--` or at the first argument that is not an
     option, and everything from there on is the program's, untouched.
@@ -433,20 +437,24 @@ def profile_args(argv: Sequence[str]) -> tuple[str, Any]:
 
     args = list(argv)
     if args and args[0] == "report":
-        as_json = False
+        as_json = all_files = False
         paths: list[str] = []
         for a in args[1:]:
             if a == "--json":
                 as_json = True
+            elif a == "--all-files":
+                all_files = True
             elif a in ("-h", "--help"):
                 return "help", None
             elif a.startswith("-") and a != "-":
-                raise UsageError(f"profile report: unknown option {a!r} (profile report PATH [--json])")
+                raise UsageError(
+                    f"profile report: unknown option {a!r} (profile report PATH [--json] [--all-files])"
+                )
             else:
                 paths.append(a)
         if len(paths) != 1:
             raise UsageError("profile report: expects one PATH (a log, or a directory of logs)")
-        return "report", (paths[0], as_json)
+        return "report", (paths[0], as_json, all_files)
     req = ProfileRequest(command=[])
     i = 0
     while i < len(args):
@@ -483,6 +491,8 @@ def profile_args(argv: Sequence[str]) -> tuple[str, Any]:
             req.trace = True
         elif arg == "--no-report":
             req.report = False
+        elif arg == "--all-files":
+            req.all_files = True
         elif arg in ("-h", "--help"):
             return "help", None
         elif arg.startswith("-"):
@@ -510,10 +520,10 @@ def _profile(argv: Sequence[str], store: StoreOptions | None = None) -> int:
         sys.stdout.write(PROFILE_HELP)
         return 0
     if kind == "report":
-        path, as_json = value
+        path, as_json, all_files = value
         if not os.path.exists(path):
             return error(f"profile report: {path}: no such file or directory")
-        status = profile_report.report_command(path, as_json, out_console(), error)
+        status = profile_report.report_command(path, as_json, out_console(), error, all_files)
         if status == 0 and store is not None:
             # Stored as `iolens profile` stores what it wrote (docs/db.md); the report is printed first.
             from iolens import db_cli

@@ -24,6 +24,7 @@ from iolens.messages import PROG, error, out_console
 from iolens.report.printable import printable
 from iolens.store import queries
 from iolens.store.db import StoreError, describe
+from iolens.store.profiles import document_top_files
 from iolens.store.settings import (
     Resolved,
     SettingsError,
@@ -186,7 +187,9 @@ def _cmd_show(args: argparse.Namespace, opts: StoreOptions) -> int:
         if args.json:
             print(json.dumps(prof, indent=1))
             return 0
-        top = queries.profile_files(store.db, num, "bytes", limit=10)
+        top = document_top_files(prof.get("document") or {}, "top_files_by_bytes")
+        if top is None:
+            top = queries.profile_files(store.db, num, "bytes", limit=10)
     _console().print(text.profile_view(prof, top))
     return 0
 

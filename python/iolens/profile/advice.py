@@ -1,8 +1,10 @@
-"""Advice from a job's profile: each rule looks at figures of the report, fires only when its evidence is
-there (the thresholds are below and in docs/profile.md), and says what it saw and what to try.
+"""Advice from a job's profile: each rule looks at the job's data files (code and libraries are kept apart:
+places.py), fires only when its evidence is there and the I/O time it could save is worth a change, and says
+what it saw and what to try, leaving out what the job already does. The thresholds are below and in
+docs/profile.md ("Advice").
 
-A rule returns None when it does not fire; an Advice carries the numbers that made it fire, the thresholds
-they crossed, a one-line finding and a concrete suggestion.
+A rule returns None when it does not fire; an Advice carries the numbers that made it fire (with the time it
+could save), the thresholds they crossed, a one-line finding and a concrete suggestion.
 """
 
 from __future__ import annotations
@@ -10,33 +12,47 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from iolens.profile.job import Job, data_rows, extent, io_column
+from iolens.profile.job import NOT_DATA, Job, code_rows, data_rows, extent, io_column
+from iolens.profile.places import code_mask, fs_kind, libraries
+from iolens.profile.reader import FILE_NOT_REGULAR, NESTED_STDIO
 
 KiB = 1024
 MiB = 1024 * KiB
 
-# Thresholds (docs/profile.md, "Advice").
+# The gate every rule passes (docs/profile.md, "Advice"): the I/O time the change could save is at least
+MIN_SAVING_S = 0.25  # seconds of the job's run time, and
+MIN_SAVING_SHARE = 0.05  # of the time the job's processes ran.
+
+# Evidence thresholds.
 MIN_ACCESSES = 1000  # read+write calls before any access-pattern rule speaks
 SMALL_ACCESS_BYTES = 100 * KiB  # an access is small when its histogram bucket ends at or below this
 SMALL_ACCESS_SHARE = 0.5
-META_SHARE = 0.3  # metadata time as a share of the cumulative I/O time
-MIN_META_TIME_S = 1.0
+META_SHARE = 0.3  # metadata time as a share of the I/O time on data
+REPEATS = 4  # opens (stats) per file from which "open (stat) once" is advice
+MIN_NAMESPACE_OPS = 1000  # creates, removes, renames, directory listings before "fewer of them" is advice
 MIN_FILES = 100  # regular files read or written, before the many-small-files rule speaks
 SMALL_FILE_BYTES = 1 * MiB  # a file is small when the largest offset accessed is below this
 SMALL_FILE_SHARE = 0.5
-SEQ_SHARE = 0.5  # below this share of sequential accesses, access is random
+# Below this share of sequential accesses, access is random. Uniformly random offsets are "sequential" (at or
+# after the end of the previous access) half the time, so the bar is well above one half.
+SEQ_SHARE = 0.75
 MISALIGNED_SHARE = 0.5
 MIN_SYNCS = 100
 SYNCS_PER_WRITE = 0.1  # one fsync/fdatasync per 10 writes or more often
+SYNCS_PER_FILE = 2  # more than once per file on average: not "once when the file is complete"
 MIN_SHARED_FILES = 1
 IMBALANCE_RATIO = 1.5  # slowest (or busiest) rank over the mean
-MIN_IMBALANCE_TIME_S = 1.0
 MIN_IMBALANCE_BYTES = 64 * MiB
 MAX_EXAMPLES = 5
+
+# MPI-IO counters (Darshan's names) that say whether reads and writes were collective.
+COLLECTIVE_COUNTERS = ("MPIIO_COLL_READS", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_READS", "MPIIO_SPLIT_WRITES")
+INDEPENDENT_COUNTERS = ("MPIIO_INDEP_READS", "MPIIO_INDEP_WRITES", "MPIIO_NB_READS", "MPIIO_NB_WRITES")
 
 
 @dataclass(frozen=True)
@@ -56,7 +72,8 @@ _UNITS = {"": 1, "K": KiB, "M": MiB, "G": 1024 * MiB, "T": 1024 * 1024 * MiB}
 
 
 def bucket_upper(label: str) -> float:
-    """Upper bound in bytes of a histogram bucket labelled like "10K-100K" or "1G+" (infinite)."""
+    """Upper bound in bytes, inclusive, of a histogram bucket labelled like "10K-100K" (Darshan's buckets:
+    that one holds 10241..102400 bytes) or "1G+" (infinite)."""
     if label.endswith("+"):
         return float("inf")
     m = re.fullmatch(r"\d+[KMGT]?-(\d+)([KMGT]?)", label)
@@ -69,100 +86,346 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
-def small_transfers(job: Job, r: dict[str, Any]) -> Advice | None:
-    sizes = r["access_sizes"]
-    total = sum(sizes["read"]) + sum(sizes["write"])
-    small = sum(
-        rd + wr
-        for label, rd, wr in zip(sizes["buckets"], sizes["read"], sizes["write"], strict=True)
-        if bucket_upper(label) <= SMALL_ACCESS_BYTES
-    )
+# --- what a change could save ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Saving:
+    """The I/O time a change could save at most: `io_time_s`, the time of the calls the rule is about, summed
+    over processes and threads; `share`, that over the time the job's processes ran (their run times summed:
+    a one-process job's run time); `run_time_s`, that share of the job's run time (`of_s`)."""
+
+    io_time_s: float
+    share: float
+    run_time_s: float
+    of_s: float
+
+    @property
+    def worth(self) -> bool:
+        return self.run_time_s >= MIN_SAVING_S and self.share >= MIN_SAVING_SHARE
+
+    def evidence(self) -> dict[str, float]:
+        return {"saving_s": self.io_time_s, "saving_share": self.share, "saving_run_time_s": self.run_time_s}
+
+    def sentence(self) -> str:
+        return (
+            f"At most {self.run_time_s:.2f} s of the {self.of_s:.2f} s run could be saved "
+            f"({self.io_time_s:.2f} s went to these calls, {_pct(self.share)} of the time the processes ran)."
+        )
+
+
+GATE = {"min_saving_s": MIN_SAVING_S, "min_saving_share": MIN_SAVING_SHARE}
+
+
+class Facts:
+    """What the rules share about one job, computed once: its data rows, each row's file system kind, the
+    libraries it loaded, the time its processes ran."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        t = job.files
+        self.t = t
+        self.data = data_rows(t)
+        kinds = np.array([fs_kind(fs) for _, fs in t.mount_list] + ["unknown"], dtype=object)
+        self.kind = kinds[t.mount]  # mount -1 (none recorded) takes the last: "unknown"
+        self.memory = self.kind == "memory"
+        self.shared = self.kind == "shared"
+        syncs = t.column("POSIX_FSYNCS") + t.column("POSIX_FDSYNCS")
+        self.synced = syncs > 0
+        # Under Darshan's meaning a sync's time is write time: the write time of a file synced after every
+        # few writes is mostly its syncs' (fsync_heavy's), not its writes'.
+        self.sync_bound = self.synced & (syncs >= SYNCS_PER_WRITE * t.column("POSIX_WRITES"))
+        # Runtimes before the STDIO layer counted a sync's time in POSIX_F_META_TIME (reader.NESTED_STDIO).
+        self.sync_in_meta = not t.has("STDIO_BYTES_READ")
+        # Code and libraries, their directories too (not regular files), unless counted as data.
+        self.code = code_rows(t)
+        if not job.all_files:
+            other = np.flatnonzero((t.flags & NOT_DATA) == FILE_NOT_REGULAR)
+            self.code[other] = code_mask([t.paths[i] for i in other.tolist()])
+
+    def col(self, name: str) -> np.ndarray:
+        return self.t.column(name)
+
+    def io(self, what: str) -> np.ndarray:
+        """One of iolens's own per-file figures (job.LAYERED): the POSIX and STDIO layers added up."""
+        return io_column(self.t, what)
+
+    def io_total(self, what: str, mask: np.ndarray) -> int:
+        return int(self.io(what)[mask].sum(dtype=np.uint64)) if mask.any() else 0
+
+    def io_seconds(self, whats: tuple[str, ...], mask: np.ndarray) -> float:
+        return sum(self.io_total(w, mask) for w in whats) / 1e9
+
+    def total(self, name: str, mask: np.ndarray) -> int:
+        return int(self.col(name)[mask].sum(dtype=np.uint64)) if mask.any() else 0
+
+    def seconds(self, names: tuple[str, ...], mask: np.ndarray) -> float:
+        return sum(self.total(n, mask) for n in names) / 1e9
+
+    @cached_property
+    def process_seconds(self) -> float:
+        return sum(log.run_time_s for log in self.job.logs)
+
+    @cached_property
+    def libraries(self) -> set[str]:
+        return libraries(self.t.paths)
+
+    @cached_property
+    def mpi(self) -> bool:
+        """Ranks to share work and results between (one rank gains nothing from collective I/O)."""
+        return self.job.rank_count >= 2
+
+    @cached_property
+    def collective(self) -> float | None:
+        return collective_share(self.job)
+
+    def saving(self, io_time_s: float) -> Saving:
+        """A saving of cumulative I/O time (processes and threads add up)."""
+        ps, run = self.process_seconds, self.job.run_time_s
+        share = io_time_s / ps if ps > 0 else 0.0
+        return Saving(io_time_s, share, min(share, 1.0) * run, run)
+
+    def wall_saving(self, run_time_s: float) -> Saving:
+        """A saving of the job's run time itself (the slowest rank's excess)."""
+        run = self.job.run_time_s
+        return Saving(run_time_s, run_time_s / run if run > 0 else 0.0, run_time_s, run)
+
+    def collective_hint(self, what: str) -> str | None:
+        """ "use collective MPI-IO (what)", unless the job has one rank or its MPI-IO is collective."""
+        if not self.mpi:
+            return None
+        share = self.collective
+        if share is None:
+            return f"use collective MPI-IO ({what}) if the program does not already"
+        if share >= 0.5:
+            return None
+        indep = _pct(1 - share)
+        return f"use collective MPI-IO ({what}): {indep} of its MPI-IO reads and writes are independent"
+
+
+def collective_share(job: Job) -> float | None:
+    """The share of the job's MPI-IO reads and writes that were collective (split collectives included), from
+    the MPI-IO layer's counters (Darshan's names, job.mpiio); None when the job made no MPI-IO reads or
+    writes (no MPI-IO layer recorded): the rules then cannot tell, and say "if the program does not use it
+    already"."""
+    coll = indep = 0
+    for f in job.mpiio:
+        coll += sum(f.count(n) for n in COLLECTIVE_COUNTERS)
+        indep += sum(f.count(n) for n in INDEPENDENT_COUNTERS)
+    return coll / (coll + indep) if coll + indep else None
+
+
+def _join(parts: list[str]) -> str:
+    text = "; ".join(p for p in parts if p)
+    return text[:1].upper() + text[1:] + "."
+
+
+# --- the rules ------------------------------------------------------------------------------------------
+
+
+def _bucket_columns(f: Facts, kind: str) -> tuple[list[str], list[str]]:
+    """The size-bucket counters of a kind ("READ", "WRITE"): the small ones and all of them."""
+    prefix = f"POSIX_SIZE_{kind}_"
+    names = [n for n in f.t.names if n.startswith(prefix)]
+    labels = [n[len(prefix) :].replace("_PLUS", "+").replace("_", "-") for n in names]
+    small = [n for n, lab in zip(names, labels, strict=True) if bucket_upper(lab) <= SMALL_ACCESS_BYTES]
+    return small, names
+
+
+def _row_sum(f: Facts, names: list[str], mask: np.ndarray) -> np.ndarray:
+    out = np.zeros(int(np.count_nonzero(mask)))
+    for n in names:
+        out += f.col(n)[mask]
+    return out
+
+
+def small_transfers(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Small reads (writes) of files read (written) in one call are not counted: that call moved all the
+    file had to give, and cannot be larger (packing the files is many_small_files' advice)."""
+    d = f.data
+    total = small = 0
+    io_ns = 0.0
+    for kind in ("READ", "WRITE"):
+        small_cols, all_cols = _bucket_columns(f, kind)
+        n, s = _row_sum(f, all_cols, d), _row_sum(f, small_cols, d)
+        s[f.col(f"POSIX_{kind}S")[d] < 2] = 0
+        total += int(n.sum())
+        small += int(s.sum())
+        # Each file's read (write) time, in the share of its calls that were small (not the write time of a
+        # file synced after every few writes: that may be its syncs').
+        part = np.divide(s, n, out=np.zeros_like(s), where=(n > 0) & ~(f.sync_bound[d] & (kind == "WRITE")))
+        io_ns += float((f.col(f"POSIX_F_{kind}_TIME")[d] * part).sum())
     if total < MIN_ACCESSES or small < SMALL_ACCESS_SHARE * total:
+        return None
+    gain = f.saving(io_ns / 1e9)
+    if not gain.worth:
         return None
     s = r["summary"]
     calls = s["reads"] + s["writes"]
     mean = (s["bytes_read"] + s["bytes_written"]) / calls if calls else 0.0
+    # stdio calls: the STDIO layer's, or in a log made before it (reader.NESTED_STDIO) the same calls nested
+    # in the POSIX counters
+    stdio = sum(f.total(p + n, d) for p in ("", NESTED_STDIO) for n in ("STDIO_READS", "STDIO_WRITES"))
+    parts = ["aggregate into transfers of 1 MiB or more: keep data in memory and read or write large blocks"]
+    if stdio:
+        parts.append("give the stdio streams a large buffer (setvbuf)")
+    parts.append(f.collective_hint("MPI_File_write_all, MPI_File_read_all") or "")
+    if "hdf5" in f.libraries:
+        parts.append("with HDF5, make chunks of 1 MiB or more and a chunk cache that holds them")
+    else:
+        parts.append("or write through a library that aggregates (HDF5 with chunking, ADIOS2)")
     return Advice(
         "small_transfers",
         "Small transfers",
-        f"{small} of {total} reads and writes ({_pct(small / total)}) moved at most 100 KiB each "
-        f"(mean transfer {mean / KiB:.1f} KiB).",
-        "Aggregate into transfers of 1 MiB or more: buffer in memory and write large blocks, use collective "
-        "MPI-IO (MPI_File_write_all) or a library that aggregates (HDF5 with chunking, ADIOS2); with stdio, "
-        "give the stream a large buffer (setvbuf).",
-        {"accesses": total, "small_accesses": small, "small_share": small / total, "mean_access_bytes": mean},
+        f"{small} of {total} reads and writes ({_pct(small / total)}) moved at most 100 KiB each, in files "
+        f"read or written in several calls (mean transfer {mean / KiB:.1f} KiB). " + gain.sentence(),
+        _join(parts),
+        {
+            "accesses": total,
+            "small_accesses": small,
+            "small_share": small / total,
+            "mean_access_bytes": mean,
+            "stdio_calls": stdio,
+            **gain.evidence(),
+        },
         {
             "min_accesses": MIN_ACCESSES,
             "small_access_bytes": SMALL_ACCESS_BYTES,
             "small_share": SMALL_ACCESS_SHARE,
+            **GATE,
         },
     )
 
 
-def metadata_bound(job: Job, r: dict[str, Any]) -> Advice | None:
-    s = r["summary"]
-    meta, io = s["meta_time_s"], s["io_time_s"]
-    if io <= 0 or meta < MIN_META_TIME_S or meta < META_SHARE * io:
+NAMESPACE_OPS = ("MKDIRS", "RMDIRS", "UNLINKS", "RENAMES", "READDIRS", "OPENDIRS", "LINKS")
+
+
+def metadata_bound(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Metadata time on data: the processes' META_TIME less the code and libraries' own (the loader's opens,
+    an interpreter listing its package directories). A sync's time is write time (Darshan's meaning, which
+    the runtime keeps); a log made before it kept that (one without the STDIO layer) has it in the synced
+    files' metadata time, which is then left out too (fsync_heavy's)."""
+    d = f.data
+    not_data = f.io_total("meta_time_ns", f.code)
+    if f.sync_in_meta:
+        not_data += f.total("POSIX_F_META_TIME", f.synced & ~f.code)
+    meta = max(job.proc.get("META_TIME", 0) - not_data, 0) / 1e9
+    io = f.io_seconds(("read_time_ns", "write_time_ns"), d) + meta
+    if io <= 0 or meta < META_SHARE * io:
         return None
-    ops = r["operations"]
+    gain = f.saving(meta)
+    if not gain.worth:
+        return None
+    opened = d & (f.io("opens") > 0)
+    stated = d & (f.col("POSIX_STATS") > 0)
+    opens, stats = f.io_total("opens", d), f.total("POSIX_STATS", d)
+    n_opened, n_stated = int(opened.sum()), int(stated.sum())
+    namespace = sum(job.proc.get(n, 0) for n in NAMESPACE_OPS)
+    parts = []
+    if n_opened and opens >= REPEATS * n_opened:
+        parts.append(f"open each file once and keep it open ({opens} opens of {n_opened} file(s))")
+    if n_stated and stats >= REPEATS * n_stated:
+        parts.append(f"stat once and keep the result ({stats} stats of {n_stated} file(s))")
+    if namespace >= MIN_NAMESPACE_OPS:
+        parts.append(
+            f"create, remove, rename and list fewer files and directories ({namespace} such operations): "
+            "keep temporary data in memory or in one file"
+        )
+    if not parts:
+        return None  # nothing the job does more than it must: a file opened once is opened once
+    if f.mpi:
+        parts.append("let one rank open, stat or list and share the result (MPI_Bcast) instead of every rank")
     return Advice(
         "metadata_bound",
         "Metadata-bound",
-        f"{meta:.2f} s of the {io:.2f} s spent in I/O calls ({_pct(meta / io)}) went to metadata "
-        f"({s['metadata_ops']} operations: {ops.get('OPENS', 0)} opens, {ops.get('STATS', 0)} stats).",
-        "Open each file once and keep it open, stat once and keep the result, avoid open/close around "
-        "every small write, and let one rank list or stat a directory and share the result instead of every "
-        "rank doing it.",
+        f"{meta:.2f} s of the {io:.2f} s spent in I/O calls on data ({_pct(meta / io)}) went to metadata "
+        f"({opens} opens of {n_opened} data files, {stats} stats of {n_stated}, {namespace} directory and "
+        "namespace operations). " + gain.sentence(),
+        _join(parts),
         {
             "meta_time_s": meta,
             "io_time_s": io,
             "meta_share": meta / io,
-            "metadata_ops": s["metadata_ops"],
-            "opens": ops.get("OPENS", 0),
-            "stats": ops.get("STATS", 0),
+            "metadata_ops": r["summary"]["metadata_ops"],
+            "opens": opens,
+            "stats": stats,
+            "namespace_ops": namespace,
+            **gain.evidence(),
         },
-        {"meta_share": META_SHARE, "min_meta_time_s": MIN_META_TIME_S},
+        {
+            "meta_share": META_SHARE,
+            "repeats": REPEATS,
+            "min_namespace_ops": MIN_NAMESPACE_OPS,
+            **GATE,
+        },
     )
 
 
-def many_small_files(job: Job, r: dict[str, Any]) -> Advice | None:
-    t = job.files
-    data = data_rows(t) & ((io_column(t, "reads") > 0) | (io_column(t, "writes") > 0))
-    n = int(np.count_nonzero(data))
+def many_small_files(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    rows = f.data & ((f.io("reads") > 0) | (f.io("writes") > 0))
+    n = int(np.count_nonzero(rows))
     if n < MIN_FILES:
         return None
-    size = extent(t)[data]
-    small = int(np.count_nonzero(size < SMALL_FILE_BYTES))
+    size = extent(f.t)  # the largest offset read or written + 1, in either layer
+    small_rows = rows & (size < SMALL_FILE_BYTES)
+    small = int(np.count_nonzero(small_rows))
     if small < SMALL_FILE_SHARE * n:
         return None
-    median = float(np.median(size))
+    gain = f.saving(f.io_seconds(("meta_time_ns", "read_time_ns", "write_time_ns"), small_rows))
+    if not gain.worth:
+        return None
+    median = float(np.median(size[rows]))
+    parts = [
+        "pack small files into fewer large ones (an HDF5 or NetCDF container, ADIOS2, or an archive read in "
+        "place)"
+    ]
+    on_shared = int(np.count_nonzero(small_rows & f.shared))
+    if on_shared:
+        parts.append(
+            f"keep small temporary files ({on_shared} of them are on a shared file system) on node-local "
+            "storage (/tmp, /dev/shm) instead"
+        )
     return Advice(
         "many_small_files",
         "Many small files",
-        f"{small} of the {n} files read or written ({_pct(small / n)}) are smaller than 1 MiB "
-        f"(median {median / KiB:.1f} KiB).",
-        "Pack small files into fewer large ones (an HDF5 or NetCDF container, ADIOS2, or an archive read in "
-        "place), or keep many small temporary files on node-local storage (/tmp, /dev/shm) instead of the "
-        "parallel file system.",
-        {"files_with_data": n, "small_files": small, "small_share": small / n, "median_file_bytes": median},
-        {"min_files": MIN_FILES, "small_file_bytes": SMALL_FILE_BYTES, "small_share": SMALL_FILE_SHARE},
+        f"{small} of the {n} data files read or written ({_pct(small / n)}) are smaller than 1 MiB "
+        f"(median {median / KiB:.1f} KiB). " + gain.sentence(),
+        _join(parts),
+        {
+            "files_with_data": n,
+            "small_files": small,
+            "small_share": small / n,
+            "median_file_bytes": median,
+            "on_shared_fs": on_shared,
+            **gain.evidence(),
+        },
+        {
+            "min_files": MIN_FILES,
+            "small_file_bytes": SMALL_FILE_BYTES,
+            "small_share": SMALL_FILE_SHARE,
+            **GATE,
+        },
     )
 
 
-def random_access(job: Job, r: dict[str, Any]) -> Advice | None:
+def random_access(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     """The first read (write) of each (thread, file) follows no other, so it can never be sequential: those
-    are left out, and a job that reads or writes many files once each shows no random access."""
-    p = r["access_patterns"]
+    are left out, and a job that reads or writes many files once each shows no random access. Files in memory
+    (tmpfs) are left out: access order costs nothing there."""
+    rows = f.data & ~f.memory
     evidence: dict[str, Any] = {}
     said: list[str] = []
-    for kind in ("read", "write"):
-        n = p[f"{kind}s"] - p[f"first_{kind}s"]
-        seq = p[f"seq_{kind}s"]
+    io_s = 0.0
+    for kind, first in (("read", f.t.first_reads), ("write", f.t.first_writes)):
+        calls = f.total(f"POSIX_{kind.upper()}S", rows)
+        firsts = int(first[rows].sum(dtype=np.uint64)) if rows.any() else 0
+        n = calls - firsts
+        seq = f.total(f"POSIX_SEQ_{kind.upper()}S", rows)
         if n >= MIN_ACCESSES and seq < SEQ_SHARE * n:
             evidence.update(
                 {
-                    f"{kind}s": p[f"{kind}s"],
-                    f"first_{kind}s": p[f"first_{kind}s"],
+                    f"{kind}s": calls,
+                    f"first_{kind}s": firsts,
                     f"seq_{kind}s": seq,
                     f"seq_{kind}_share": seq / n,
                 }
@@ -171,107 +434,172 @@ def random_access(job: Job, r: dict[str, Any]) -> Advice | None:
                 f"{n - seq} of {n} {kind}s after the first of each file ({_pct((n - seq) / n)}) did not "
                 f"start at or after the end of the previous {kind}"
             )
+            timed = rows & ~f.sync_bound if kind == "write" else rows
+            io_s += f.seconds((f"POSIX_F_{kind.upper()}_TIME",), timed) * (n - seq) / calls
     if not evidence:
         return None
+    gain = f.saving(io_s)
+    if not gain.worth:
+        return None
+    parts = [
+        "access files in offset order where the algorithm allows (sort or batch the requests)",
+        "read larger contiguous blocks and pick the parts in memory",
+        f.collective_hint("the library then sorts and merges the requests") or "",
+    ]
+    if np.count_nonzero(rows & f.shared & ((f.col("POSIX_READS") > 0) | (f.col("POSIX_WRITES") > 0))):
+        parts.append(
+            "if the access is random by nature, the file system's small-request rate is the limit: consider "
+            "node-local or flash storage for that data"
+        )
     return Advice(
         "random_access",
         "Random access",
-        "; ".join(said) + ".",
-        "Access files in offset order where the algorithm allows (sort or batch the requests), read larger "
-        "contiguous blocks and pick the parts in memory, or use collective MPI-IO so the library reorders; "
-        "if the access is random by nature, the file system's small-request rate is the limit: consider "
-        "node-local or flash storage for that data.",
-        evidence,
-        {"min_accesses": MIN_ACCESSES, "seq_share": SEQ_SHARE},
+        "; ".join(said) + ". " + gain.sentence(),
+        _join(parts),
+        {**evidence, **gain.evidence()},
+        {"min_accesses": MIN_ACCESSES, "seq_share": SEQ_SHARE, **GATE},
     )
 
 
-def misaligned(job: Job, r: dict[str, Any]) -> Advice | None:
-    p = r["access_patterns"]
-    n, bad = p["reads"] + p["writes"], p["file_not_aligned"]
+def misaligned(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Only files on shared (parallel, network) file systems: there a misaligned access spans stripes and
+    takes locks on both; on a node's own disk or in memory the page cache absorbs it."""
+    rows = f.data & f.shared
+    n = f.total("POSIX_READS", rows) + f.total("POSIX_WRITES", rows)
+    bad = f.total("POSIX_FILE_NOT_ALIGNED", rows)
     if n < MIN_ACCESSES or bad < MISALIGNED_SHARE * n:
         return None
-    t = job.files
-    rows = data_rows(t) & (t.column("POSIX_FILE_NOT_ALIGNED") > 0)
-    fs = sorted({t.mount_list[m][1] for m in set(t.mount[rows].tolist()) if m >= 0})
+    timed = f.seconds(("POSIX_F_READ_TIME",), rows) + f.seconds(("POSIX_F_WRITE_TIME",), rows & ~f.sync_bound)
+    gain = f.saving(timed * bad / n)
+    if not gain.worth:
+        return None
+    t = f.t
+    where_rows = rows & (f.col("POSIX_FILE_NOT_ALIGNED") > 0)
+    fs = sorted({t.mount_list[m][1] for m in set(t.mount[where_rows].tolist()) if m >= 0})
     where = f" on {', '.join(fs)}" if fs else ""
+    parts = [
+        "align offsets and transfer sizes to the file system's block size (the stripe size on Lustre or GPFS)"
+    ]
+    parts.append("pad headers and records to a multiple of it")
+    if "hdf5" in f.libraries:
+        parts.append("set HDF5's alignment (H5Pset_alignment)")
+    if f.mpi:
+        parts.append("give MPI-IO the striping_unit hint")
     return Advice(
         "misaligned",
         "Misaligned access",
         f"{bad} of {n} reads and writes ({_pct(bad / n)}) started at an offset that is not a multiple of the "
-        f"file system's block size{where}.",
-        "Align offsets and transfer sizes to the file system's block size (the stripe size on Lustre or "
-        "GPFS): pad headers and records to a multiple of it, set HDF5's alignment (H5Pset_alignment), or "
-        "give MPI-IO the striping_unit hint.",
-        {"accesses": n, "file_not_aligned": bad, "misaligned_share": bad / n, "fs_types": fs},
-        {"min_accesses": MIN_ACCESSES, "misaligned_share": MISALIGNED_SHARE},
+        f"file system's block size{where}. " + gain.sentence(),
+        _join(parts),
+        {
+            "accesses": n,
+            "file_not_aligned": bad,
+            "misaligned_share": bad / n,
+            "fs_types": fs,
+            **gain.evidence(),
+        },
+        {"min_accesses": MIN_ACCESSES, "misaligned_share": MISALIGNED_SHARE, **GATE},
     )
 
 
-def fsync_heavy(job: Job, r: dict[str, Any]) -> Advice | None:
-    p = r["access_patterns"]
-    syncs, writes = p["fsyncs"] + p["fdsyncs"], p["writes"]
-    if syncs < MIN_SYNCS or syncs < SYNCS_PER_WRITE * writes:
+def fsync_heavy(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Files in memory are left out (a sync there does nothing). The time a sync takes is inside the synced
+    files' write time (Darshan's meaning, the runtime's too; logs made before it kept that had it in the
+    metadata time): the saving is both, an upper bound."""
+    rows = f.data & ~f.memory & f.synced
+    fsyncs, fdsyncs = f.total("POSIX_FSYNCS", rows), f.total("POSIX_FDSYNCS", rows)
+    syncs, writes, files = fsyncs + fdsyncs, f.total("POSIX_WRITES", rows), int(np.count_nonzero(rows))
+    if syncs < MIN_SYNCS or syncs < SYNCS_PER_WRITE * writes or syncs < SYNCS_PER_FILE * files:
+        return None
+    gain = f.saving(f.seconds(("POSIX_F_META_TIME", "POSIX_F_WRITE_TIME"), rows))
+    if not gain.worth:
         return None
     per = writes / syncs
     return Advice(
         "fsync_heavy",
         "Frequent syncs",
-        f"{syncs} fsync/fdatasync calls for {writes} writes: one every {per:.1f} writes.",
+        f"{syncs} fsync/fdatasync calls for {writes} writes to {files} file(s): one every {per:.1f} writes. "
+        + gain.sentence(),
         "Sync once when a file (a checkpoint, an output step) is complete, not after every write; if each "
-        "step must be durable, write the whole step first and sync once per step.",
+        "step must be durable, write the whole step first and sync once per step (a database: one "
+        "transaction per batch, not per row).",
         {
             "syncs": syncs,
-            "fsyncs": p["fsyncs"],
-            "fdsyncs": p["fdsyncs"],
+            "fsyncs": fsyncs,
+            "fdsyncs": fdsyncs,
             "writes": writes,
+            "files": files,
             "writes_per_sync": per,
+            **gain.evidence(),
         },
-        {"min_syncs": MIN_SYNCS, "syncs_per_write": SYNCS_PER_WRITE},
+        {
+            "min_syncs": MIN_SYNCS,
+            "syncs_per_write": SYNCS_PER_WRITE,
+            "syncs_per_file": SYNCS_PER_FILE,
+            **GATE,
+        },
     )
 
 
-def shared_read_after_write(job: Job, r: dict[str, Any]) -> Advice | None:
-    t = job.files
+def shared_read_after_write(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Files in memory are left out: passing data through /dev/shm is passing it in memory already. So are
+    files whose every reader also wrote them (the ranks of a shared checkpoint reading back their parts)."""
+    t = f.t
     # Some process first read the file after another one first wrote it (a process is a log and the logs
-    # that continue it after exec; a read that came before the other's write is no read of its data).
-    rows = np.flatnonzero(data_rows(t) & job.read_after_write)
+    # that continue it after exec; a read that came before the other's write is no read of its data), and
+    # some reader never wrote it.
+    mask = f.data & ~f.memory & job.read_after_write & (job.readers > job.both)
+    rows = np.flatnonzero(mask)
     if rows.size < MIN_SHARED_FILES:
         return None
-    moved = io_column(t, "bytes_written")[rows] + io_column(t, "bytes_read")[rows]
-    top = rows[np.argsort(-moved.astype(np.float64), kind="stable")[:MAX_EXAMPLES]]
+    gain = f.saving(f.io_seconds(("read_time_ns", "write_time_ns"), mask))
+    if not gain.worth:
+        return None
+    moved = (f.io("bytes_written")[rows] + f.io("bytes_read")[rows]).astype(np.float64)
+    paths = [t.paths[i] for i in rows.tolist()]
+    order = sorted(range(rows.size), key=lambda k: (-moved[k], paths[k]))[:MAX_EXAMPLES]
     examples = [
         {
-            "path": t.paths[i],
-            "processes": int(job.procs[i]),
-            "writers": int(job.writers[i]),
-            "readers": int(job.readers[i]),
+            "path": paths[k],
+            "processes": int(job.procs[rows[k]]),
+            "writers": int(job.writers[rows[k]]),
+            "readers": int(job.readers[rows[k]]),
         }
-        for i in top.tolist()
+        for k in order
     ]
     first = examples[0]
+    passing = (
+        "pass such data in memory (MPI messages)" if f.mpi else "pass such data through a pipe or memory"
+    )
+    parts = [passing, "or separate the write and read phases with a sync and a barrier"]
+    if np.count_nonzero(mask & f.shared):
+        parts.insert(
+            0,
+            "on a parallel file system a reader sees another process's data only after the writer's close or "
+            "sync and a synchronisation between them, and byte-range locks can serialise them",
+        )
     return Advice(
         "shared_read_after_write",
         "Read-after-write on shared files",
         f"{rows.size} file(s) written by one process and read by another after that, e.g. {first['path']} "
-        f"({first['writers']} writer(s), {first['readers']} reader(s) among {first['processes']} processes).",
-        "On a parallel file system a reader sees another process's data only after the writer's close or "
-        "sync and a synchronisation between them (MPI_File_sync and a barrier), and byte-range locks can "
-        "serialise them: pass such data in memory (MPI messages), or separate the write and read phases with "
-        "a sync and a barrier.",
-        {"files": int(rows.size), "examples": examples},
-        {"min_files": MIN_SHARED_FILES},
+        f"({first['writers']} writer(s), {first['readers']} reader(s) among {first['processes']} processes). "
+        + gain.sentence(),
+        _join(parts),
+        {"files": int(rows.size), "examples": examples, **gain.evidence()},
+        {"min_files": MIN_SHARED_FILES, **GATE},
     )
 
 
-def rank_imbalance(job: Job, r: dict[str, Any]) -> Advice | None:
+def rank_imbalance(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Quiet when the job's MPI-IO is collective: then a few aggregator ranks do the file system's I/O for
+    all by design, and their POSIX time is not an imbalance to spread."""
     imb = r["rank_imbalance"]
-    if imb is None:
+    if imb is None or (f.collective or 0.0) >= 0.5:
         return None
     said: list[str] = []
     evidence: dict[str, Any] = {"ranks": imb["ranks"]}
     t, b = imb["io_time_s"], imb["bytes"]
-    if t["mean"] > 0 and t["max"] >= MIN_IMBALANCE_TIME_S and t["max"] >= IMBALANCE_RATIO * t["mean"]:
+    if t["mean"] > 0 and t["max"] >= IMBALANCE_RATIO * t["mean"]:
         said.append(
             f"rank {t['max_rank']} spent {t['max']:.2f} s in I/O, {t['max'] / t['mean']:.1f}x the mean "
             f"{t['mean']:.2f} s of {imb['ranks']} ranks"
@@ -285,23 +613,26 @@ def rank_imbalance(job: Job, r: dict[str, Any]) -> Advice | None:
         evidence["bytes"] = b
     if not said:
         return None
+    # Balanced, the slowest rank would take the mean: its excess is what the run could be shorter.
+    gain = f.wall_saving(max(t["max"] - t["mean"], 0.0))
+    if not gain.worth:
+        return None
+    parts = [
+        "spread the I/O over the ranks instead of funnelling data through one",
+        f.collective_hint("or parallel HDF5") or "",
+        "if the work is balanced, look for a slow node or storage target serving the slowest rank",
+    ]
     return Advice(
         "rank_imbalance",
         "Imbalance across ranks",
-        "; ".join(said) + ".",
-        "Spread the I/O over the ranks (collective MPI-IO or parallel HDF5 instead of funnelling data "
-        "through one rank); if the work is balanced, look for a slow node or storage target serving the "
-        "slowest rank.",
-        evidence,
-        {
-            "ratio": IMBALANCE_RATIO,
-            "min_io_time_s": MIN_IMBALANCE_TIME_S,
-            "min_bytes": MIN_IMBALANCE_BYTES,
-        },
+        "; ".join(said) + ". " + gain.sentence(),
+        _join(parts),
+        {**evidence, **gain.evidence()},
+        {"ratio": IMBALANCE_RATIO, "min_bytes": MIN_IMBALANCE_BYTES, **GATE},
     )
 
 
-RULES: tuple[Callable[[Job, dict[str, Any]], Advice | None], ...] = (
+RULES: tuple[Callable[[Job, dict[str, Any], Facts], Advice | None], ...] = (
     small_transfers,
     metadata_bound,
     many_small_files,
@@ -315,9 +646,10 @@ RULES: tuple[Callable[[Job, dict[str, Any]], Advice | None], ...] = (
 
 def advise(job: Job, report: dict[str, Any]) -> list[Advice]:
     """Every rule that fires on the job (report: the job's report dict without its advice)."""
+    facts = Facts(job)
     out = []
     for rule in RULES:
-        a = rule(job, report)
+        a = rule(job, report, facts)
         if a is not None:
             out.append(a)
     return out

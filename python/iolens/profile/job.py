@@ -23,6 +23,7 @@ import numpy as np
 
 from iolens.profile.layers import MpiioFile, mpiio_files
 from iolens.profile.merge import Accumulator, MergePlan
+from iolens.profile.places import code_mask
 from iolens.profile.reader import (
     EXEC_MESSAGE,
     FILE_EXCLUDED,
@@ -35,8 +36,11 @@ from iolens.profile.reader import (
     read_log,
 )
 
-# A FILES flag of either kind takes a file out of the data figures.
-NOT_DATA = FILE_EXCLUDED | FILE_NOT_REGULAR
+# Ours, never in a log: a regular file of code or libraries (places.py), kept apart from the data unless the
+# report is asked for all files (--all-files).
+FILE_CODE = 1 << 17
+# A FILES flag of any of these kinds takes a file out of the data figures.
+NOT_DATA = FILE_EXCLUDED | FILE_NOT_REGULAR | FILE_CODE
 
 
 @dataclass
@@ -107,8 +111,22 @@ def io_sum(table: FileTable, what: str, mask: np.ndarray) -> int:
 
 
 def data_rows(table: FileTable) -> np.ndarray:
-    """Rows of regular files (neither excluded nor a pipe, socket, tty or device)."""
+    """Rows of regular files of data (neither excluded, nor a pipe, socket, tty or device, nor code)."""
     return (table.flags & NOT_DATA) == 0
+
+
+def code_rows(table: FileTable) -> np.ndarray:
+    """Rows of the regular files of code and libraries kept apart from the data."""
+    return (table.flags & FILE_CODE) != 0
+
+
+def mark_code(table: FileTable, all_files: bool) -> None:
+    """Flag the table's regular files of code and libraries FILE_CODE (none when all_files)."""
+    flags = table.flags & np.uint32(~FILE_CODE & 0xFFFFFFFF)
+    if not all_files:
+        regular = (flags & (FILE_EXCLUDED | FILE_NOT_REGULAR)) == 0
+        flags = np.where(regular & code_mask(table.paths), flags | np.uint32(FILE_CODE), flags)
+    table.flags = flags.astype(np.uint32, copy=False)
 
 
 def opened_rows(table: FileTable) -> np.ndarray:
@@ -184,6 +202,8 @@ class Job:
     mounts: list[MountTotals]
     ranks: list[RankTotals]
     messages: list[str]
+    # Code and libraries counted as data (--all-files) rather than kept apart.
+    all_files: bool = False
 
     @cached_property
     def files_plan(self) -> MergePlan:
@@ -267,8 +287,9 @@ def _read_all(paths: Sequence[Path], single: bool) -> tuple[list[ProcessLog], li
     return logs, messages
 
 
-def load_jobs(source: str | Path | Iterable[Path]) -> list[Job]:
-    """The jobs of a directory, a log file, or a list of log files, grouped by job id."""
+def load_jobs(source: str | Path | Iterable[Path], all_files: bool = False) -> list[Job]:
+    """The jobs of a directory, a log file, or a list of log files, grouped by job id; all_files: code and
+    libraries count as data (by default they are kept apart)."""
     if isinstance(source, str | Path):
         paths = log_paths(source)
         where = str(source)
@@ -284,7 +305,7 @@ def load_jobs(source: str | Path | Iterable[Path]) -> list[Job]:
     groups: dict[str, list[ProcessLog]] = {}
     for log in logs:
         groups.setdefault(log.header.job_id, []).append(log)
-    jobs = [build_job(job_id, group, list(messages)) for job_id, group in groups.items()]
+    jobs = [build_job(job_id, group, list(messages), all_files) for job_id, group in groups.items()]
     jobs.sort(key=lambda j: j.start_wall_ns)
     return jobs
 
@@ -556,9 +577,13 @@ def _merge_procs(logs: list[ProcessLog]) -> dict[str, int]:
     return dict(zip(names, acc.finish()[0].tolist(), strict=True))
 
 
-def build_job(job_id: str, logs: list[ProcessLog], messages: list[str] | None = None) -> Job:
+def build_job(
+    job_id: str, logs: list[ProcessLog], messages: list[str] | None = None, all_files: bool = False
+) -> Job:
     messages = list(messages or [])
     logs = sorted(logs, key=lambda log: (log.header.start_wall_ns, log.header.pid, log.name))
+    for log in logs:
+        mark_code(log.table, all_files)
     nodes, roots = _tree(logs, messages)
     files, merges, procs, readers, writers, both, raw = _merge_files(logs, process_of(nodes), messages)
     proc_acc = _merge_procs(logs)
@@ -585,4 +610,5 @@ def build_job(job_id: str, logs: list[ProcessLog], messages: list[str] | None = 
         mounts=_mount_totals(files),
         ranks=_rank_totals(nodes),
         messages=messages,
+        all_files=all_files,
     )

@@ -25,8 +25,19 @@ from rich.text import Text
 from rich.tree import Tree
 
 from iolens.profile import advice as advice_rules
-from iolens.profile.job import LAYERED, Job, data_rows, io_column, io_sum, load_jobs, opened_rows
+from iolens.profile.job import (
+    FILE_CODE,
+    LAYERED,
+    Job,
+    code_rows,
+    data_rows,
+    io_column,
+    io_sum,
+    load_jobs,
+    opened_rows,
+)
 from iolens.profile.merge import combine_top
+from iolens.profile.places import code_mask
 from iolens.profile.reader import FILE_EXCLUDED, FILE_NOT_REGULAR, ProfileLogError
 from iolens.render import human_bytes
 
@@ -164,6 +175,7 @@ def _file_row(job: Job, i: int) -> dict[str, Any]:
         "mount": mount[0] if mount else None,
         "fs_type": mount[1] if mount else None,
         "processes": int(job.procs[i]),
+        "opens": c("opens"),
         "bytes_read": c("bytes_read"),
         "bytes_written": c("bytes_written"),
         "reads": c("reads"),
@@ -175,13 +187,34 @@ def _file_row(job: Job, i: int) -> dict[str, Any]:
 
 
 def _top(job: Job, key: np.ndarray, mask: np.ndarray, n: int = TOP_FILES) -> list[dict[str, Any]]:
+    """The n rows with the largest key, ties by path: the same table whatever order the logs came in."""
     rows = np.flatnonzero(mask & (key > 0))
+    values = key[rows].astype(np.float64)
     if rows.size > n:
-        # Only the n largest are sorted (100k files: no full sort).
-        part = np.argpartition(-key[rows].astype(np.float64), n - 1)[:n]
-        rows = rows[part]
-    order = np.lexsort((rows, -key[rows].astype(np.float64)))
-    return [_file_row(job, int(i)) for i in rows[order].tolist()]
+        # Only the rows at or above the n-th largest value are sorted (100k files: no full sort).
+        kth = np.partition(values, rows.size - n)[rows.size - n]
+        rows, values = rows[values >= kth], values[values >= kth]
+    paths = job.files.paths
+    order = sorted(range(rows.size), key=lambda k: (-values[k], paths[rows[k]]))[:n]
+    return [_file_row(job, int(rows[k])) for k in order]
+
+
+def code_and_libraries(job: Job) -> dict[str, Any]:
+    """The regular files of code and libraries, as one line's figures: kept apart from the data, or (with
+    --all-files) counted in it too."""
+    t = job.files
+    regular = (t.flags & (FILE_NOT_REGULAR | FILE_EXCLUDED)) == 0
+    rows = regular & (code_mask(t.paths) if job.all_files else code_rows(t))
+    ns = sum(_col_sum(job, n, rows) for n in ("POSIX_F_READ_TIME", "POSIX_F_WRITE_TIME", "POSIX_F_META_TIME"))
+    return {
+        "files": int(np.count_nonzero(rows)),
+        "bytes_read": _col_sum(job, "POSIX_BYTES_READ", rows),
+        "bytes_written": _col_sum(job, "POSIX_BYTES_WRITTEN", rows),
+        "reads": _col_sum(job, "POSIX_READS", rows),
+        "writes": _col_sum(job, "POSIX_WRITES", rows),
+        "io_time_s": _s(ns),
+        "counted_as_data": job.all_files,
+    }
 
 
 def _io_dict(t: Any) -> dict[str, Any]:
@@ -304,6 +337,7 @@ def job_report(job: Job) -> dict[str, Any]:
         "slowest_process_io_time_s": _s(slowest),
         "io_time_share": _s(slowest) / run_s if run_s > 0 else None,
         "io_rate_bytes_per_s": moved / _s(slowest) if slowest > 0 else None,
+        "code_and_libraries": code_and_libraries(job),
         "not_regular": {
             "files": int(np.count_nonzero(not_regular)),
             "bytes_read": io_sum(t, "bytes_read", not_regular),
@@ -317,6 +351,7 @@ def job_report(job: Job) -> dict[str, Any]:
         "trace_dropped": sum(log.header.trace_dropped for log in job.logs),
     }
     ranks = [{"rank": r.rank, "logs": r.logs, **_io_dict(r.totals)} for r in job.ranks]
+    listed = (flags & (FILE_EXCLUDED | FILE_CODE)) == 0  # top files: neither excluded nor code
     report: dict[str, Any] = {
         "job_id": job.job_id,
         "summary": summary,
@@ -331,13 +366,11 @@ def job_report(job: Job) -> dict[str, Any]:
         },
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
-        "top_files_by_bytes": _top(
-            job, io_column(t, "bytes_read") + io_column(t, "bytes_written"), (flags & FILE_EXCLUDED) == 0
-        ),
+        "top_files_by_bytes": _top(job, io_column(t, "bytes_read") + io_column(t, "bytes_written"), listed),
         "top_files_by_time": _top(
             job,
             io_column(t, "read_time_ns") + io_column(t, "write_time_ns") + io_column(t, "meta_time_ns"),
-            (flags & FILE_EXCLUDED) == 0,
+            listed,
         ),
         "mounts": [
             {"mount": m.dir, "fs_type": m.fs_type, **_io_dict(m.totals), "meta_time_s": _s(m.meta_time_ns)}
@@ -420,6 +453,9 @@ def _summary_table(s: dict[str, Any]) -> Table:
         rows.append(
             ("I/O rate", f"{_bytes(s['io_rate_bytes_per_s'])}/s (bytes / slowest process's I/O time)")
         )
+    code = s.get("code_and_libraries")
+    if code and code["files"]:
+        rows.append(("code and libraries", code_line(code)))
     nr = s["not_regular"]
     if nr["files"]:
         rows.append(
@@ -442,6 +478,19 @@ def _summary_table(s: dict[str, Any]) -> Table:
     for k, v in rows:
         t.add_row(k, Text(v))
     return t
+
+
+def code_line(code: dict[str, Any]) -> str:
+    """ "152 files, 14.2 MiB read, 0.021 s (not in the figures above)": the code and libraries' line."""
+    where = (
+        "counted as data: --all-files"
+        if code.get("counted_as_data")
+        else "not in the figures above; --all-files counts them as data"
+    )
+    return (
+        f"{code['files']} files, {_bytes(code['bytes_read'])} read in {code['reads']} reads, "
+        f"{_secs(code['io_time_s'])} ({where})"
+    )
 
 
 def _operations(ops: dict[str, int]) -> Table | None:
@@ -763,11 +812,15 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 
 
 def report_command(
-    source: str | Path | Sequence[Path], as_json: bool, out: Console, err: Callable[[str, int], int]
+    source: str | Path | Sequence[Path],
+    as_json: bool,
+    out: Console,
+    err: Callable[[str, int], int],
+    all_files: bool = False,
 ) -> int:
-    """`iolens profile report PATH [--json]`: 0, or err(message, status)'s status."""
+    """`iolens profile report PATH [--json] [--all-files]`: 0, or err(message, status)'s status."""
     try:
-        jobs = load_jobs(source if isinstance(source, str | Path) else list(source))
+        jobs = load_jobs(source if isinstance(source, str | Path) else list(source), all_files)
     except ProfileLogError as exc:
         return err(str(exc), 1)
     where = str(source) if isinstance(source, str | Path) else os.path.commonpath([str(p) for p in source])

@@ -96,6 +96,8 @@ class ProfileRequest:
     np: int = 1
     launcher_args: list[str] = field(default_factory=list)
     report: bool = True
+    # The report counts code and libraries (/usr, site-packages, .so, ...) as data (docs/profile.md).
+    all_files: bool = False
 
 
 def new_out_dir(parent: Path, now: float | None = None) -> Path:
@@ -301,7 +303,7 @@ def run_profile(
         if on_logs is not None and logs:
             on_logs(logs)
         if req.report:
-            _quietly(_report, out_dir, before, out, err, interruption, status)
+            _quietly(_report, out_dir, before, out, err, interruption, status, req.all_files)
     return status
 
 
@@ -332,6 +334,7 @@ def _report(
     err: Console,
     interruption: Interruption | None,
     status: int,
+    all_files: bool = False,
 ) -> None:
     """The report of this run's logs; a problem is said, never turned into the program's status."""
     logs = new_logs(out_dir, before)
@@ -342,7 +345,7 @@ def _report(
         _say(err, f"iolens: no profile log was written in {out_dir} ({why})", "yellow")
         return
     try:
-        jobs = load_jobs(logs)
+        jobs = load_jobs(logs, all_files)
     except ProfileLogError as exc:
         _say(err, f"iolens: error: {exc}")
         return

@@ -28,6 +28,7 @@ from iolens import __version__, atomic
 from iolens.render import human_bytes, latency
 from iolens.report import text as fmt
 from iolens.store import queries
+from iolens.store.profiles import SMALL_IOS_LABEL, document_top_files
 from iolens.store.store import Store
 
 GIB = 1024**3
@@ -639,7 +640,7 @@ def profile_page(store: Store, profile_id: int) -> Page:
             f"write {p['write_time_s'] or 0:.3f}, metadata {p['meta_time_s'] or 0:.3f}",
         ),
         ("metadata share of I/O time", f"{(p['meta_time_s'] or 0) / io_time * 100:.1f}%" if io_time else "-"),
-        ("small I/Os (under 1 MiB)", f"{p['small_ios'] or 0:,}"),
+        (SMALL_IOS_LABEL, f"{p['small_ios'] or 0:,}"),
         ("files", f"{p['files'] or 0:,}"),
         ("source", p["source_path"] or "-"),
     ]
@@ -649,6 +650,13 @@ def profile_page(store: Store, profile_id: int) -> Page:
         )
     if s.get("io_time_share") is not None:
         facts.insert(4, ("I/O share of run time", f"{s['io_time_share'] * 100:.1f}% (slowest process)"))
+    code = s.get("code_and_libraries")
+    if isinstance(code, dict) and code.get("files"):
+        from iolens.profile.report import code_line
+
+        facts.insert(
+            facts.index(("files", f"{p['files'] or 0:,}")) + 1, ("code and libraries", code_line(code))
+        )
     page.section("Job summary", _facts(facts))
 
     ops = {k: v for k, v in (doc.get("operations") or {}).items() if isinstance(v, int | float) and v}
@@ -697,8 +705,12 @@ def profile_page(store: Store, profile_id: int) -> Page:
         }
         page.section("Access size histogram", page.figure(fig, 340))
 
-    top = queries.profile_files(store.db, profile_id, "bytes", limit=TOP_FILES)
-    slow = queries.profile_files(store.db, profile_id, "time", limit=TOP_FILES)
+    top = document_top_files(doc, "top_files_by_bytes")
+    if top is None:
+        top = queries.profile_files(store.db, profile_id, "bytes", limit=TOP_FILES)
+    slow = document_top_files(doc, "top_files_by_time")
+    if slow is None:
+        slow = queries.profile_files(store.db, profile_id, "time", limit=TOP_FILES)
     page.section(
         "Top files",
         "<h3 class='note'>by bytes moved</h3>"
@@ -809,14 +821,14 @@ def _files_table(rows: Sequence[dict[str, Any]]) -> str:
         [
             [
                 _Raw(f"<code>{html.escape(f['path'])}</code>"),
-                f["fs_type"] or "-",
-                f["processes"] or "-",
-                human_bytes(f["bytes_read"] or 0),
-                human_bytes(f["bytes_written"] or 0),
-                f"{f['reads'] or 0:,}",
-                f"{f['writes'] or 0:,}",
-                f"{f['opens'] or 0:,}",
-                f"{(f['read_time_s'] or 0) + (f['write_time_s'] or 0) + (f['meta_time_s'] or 0):.3f}",
+                f.get("fs_type") or "-",
+                f.get("processes") or "-",
+                human_bytes(f.get("bytes_read") or 0),
+                human_bytes(f.get("bytes_written") or 0),
+                f"{f.get('reads') or 0:,}",
+                f"{f.get('writes') or 0:,}",
+                f"{f['opens']:,}" if isinstance(f.get("opens"), int) else "-",
+                f"{sum(f.get(k) or 0 for k in ('read_time_s', 'write_time_s', 'meta_time_s')):.3f}",
             ]
             for f in rows
         ],
@@ -828,7 +840,8 @@ def _advice_item(a: Any) -> str:
     if not isinstance(a, dict):
         return f"<li>{html.escape(str(a))}</li>"
     title = a.get("title") or a.get("rule") or ""
-    message = a.get("message") or a.get("text") or ""
+    # The finding is the sentence with the numbers (iolens's reports); message and text: older documents.
+    message = a.get("finding") or a.get("message") or a.get("text") or ""
     more = a.get("suggestion") or a.get("advice") or ""
     parts = [f"<b>{html.escape(str(title))}</b>"] if title else []
     if message:

@@ -336,7 +336,7 @@ def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
         ("written", f"{human_bytes(p['bytes_written'] or 0)} in {p['writes'] or 0:,} calls"),
         ("metadata", meta),
         ("I/O time", times),
-        ("small I/Os", f"{p['small_ios'] or 0:,} (under 1 MiB)"),
+        ("small I/Os", f"{p['small_ios'] or 0:,} (up to 1 MiB)"),
         ("files", f"{p['files'] or 0:,}"),
     ]
     if p["truncated"]:
@@ -347,12 +347,13 @@ def profile_view(p: dict[str, Any], top: Sequence[dict[str, Any]]) -> Group:
         "file", "read", "written", "opens", "I/O time s", right=("read", "written", "opens", "I/O time s")
     )
     for f in top:
-        busy = (f["read_time_s"] or 0) + (f["write_time_s"] or 0) + (f["meta_time_s"] or 0)
+        busy = sum(f.get(k) or 0 for k in ("read_time_s", "write_time_s", "meta_time_s"))
+        opens = f.get("opens")
         t.add_row(
             _short(f["path"], 70),
-            human_bytes(f["bytes_read"] or 0),
-            human_bytes(f["bytes_written"] or 0),
-            f"{f['opens'] or 0:,}",
+            human_bytes(f.get("bytes_read") or 0),
+            human_bytes(f.get("bytes_written") or 0),
+            f"{opens:,}" if isinstance(opens, int) else "-",
             f"{busy:.3f}",
         )
     parts: list[RenderableType] = [head, Text(""), t]

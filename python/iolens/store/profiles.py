@@ -16,7 +16,11 @@ from typing import Any
 from iolens.store.records import ProfileFile, ProfileRecord, file_sha256, sha256
 
 TIMELINE_BINS = 200
-SMALL_IO_BYTES = 1 << 20  # an access is small when its size bucket ends at or below 1 MiB
+# An access is small when its size bucket ends at or below 1 MiB. Darshan's buckets include their upper bound
+# (100K_1M holds 102401..1048576 bytes: DARSHAN_BUCKET_INC in darshan-runtime, and iolens's runtime alike),
+# so a transfer of exactly 1 MiB is small: the label says "up to".
+SMALL_IO_BYTES = 1 << 20
+SMALL_IOS_LABEL = "small I/Os (up to 1 MiB)"
 _SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 READ_OPS = frozenset("read pread readv preadv fread fgets fscanf aio_read".split())
@@ -28,7 +32,7 @@ class ProfileImportError(ValueError):
 
 
 def bucket_upper(label: str) -> float:
-    """The upper bound of a size bucket label ("100K-1M" → 1 MiB; "1G+" → infinity)."""
+    """The upper bound, inclusive, of a size bucket label ("100K-1M" → 1 MiB; "1G+" → infinity)."""
     if label.endswith("+"):
         return math.inf
     top = label.rsplit("-", 1)[-1]
@@ -41,6 +45,7 @@ def bucket_upper(label: str) -> float:
 
 
 def small_ios(access_sizes: dict[str, Any]) -> int:
+    """Reads and writes of at most SMALL_IO_BYTES (up to and including 1 MiB)."""
     labels = access_sizes.get("buckets") or []
     total = 0
     for direction in ("read", "write"):
@@ -48,6 +53,15 @@ def small_ios(access_sizes: dict[str, Any]) -> int:
             if bucket_upper(label) <= SMALL_IO_BYTES:
                 total += int(count)
     return total
+
+
+def document_top_files(doc: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
+    """A stored profile's own top-file table (`top_files_by_bytes`, `top_files_by_time`: data files only, ties
+    by path, as its report shows them); None when the document has none (then list the stored files)."""
+    rows = doc.get(key)
+    if not isinstance(rows, list):
+        return None
+    return [r for r in rows if isinstance(r, dict) and isinstance(r.get("path"), str)]
 
 
 def iolens_jobs(path: Path | list[Path]) -> list[ProfileRecord]:

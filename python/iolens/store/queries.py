@@ -493,7 +493,8 @@ def profile_files(
     sql = (
         "SELECT file_no, path, fs_type, processes, opens, reads, writes, stats, seeks, fsyncs, bytes_read,"
         " bytes_written, read_time_s, write_time_s, meta_time_s, first_s, last_s"
-        f" FROM profile_files WHERE profile_id = ? ORDER BY {orders[order]}, file_no"
+        # Equal values in path order: the same table whatever order the files were stored in.
+        f" FROM profile_files WHERE profile_id = ? ORDER BY {orders[order]}, path, file_no"
     )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
