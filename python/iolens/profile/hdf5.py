@@ -67,7 +67,9 @@ def module_rows(job: Job, module: str) -> ModuleRows:
         vals[:, [col[n] for n in mod.section.names]] = mod.values
         parts.append((np.array([row_of.setdefault(p, len(row_of)) for p in mod.paths], dtype=np.intp), vals))
         for k, p in enumerate(mod.paths):
-            out.rank_values.setdefault(p, {})[log.header.rank] = dict(zip(names, vals[k].tolist(), strict=True))
+            out.rank_values.setdefault(p, {})[log.header.rank] = dict(
+                zip(names, vals[k].tolist(), strict=True)
+            )
             for key, text in mod.texts[k].items():
                 out.texts.setdefault(p, {}).setdefault(key, text)
     acc = Accumulator(MergePlan.build(names, merges)[0], len(row_of))
@@ -110,7 +112,7 @@ class Hdf5Dataset:
         return self.count("H5D_READS") - self.count("H5D_COLL_READS")
 
     def to_json(self, shared_file: bool) -> dict[str, Any]:
-        """The dataset's entry of a file's `datasets` in `layers.hdf5` (docs/profile.md, "The JSON report")."""
+        """The dataset's entry in its file's `datasets` (docs/profile.md, "The JSON report")."""
         c = self.count
         top = [[c(f"H5D_ACCESS{k}_ACCESS"), c(f"H5D_ACCESS{k}_COUNT")] for k in range(1, 5)]
         return {

@@ -103,7 +103,9 @@ MPIIO_TRACE_OPS = (
 ).split()
 OP_NAMES.update({100 + i: f"MPI_File_{name}" for i, name in enumerate(MPIIO_TRACE_OPS)})
 # HDF5 calls: ops from 160 up.
-H5_TRACE_OPS = "H5Fcreate H5Fopen H5Fflush H5Fclose H5Dcreate H5Dopen H5Dread H5Dwrite H5Dflush H5Dclose".split()
+H5_TRACE_OPS = (
+    "H5Fcreate H5Fopen H5Fflush H5Fclose H5Dcreate H5Dopen H5Dread H5Dwrite H5Dflush H5Dclose"
+).split()
 OP_NAMES.update({160 + i: name for i, name in enumerate(H5_TRACE_OPS)})
 
 TRACE_DTYPE = np.dtype(
