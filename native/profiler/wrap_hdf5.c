@@ -430,27 +430,6 @@ static struct iol_file *file_of(struct iol_thread *t, struct h5lib *l, hid_t id,
     return file_entry(t, abs, file_path(l, id, abs));
 }
 
-static void acct_fmeta(struct hcall *c, struct iol_file *f, int close, herr_t r)
-{
-    int e = errno;
-    struct iol_tmod *m = f != NULL ? iol_module_rec(c->t, f, IOL_MOD_H5F) : NULL;
-    if (m != NULL) {
-        uint64_t *v = m->v;
-        F(F_META_TIME) += c->dur;
-        if (r < 0) {
-            F(ERRORS)++;
-        } else if (close) {
-            F(CLOSES)++;
-            stamp_first(&F(F_CLOSE_START_TIMESTAMP), c->t0);
-            F(F_CLOSE_END_TIMESTAMP) = iol_stamp(c->t1);
-        } else {
-            F(FLUSHES)++;
-        }
-    }
-    h5_leave(c, close ? IOL_OP_H5F_CLOSE : IOL_OP_H5F_FLUSH, f, 0, r < 0 ? -1 : 0);
-    errno = e;
-}
-
 /* ---- H5D ---- */
 static void dataset_static(uint64_t *v, const struct hobj *o)
 {
@@ -576,24 +555,37 @@ static void acct_dio(struct hcall *c, hid_t id, hid_t fspace, hid_t dxpl, int w,
     errno = e;
 }
 
-static void acct_dmeta(struct hcall *c, const struct hobj *o, int close, herr_t r)
+/* ---- a flush or a close (H5F or H5D) ---- */
+struct meta_ix {
+    unsigned module, meta_time, errors, closes, close_start, close_end, flushes;
+    int op_close, op_flush;
+};
+#define META_IX(M) \
+    { IOL_MOD_##M, IOL_M_##M##_F_META_TIME, IOL_M_##M##_ERRORS, IOL_M_##M##_CLOSES, \
+      IOL_M_##M##_F_CLOSE_START_TIMESTAMP, IOL_M_##M##_F_CLOSE_END_TIMESTAMP, IOL_M_##M##_FLUSHES, \
+      IOL_OP_##M##_CLOSE, IOL_OP_##M##_FLUSH }
+static const struct meta_ix h5f_meta = META_IX(H5F), h5d_meta = META_IX(H5D);
+
+/* rec: the record's name (the file, or FILE:DATASET); file: the HDF5 file (the trace's). */
+static void acct_meta(struct hcall *c, const struct meta_ix *x, struct iol_file *rec, struct iol_file *file,
+                      int close, herr_t r)
 {
     int e = errno;
-    struct iol_tmod *m = o != NULL ? iol_module_rec(c->t, o->f, IOL_MOD_H5D) : NULL;
+    struct iol_tmod *m = rec != NULL ? iol_module_rec(c->t, rec, x->module) : NULL;
     if (m != NULL) {
         uint64_t *v = m->v;
-        D(F_META_TIME) += c->dur;
+        v[x->meta_time] += c->dur;
         if (r < 0) {
-            D(ERRORS)++;
+            v[x->errors]++;
         } else if (close) {
-            D(CLOSES)++;
-            stamp_first(&D(F_CLOSE_START_TIMESTAMP), c->t0);
-            D(F_CLOSE_END_TIMESTAMP) = iol_stamp(c->t1);
+            v[x->closes]++;
+            stamp_first(&v[x->close_start], c->t0);
+            v[x->close_end] = iol_stamp(c->t1);
         } else {
-            D(FLUSHES)++;
+            v[x->flushes]++;
         }
     }
-    h5_leave(c, close ? IOL_OP_H5D_CLOSE : IOL_OP_H5D_FLUSH, o != NULL ? o->file : NULL, 0, r < 0 ? -1 : 0);
+    h5_leave(c, close ? x->op_close : x->op_flush, file, 0, r < 0 ? -1 : 0);
     errno = e;
 }
 
@@ -605,40 +597,53 @@ static void acct_dmeta(struct hcall *c, const struct hobj *o, int close, herr_t 
     if (IOL_UNLIKELY(l == NULL || l->fn == NULL)) \
         return -1;
 
-IOL_EXPORT hid_t H5Fcreate(const char *name, unsigned flags, hid_t fcpl, hid_t fapl)
+/* A wrapper whose accounting needs only the call's arguments and result: the real call, then acct. */
+#define H5_WRAP(ret, name, params, args, acct) \
+    IOL_EXPORT ret H5##name params \
+    { \
+        H5_LIB(name) \
+        struct hcall c; \
+        if (!h5_enter(&c, l)) \
+            return l->name args; \
+        ret r = l->name args; \
+        acct; \
+        return r; \
+    }
+
+static void acct_fflush(struct hcall *c, hid_t id, herr_t r)
 {
-    H5_LIB(Fcreate)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Fcreate(name, flags, fcpl, fapl);
-    hid_t r = l->Fcreate(name, flags, fcpl, fapl);
-    acct_fopen(&c, name, flags, 1, r);
-    return r;
+    h5_after(c);
+    struct iol_file *f = file_of(c->t, c->l, id, r >= 0);
+    acct_meta(c, &h5f_meta, f, f, 0, r);
 }
 
-IOL_EXPORT hid_t H5Fopen(const char *name, unsigned flags, hid_t fapl)
+static void acct_dflush(struct hcall *c, hid_t id, herr_t r)
 {
-    H5_LIB(Fopen)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Fopen(name, flags, fapl);
-    hid_t r = l->Fopen(name, flags, fapl);
-    acct_fopen(&c, name, flags, 0, r);
-    return r;
+    h5_after(c);
+    struct hobj o;
+    int known = dataset_of(c->t, c->l, id, r >= 0, &o);
+    acct_meta(c, &h5d_meta, known ? o.f : NULL, known ? o.file : NULL, 0, r);
 }
 
-IOL_EXPORT herr_t H5Fflush(hid_t id, H5F_scope_t scope)
-{
-    H5_LIB(Fflush)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Fflush(id, scope);
-    herr_t r = l->Fflush(id, scope);
-    h5_after(&c);
-    acct_fmeta(&c, file_of(c.t, l, id, r >= 0), 0, r);
-    return r;
-}
+H5_WRAP(hid_t, Fcreate, (const char *name, unsigned flags, hid_t fcpl, hid_t fapl), (name, flags, fcpl, fapl),
+        acct_fopen(&c, name, flags, 1, r))
+H5_WRAP(hid_t, Fopen, (const char *name, unsigned flags, hid_t fapl), (name, flags, fapl),
+        acct_fopen(&c, name, flags, 0, r))
+H5_WRAP(herr_t, Fflush, (hid_t id, H5F_scope_t scope), (id, scope), acct_fflush(&c, id, r))
+H5_WRAP(hid_t, Dcreate2,
+        (hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl, hid_t dapl),
+        (loc, name, type, space, lcpl, dcpl, dapl), acct_dopen(&c, 1, 0, r))
+H5_WRAP(hid_t, Dcreate1, (hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl),
+        (loc, name, type, space, dcpl), acct_dopen(&c, 1, 1, r))
+H5_WRAP(hid_t, Dopen2, (hid_t loc, const char *name, hid_t dapl), (loc, name, dapl), acct_dopen(&c, 0, 0, r))
+H5_WRAP(hid_t, Dopen1, (hid_t loc, const char *name), (loc, name), acct_dopen(&c, 0, 1, r))
+H5_WRAP(herr_t, Dread, (hid_t id, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, void *buf),
+        (id, mtype, mspace, fspace, dxpl, buf), acct_dio(&c, id, fspace, dxpl, 0, r))
+H5_WRAP(herr_t, Dwrite, (hid_t id, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, const void *buf),
+        (id, mtype, mspace, fspace, dxpl, buf), acct_dio(&c, id, fspace, dxpl, 1, r))
+H5_WRAP(herr_t, Dflush, (hid_t id), (id), acct_dflush(&c, id, r))
 
+/* The closes look the id up before the call (after it the id is gone). */
 IOL_EXPORT herr_t H5Fclose(hid_t id)
 {
     H5_LIB(Fclose)
@@ -651,87 +656,7 @@ IOL_EXPORT herr_t H5Fclose(hid_t id)
     h5_after(&c);
     if (r >= 0)
         obj_get(id, 1, &o);
-    acct_fmeta(&c, f, 1, r);
-    return r;
-}
-
-IOL_EXPORT hid_t H5Dcreate2(hid_t loc, const char *name, hid_t type, hid_t space, hid_t lcpl, hid_t dcpl,
-                            hid_t dapl)
-{
-    H5_LIB(Dcreate2)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dcreate2(loc, name, type, space, lcpl, dcpl, dapl);
-    hid_t r = l->Dcreate2(loc, name, type, space, lcpl, dcpl, dapl);
-    acct_dopen(&c, 1, 0, r);
-    return r;
-}
-
-IOL_EXPORT hid_t H5Dcreate1(hid_t loc, const char *name, hid_t type, hid_t space, hid_t dcpl)
-{
-    H5_LIB(Dcreate1)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dcreate1(loc, name, type, space, dcpl);
-    hid_t r = l->Dcreate1(loc, name, type, space, dcpl);
-    acct_dopen(&c, 1, 1, r);
-    return r;
-}
-
-IOL_EXPORT hid_t H5Dopen2(hid_t loc, const char *name, hid_t dapl)
-{
-    H5_LIB(Dopen2)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dopen2(loc, name, dapl);
-    hid_t r = l->Dopen2(loc, name, dapl);
-    acct_dopen(&c, 0, 0, r);
-    return r;
-}
-
-IOL_EXPORT hid_t H5Dopen1(hid_t loc, const char *name)
-{
-    H5_LIB(Dopen1)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dopen1(loc, name);
-    hid_t r = l->Dopen1(loc, name);
-    acct_dopen(&c, 0, 1, r);
-    return r;
-}
-
-IOL_EXPORT herr_t H5Dread(hid_t id, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, void *buf)
-{
-    H5_LIB(Dread)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dread(id, mtype, mspace, fspace, dxpl, buf);
-    herr_t r = l->Dread(id, mtype, mspace, fspace, dxpl, buf);
-    acct_dio(&c, id, fspace, dxpl, 0, r);
-    return r;
-}
-
-IOL_EXPORT herr_t H5Dwrite(hid_t id, hid_t mtype, hid_t mspace, hid_t fspace, hid_t dxpl, const void *buf)
-{
-    H5_LIB(Dwrite)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dwrite(id, mtype, mspace, fspace, dxpl, buf);
-    herr_t r = l->Dwrite(id, mtype, mspace, fspace, dxpl, buf);
-    acct_dio(&c, id, fspace, dxpl, 1, r);
-    return r;
-}
-
-IOL_EXPORT herr_t H5Dflush(hid_t id)
-{
-    H5_LIB(Dflush)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dflush(id);
-    herr_t r = l->Dflush(id);
-    h5_after(&c);
-    struct hobj o;
-    acct_dmeta(&c, dataset_of(c.t, l, id, r >= 0, &o) ? &o : NULL, 0, r);
+    acct_meta(&c, &h5f_meta, f, f, 1, r);
     return r;
 }
 
@@ -747,6 +672,6 @@ IOL_EXPORT herr_t H5Dclose(hid_t id)
     h5_after(&c);
     if (r >= 0 && known)
         obj_get(id, 1, &o);
-    acct_dmeta(&c, known ? &o : NULL, 1, r);
+    acct_meta(&c, &h5d_meta, known ? o.f : NULL, known ? o.file : NULL, 1, r);
     return r;
 }
