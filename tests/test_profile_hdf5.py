@@ -83,6 +83,8 @@ def test_serial_program_sees_the_same(serial_run) -> None:
     assert plain.returncode == 0, plain.stderr.decode()
     assert prof.returncode == 0, prof.stderr.decode()
     assert prof.stdout == plain.stdout and prof.stderr == plain.stderr
+    # the error stacks of the two failed calls, as the program printed them
+    assert prof.stdout.count(b"HDF5-DIAG: Error detected") == 2
     assert (prof_dir / "s.h5").stat().st_size == (plain_dir / "s.h5").stat().st_size
 
 
@@ -137,7 +139,26 @@ def test_serial_dataset_counters(serial_run) -> None:
         "H5D_DATATYPE_SIZE": 4, "H5D_CHUNKED": 0, "H5D_CHUNK_SIZE_D1": 0, "H5D_USE_DEPRECATED": 0,
     }  # fmt: skip
     assert {k: vec[k] for k in want} == want
-    assert len(mod) == 2  # the failed H5Dopen2 of "nope" names no dataset
+    old = _rec(log, "H5D", f"{prof_dir / 's.h5'}:/old")
+    want = {
+        "H5D_OPENS": 1,
+        "H5D_CREATES": 1,
+        "H5D_CLOSES": 1,
+        "H5D_USE_DEPRECATED": 1,
+        "H5D_DATATYPE_SIZE": 2,
+    }
+    assert {k: old[k] for k in want} == want and old["H5D_WRITES"] == old["H5D_READS"] == 0
+    assert len(mod) == 3  # the failed H5Dopen2 of "nope" names no dataset
+
+
+def test_the_programs_call_every_hdf5_wrapper(profile_build: ProfileBuild) -> None:
+    """The census leaves the HDF5 entry points to this file: its C programs must call each one."""
+    from .test_profile_census import HDF5_PREFIXES, exported
+
+    wrapped = {n for n in exported(profile_build.lib) if n.startswith(HDF5_PREFIXES)}
+    assert {"H5Fopen", "H5Dwrite", "H5Dread"} <= wrapped
+    source = (DATA / "h5_serial.c").read_text() + (DATA / "h5_parallel.c").read_text()
+    assert {n for n in wrapped if f"{n}(" not in source} == set()
 
 
 def test_serial_trace_has_the_hdf5_calls(serial_run) -> None:
@@ -145,8 +166,10 @@ def test_serial_trace_has_the_hdf5_calls(serial_run) -> None:
     log = _the_log(logs)
     events = log.trace
     ops = [e.op for e in events]
-    for name, n in (("H5Fcreate", 1), ("H5Fopen", 1), ("H5Dwrite", 5), ("H5Dread", 3), ("H5Fclose", 2)):
+    for name, n in (("H5Fcreate", 1), ("H5Fopen", 1), ("H5Dwrite", 5), ("H5Dread", 4), ("H5Fclose", 2)):
         assert ops.count(name) == n, (name, ops.count(name))
+    # the read of id -1 failed, and names no file
+    assert [(e.path, e.result) for e in events if e.op == "H5Dread" and e.result != 0] == [(None, -1)]
     # a dataset's calls name its file (the trace's paths are files), with the bytes of the selection
     writes = [e for e in events if e.op == "H5Dwrite"]
     assert {e.path for e in writes} == {str(prof_dir / "s.h5")}
@@ -160,7 +183,7 @@ def test_serial_job_report_layer(serial_run) -> None:
     doc = f.to_json()
     assert doc["path"] == str(prof_dir / "s.h5") and doc["use_mpiio"] is False and doc["shared"] is False
     by_name = {d["name"]: d for d in doc["datasets"]}
-    assert set(by_name) == {"/grid", "/g/vec"}
+    assert set(by_name) == {"/grid", "/g/vec", "/old"}
     grid = by_name["/grid"]
     assert grid["chunk_shape"] == [10, 50] and by_name["/g/vec"]["chunk_shape"] == []
     assert grid["selections"] == {"all": 2, "regular_hyperslab": 2, "irregular_hyperslab": 1, "points": 1}
