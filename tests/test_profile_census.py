@@ -26,7 +26,7 @@ ELSEWHERE = {
 MPIIO_PREFIXES = ("MPI_File_", "mpi_file_", "ompi_file_")
 # The HDF5 layer's entry points: called by tests/test_profile_hdf5.py's programs (which checks that they call
 # every one).
-HDF5_PREFIXES = ("H5F", "H5D")
+HDF5_PREFIXES = ("H5F", "H5D", "H5I")
 
 # What each entry's call records: op:file=result ("-": no file; "." the scratch directory; a file outside
 # it by its absolute path), where "=N" is the result the call must give (the bytes moved; absent: any

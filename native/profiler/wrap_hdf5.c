@@ -39,7 +39,7 @@
     X(hid_t, Dcreate1, (hid_t, const char *, hid_t, hid_t, hid_t)) X(hid_t, Dopen2, (hid_t, const char *, hid_t)) \
     X(hid_t, Dopen1, (hid_t, const char *)) X(herr_t, Dread, (hid_t, hid_t, hid_t, hid_t, hid_t, void *)) \
     X(herr_t, Dwrite, (hid_t, hid_t, hid_t, hid_t, hid_t, const void *)) X(herr_t, Dflush, (hid_t)) \
-    X(herr_t, Dclose, (hid_t))
+    X(herr_t, Dclose, (hid_t)) X(int, Idec_ref, (hid_t))
 #define H5_QUERIES(X) \
     X(ssize_t, Fget_name, (hid_t, char *, size_t)) X(ssize_t, Iget_name, (hid_t, char *, size_t)) \
     X(hid_t, Fget_access_plist, (hid_t)) X(hid_t, Pget_driver, (hid_t)) \
@@ -356,9 +356,11 @@ static inline void h5_after(struct hcall *c)
     c->t->guard = IOL_GUARD_IN;
 }
 
+/* op 0: no trace record (an H5Idec_ref that closed nothing the runtime knows). */
 static inline void h5_leave(struct hcall *c, int op, struct iol_file *f, uint64_t bytes, int64_t r)
 {
-    iol_trace(c->t, op, f != NULL ? f->id : 0, c->t0, c->t1, 0, bytes, r);
+    if (op != 0)
+        iol_trace(c->t, op, f != NULL ? f->id : 0, c->t0, c->t1, 0, bytes, r);
     c->t->guard = 0;
     c->t->h5_depth = 0;
 }
@@ -673,5 +675,28 @@ IOL_EXPORT herr_t H5Dclose(hid_t id)
     if (r >= 0 && known)
         obj_get(id, 1, &o);
     acct_meta(&c, &h5d_meta, known ? o.f : NULL, known ? o.file : NULL, 1, r);
+    return r;
+}
+
+/* The last reference of an id dropped (h5py closes files and datasets this way): a close of a file or
+ * dataset the runtime knows; any other id passes uncounted. */
+IOL_EXPORT int H5Idec_ref(hid_t id)
+{
+    H5_LIB(Idec_ref)
+    struct hcall c;
+    if (!h5_enter(&c, l))
+        return l->Idec_ref(id);
+    struct hobj o;
+    int known = obj_get(id, 0, &o);
+    int r = l->Idec_ref(id);
+    h5_after(&c);
+    if (known && r == 0 && obj_get(id, 1, &o)) {
+        if (o.file != NULL)
+            acct_meta(&c, &h5d_meta, o.f, o.file, 1, 0);
+        else
+            acct_meta(&c, &h5f_meta, o.f, o.f, 1, 0);
+        return r;
+    }
+    h5_leave(&c, 0, NULL, 0, 0);
     return r;
 }

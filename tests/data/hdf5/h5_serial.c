@@ -96,7 +96,7 @@ int main(int argc, char **argv)
     check(f >= 0, "H5Fopen");
     v = H5Dopen2(f, "/g/vec", H5P_DEFAULT);
     check(H5Dread(v, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, vback) >= 0, "read vec"); /* 4000 B */
-    H5Dclose(v);
+    check(H5Idec_ref(v) == 0, "H5Idec_ref"); /* the last reference: a close, as h5py closes */
     /* the deprecated open, and one regular row: 1600 B */
     d = H5Dopen1(f, "grid");
     check(d >= 0, "H5Dopen1");
