@@ -321,3 +321,27 @@ def test_h5py_uses_its_own_hdf5_and_is_recorded(h5py_run) -> None:
     # every read and write has one selection kind
     kinds = ("ALL", "REGULAR_HYPERSLAB", "IRREGULAR_HYPERSLAB", "POINT")
     assert sum(d[f"H5D_{k}_SELECTS"] for k in kinds) == 4 and d["H5D_POINT_SELECTS"] == 0
+
+
+def test_two_hdf5_libraries_in_one_process(profile_build: ProfileBuild, tmp_path: Path) -> None:
+    """h5py's own libhdf5 and the system's (behind a ctypes-loaded library) in one Python: each call must go
+    to the library its caller is linked to (ids of one mean nothing to the other), and both are recorded."""
+    pytest.importorskip("h5py")
+    lib = tmp_path / "h5_sys.so"
+    flags = _pkg_flags("hdf5-openmpi", "hdf5-mpich", "hdf5-serial", "hdf5")
+    r = subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(DATA / "h5_sys.c"), *flags],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    plain_dir, prof_dir, logs = _dirs(tmp_path)
+    cmd = [sys.executable, str(DATA / "h5py_two_libs.py")]
+    plain = run([*cmd, str(plain_dir), str(lib)], plain_env())
+    prof = run([*cmd, str(prof_dir), str(lib)], profiled_env(profile_build, logs))
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert prof.returncode == 0, prof.stderr.decode()
+    assert prof.stdout == plain.stdout == b"sys 0 py 190\n"
+    log = _the_log(logs)
+    sys_d = _rec(log, "H5D", f"{prof_dir / 'sys.h5'}:/sys")
+    assert (sys_d["H5D_WRITES"], sys_d["H5D_BYTES_WRITTEN"], sys_d["H5D_DATATYPE_SIZE"]) == (1, 40, 4)
+    py_d = _rec(log, "H5D", f"{prof_dir / 'py.h5'}:/py")
+    assert (py_d["H5D_WRITES"], py_d["H5D_BYTES_WRITTEN"], py_d["H5D_BYTES_READ"]) == (1, 160, 160)
+    assert _rec(log, "H5F", str(prof_dir / "sys.h5"))["H5F_CLOSES"] == 1
