@@ -190,6 +190,19 @@ def test_serial_job_report_layer(serial_run) -> None:
     assert grid["independent_writes_shared"] == 0  # one process: nothing to make collective
 
 
+def test_an_excluded_hdf5_file_has_no_records(profile_build: ProfileBuild, tmp_path: Path) -> None:
+    prog = _compile("gcc", DATA / "h5_serial.c", tmp_path / "h5_serial")
+    plain_dir, prof_dir, logs = _dirs(tmp_path)
+    plain = run([str(prog), str(plain_dir)], plain_env())
+    prof = run(
+        [str(prog), str(prof_dir)], profiled_env(profile_build, logs, IOLENS_PROFILE_EXCLUDE=str(prof_dir))
+    )
+    assert prof.returncode == plain.returncode == 0 and prof.stdout == plain.stdout
+    (log,) = logs_in(logs)
+    assert all(len(log.modules[m]) == 0 for m in ("H5F", "H5D") if m in log.modules)
+    assert not any(p.startswith(str(prof_dir)) for p in log.table.paths)
+
+
 # ---- no HDF5 at all ----
 
 

@@ -185,6 +185,7 @@ struct hobj {
     struct iol_file *f;    /* the record's name: the file (H5F), or FILE:DATASET (H5D) */
     struct iol_file *file; /* a dataset's file (NULL for a file id) */
     uint64_t ndims, npoints, type_size, chunked, deprecated;
+    int unnamed;           /* a dataset that could not be named (an excluded path): not asked again */
     uint64_t chunk[5];     /* D1 = the last dimension, as Darshan's */
     struct hobj *next;
 };
@@ -321,12 +322,18 @@ static int dataset_describe(struct iol_thread *t, struct h5lib *l, hid_t id, str
 /* The dataset entry of id: the table's, or (ask: after a successful call) described now and kept. */
 static int dataset_of(struct iol_thread *t, struct h5lib *l, hid_t id, int ask, struct hobj *o)
 {
-    if (obj_get(id, 0, o) && o->file != NULL)
-        return 1;
-    if (!ask || !dataset_describe(t, l, id, o))
+    if (obj_get(id, 0, o) && (o->file != NULL || o->unnamed))
+        return o->file != NULL;
+    if (!ask)
         return 0;
+    int named = dataset_describe(t, l, id, o);
+    if (!named) {
+        memset(o, 0, sizeof *o);
+        o->id = id;
+        o->unnamed = 1;
+    }
     obj_put(o);
-    return 1;
+    return named;
 }
 
 /* ---- a call being recorded ---- */
@@ -454,6 +461,11 @@ static void acct_dopen(struct hcall *c, int create, int deprecated, hid_t r)
     struct iol_tmod *m = known ? iol_module_rec(c->t, o.f, IOL_MOD_H5D) : NULL;
     if (known) {
         o.deprecated = (uint64_t)deprecated;
+        obj_put(&o);
+    } else if (r >= 0) { /* not nameable (an excluded file): remembered, not asked again */
+        memset(&o, 0, sizeof o);
+        o.id = r;
+        o.unnamed = 1;
         obj_put(&o);
     }
     if (m != NULL) {
@@ -669,10 +681,10 @@ IOL_EXPORT herr_t H5Dclose(hid_t id)
     if (!h5_enter(&c, l))
         return l->Dclose(id);
     struct hobj o;
-    int known = obj_get(id, 0, &o) && o.file != NULL; /* a dataset never read nor written: not looked up */
+    int found = obj_get(id, 0, &o), known = found && o.file != NULL; /* (an H5Oopen'ed one never used: not) */
     herr_t r = l->Dclose(id);
     h5_after(&c);
-    if (r >= 0 && known)
+    if (r >= 0 && found)
         obj_get(id, 1, &o);
     acct_meta(&c, &h5d_meta, known ? o.f : NULL, known ? o.file : NULL, 1, r);
     return r;
@@ -690,7 +702,7 @@ IOL_EXPORT int H5Idec_ref(hid_t id)
     int known = obj_get(id, 0, &o);
     int r = l->Idec_ref(id);
     h5_after(&c);
-    if (known && r == 0 && obj_get(id, 1, &o)) {
+    if (known && r == 0 && obj_get(id, 1, &o) && o.f != NULL) {
         if (o.file != NULL)
             acct_meta(&c, &h5d_meta, o.f, o.file, 1, 0);
         else
