@@ -657,58 +657,46 @@ H5_WRAP(herr_t, Dwrite, (hid_t id, hid_t mtype, hid_t mspace, hid_t fspace, hid_
         (id, mtype, mspace, fspace, dxpl, buf), acct_dio(&c, id, fspace, dxpl, 1, r))
 H5_WRAP(herr_t, Dflush, (hid_t id), (id), acct_dflush(&c, id, r))
 
-/* The closes look the id up before the call (after it the id is gone). */
+/* A close (H5Fclose, H5Dclose), or the drop of a reference (H5Idec_ref: a close when it was the last one; h5py
+ * closes this way). The id is looked up before the call (after it the id is gone); an id the runtime does
+ * not know, or a reference dropped that closed nothing, is not counted. */
+static int h5_close(struct h5lib *l, hid_t id, int (*real)(hid_t), int last_ref)
+{
+    struct hcall c;
+    if (!h5_enter(&c, l))
+        return real(id);
+    struct hobj o = { .id = id };
+    int found = obj_get(id, 0, &o);
+    int r = real(id);
+    h5_after(&c);
+    int closed = last_ref ? r == 0 : r >= 0;
+    if (found && closed)
+        obj_get(id, 1, &o);
+    if (!found || o.f == NULL || (last_ref && !closed)) {
+        h5_leave(&c, 0, NULL, 0, 0);
+        return r;
+    }
+    if (o.file != NULL)
+        acct_meta(&c, &h5d_meta, o.f, o.file, 1, closed ? 0 : -1);
+    else
+        acct_meta(&c, &h5f_meta, o.f, o.f, 1, closed ? 0 : -1);
+    return r;
+}
+
 IOL_EXPORT herr_t H5Fclose(hid_t id)
 {
     H5_LIB(Fclose)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Fclose(id);
-    struct hobj o;
-    struct iol_file *f = obj_get(id, 0, &o) ? o.f : NULL; /* opened before the runtime saw it: not counted */
-    herr_t r = l->Fclose(id);
-    h5_after(&c);
-    if (r >= 0)
-        obj_get(id, 1, &o);
-    acct_meta(&c, &h5f_meta, f, f, 1, r);
-    return r;
+    return h5_close(l, id, l->Fclose, 0);
 }
 
 IOL_EXPORT herr_t H5Dclose(hid_t id)
 {
     H5_LIB(Dclose)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Dclose(id);
-    struct hobj o;
-    int found = obj_get(id, 0, &o), known = found && o.file != NULL; /* (an H5Oopen'ed one never used: not) */
-    herr_t r = l->Dclose(id);
-    h5_after(&c);
-    if (r >= 0 && found)
-        obj_get(id, 1, &o);
-    acct_meta(&c, &h5d_meta, known ? o.f : NULL, known ? o.file : NULL, 1, r);
-    return r;
+    return h5_close(l, id, l->Dclose, 0);
 }
 
-/* The last reference of an id dropped (h5py closes files and datasets this way): a close of a file or
- * dataset the runtime knows; any other id passes uncounted. */
 IOL_EXPORT int H5Idec_ref(hid_t id)
 {
     H5_LIB(Idec_ref)
-    struct hcall c;
-    if (!h5_enter(&c, l))
-        return l->Idec_ref(id);
-    struct hobj o;
-    int known = obj_get(id, 0, &o);
-    int r = l->Idec_ref(id);
-    h5_after(&c);
-    if (known && r == 0 && obj_get(id, 1, &o) && o.f != NULL) {
-        if (o.file != NULL)
-            acct_meta(&c, &h5d_meta, o.f, o.file, 1, 0);
-        else
-            acct_meta(&c, &h5f_meta, o.f, o.f, 1, 0);
-        return r;
-    }
-    h5_leave(&c, 0, NULL, 0, 0);
-    return r;
+    return h5_close(l, id, l->Idec_ref, 1);
 }
