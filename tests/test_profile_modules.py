@@ -37,7 +37,8 @@ def test_a_program_without_mpi_is_unaffected(profile_build: ProfileBuild, tmp_pa
     (log,) = logs_in(logs)
     assert log.modules == {}
     assert log.files[str(tmp_path / "f")]["POSIX_BYTES_WRITTEN"] == 100
-    assert [name for name, _ in log.schema.modules.values()] == ["MPIIO"]
+    # every module the runtime was built to know (the HDF5 ones where hdf5.h was found)
+    assert [name for name, _ in log.schema.modules.values()] in (["MPIIO"], ["MPIIO", "H5F", "H5D"])
     assert log.header.minor_version >= 4
 
 

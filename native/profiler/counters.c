@@ -16,6 +16,12 @@ const char iol_names_text[] =
 #define X(name, merge) "MPIIO " #name " " #merge "\n"
     "module MPIIO 1\n" IOL_MPIIO_COUNTERS(X)
 #undef X
+#define X(name, merge) "H5F " #name " " #merge "\n"
+    "module H5F 2\n" IOL_H5F_COUNTERS(X)
+#undef X
+#define X(name, merge) "H5D " #name " " #merge "\n"
+    "module H5D 3\n" IOL_H5D_COUNTERS(X)
+#undef X
     ;
 
 const unsigned iol_names_len = sizeof(iol_names_text) - 1;

@@ -66,18 +66,28 @@
 
 /* Modules: the layers above POSIX (docs/profile-log.md, "Modules"). Each has a fixed id (the MODULE_REC
  * chunk header's `module`), a section of the NAMES chunk named after it, and its own counter list. Ids
- * 2 H5F, 3 H5D, 4 PNETCDF and 5 STDIO are reserved for the layers that come next. */
-#define IOL_MODULES(X) X(MPIIO, 1, IOL_MPIIO_COUNTERS)
+ * 4 PNETCDF and 5 STDIO are reserved for the layers that come next. */
+#define IOL_MODULES(X) X(MPIIO, 1, IOL_MPIIO_COUNTERS) X(H5F, 2, IOL_H5F_COUNTERS) X(H5D, 3, IOL_H5D_COUNTERS)
 #define IOL_MODULE_MAX 8 /* ids are below this */
 
 /* MPI-IO (wrap_mpiio.c): Darshan's MPIIO counter names with Darshan's meanings, then iolens's own. One record
  * per (thread, file) that the thread opened with MPI_File_open. */
-#define IOL_MPIIO_SIZE_BUCKETS(X, KIND) \
-    X(MPIIO_SIZE_##KIND##_AGG_0_100, sum) X(MPIIO_SIZE_##KIND##_AGG_100_1K, sum) \
-    X(MPIIO_SIZE_##KIND##_AGG_1K_10K, sum) X(MPIIO_SIZE_##KIND##_AGG_10K_100K, sum) \
-    X(MPIIO_SIZE_##KIND##_AGG_100K_1M, sum) X(MPIIO_SIZE_##KIND##_AGG_1M_4M, sum) \
-    X(MPIIO_SIZE_##KIND##_AGG_4M_10M, sum) X(MPIIO_SIZE_##KIND##_AGG_10M_100M, sum) \
-    X(MPIIO_SIZE_##KIND##_AGG_100M_1G, sum) X(MPIIO_SIZE_##KIND##_AGG_1G_PLUS, sum)
+/* Darshan's ten access size buckets of a module: PREFIX_SIZE_KIND_AGG_0_100 ... _1G_PLUS. */
+#define IOL_AGG_SIZE_BUCKETS(X, P, KIND) \
+    X(P##_SIZE_##KIND##_AGG_0_100, sum) X(P##_SIZE_##KIND##_AGG_100_1K, sum) \
+    X(P##_SIZE_##KIND##_AGG_1K_10K, sum) X(P##_SIZE_##KIND##_AGG_10K_100K, sum) \
+    X(P##_SIZE_##KIND##_AGG_100K_1M, sum) X(P##_SIZE_##KIND##_AGG_1M_4M, sum) \
+    X(P##_SIZE_##KIND##_AGG_4M_10M, sum) X(P##_SIZE_##KIND##_AGG_10M_100M, sum) \
+    X(P##_SIZE_##KIND##_AGG_100M_1G, sum) X(P##_SIZE_##KIND##_AGG_1G_PLUS, sum)
+#define IOL_MPIIO_SIZE_BUCKETS(X, KIND) IOL_AGG_SIZE_BUCKETS(X, MPIIO, KIND)
+/* Darshan's timestamps and times of a module that reads and writes: PREFIX_F_OPEN_START_TIMESTAMP ... */
+#define IOL_RW_TIMES(X, P) \
+    X(P##_F_OPEN_START_TIMESTAMP, min) X(P##_F_READ_START_TIMESTAMP, min) \
+    X(P##_F_WRITE_START_TIMESTAMP, min) X(P##_F_CLOSE_START_TIMESTAMP, min) \
+    X(P##_F_OPEN_END_TIMESTAMP, max) X(P##_F_READ_END_TIMESTAMP, max) \
+    X(P##_F_WRITE_END_TIMESTAMP, max) X(P##_F_CLOSE_END_TIMESTAMP, max) \
+    X(P##_F_READ_TIME, sum) X(P##_F_WRITE_TIME, sum) X(P##_F_META_TIME, sum) \
+    X(P##_F_MAX_READ_TIME, max) X(P##_F_MAX_WRITE_TIME, max)
 
 #define IOL_MPIIO_COUNTERS(X) \
     X(MPIIO_INDEP_OPENS, sum) X(MPIIO_COLL_OPENS, sum) X(MPIIO_INDEP_READS, sum) X(MPIIO_INDEP_WRITES, sum) \
@@ -89,14 +99,40 @@
     X(MPIIO_ACCESS1_ACCESS, topv) X(MPIIO_ACCESS2_ACCESS, topv) X(MPIIO_ACCESS3_ACCESS, topv) \
     X(MPIIO_ACCESS4_ACCESS, topv) X(MPIIO_ACCESS1_COUNT, topc) X(MPIIO_ACCESS2_COUNT, topc) \
     X(MPIIO_ACCESS3_COUNT, topc) X(MPIIO_ACCESS4_COUNT, topc) \
-    X(MPIIO_F_OPEN_START_TIMESTAMP, min) X(MPIIO_F_READ_START_TIMESTAMP, min) \
-    X(MPIIO_F_WRITE_START_TIMESTAMP, min) X(MPIIO_F_CLOSE_START_TIMESTAMP, min) \
-    X(MPIIO_F_OPEN_END_TIMESTAMP, max) X(MPIIO_F_READ_END_TIMESTAMP, max) \
-    X(MPIIO_F_WRITE_END_TIMESTAMP, max) X(MPIIO_F_CLOSE_END_TIMESTAMP, max) \
-    X(MPIIO_F_READ_TIME, sum) X(MPIIO_F_WRITE_TIME, sum) X(MPIIO_F_META_TIME, sum) \
-    X(MPIIO_F_MAX_READ_TIME, max) X(MPIIO_F_MAX_WRITE_TIME, max) \
+    IOL_RW_TIMES(X, MPIIO) \
     X(MPIIO_CLOSES, sum) X(MPIIO_SET_SIZES, sum) X(MPIIO_PREALLOCATES, sum) X(MPIIO_SPLIT_ENDS, sum) \
     X(MPIIO_OPEN_COMM_SIZE, max) X(MPIIO_ERRORS, sum)
+
+/* HDF5 (wrap_hdf5.c): Darshan's H5F and H5D counter names with Darshan's meanings, then iolens's own. H5F: one
+ * record per (thread, file) the thread opened or created with H5Fopen/H5Fcreate (the file's own id). H5D: one
+ * record per (thread, dataset); a dataset's record is named "FILE:DATASET" (Darshan's record name), an entry
+ * of the FILES chunk flagged IOLP_FILE_OBJECT. */
+#define IOL_H5F_COUNTERS(X) \
+    X(H5F_OPENS, sum) X(H5F_FLUSHES, sum) X(H5F_USE_MPIIO, max) \
+    X(H5F_F_OPEN_START_TIMESTAMP, min) X(H5F_F_CLOSE_START_TIMESTAMP, min) \
+    X(H5F_F_OPEN_END_TIMESTAMP, max) X(H5F_F_CLOSE_END_TIMESTAMP, max) X(H5F_F_META_TIME, sum) \
+    X(H5F_CREATES, sum) X(H5F_OPENS_RDWR, sum) X(H5F_OPENS_SWMR, sum) X(H5F_CLOSES, sum) X(H5F_ERRORS, sum) \
+    X(H5F_ALIGNMENT, max) X(H5F_ALIGN_THRESHOLD, max)
+
+#define IOL_H5D_COUNTERS(X) \
+    X(H5D_OPENS, sum) X(H5D_READS, sum) X(H5D_WRITES, sum) X(H5D_FLUSHES, sum) X(H5D_BYTES_READ, sum) \
+    X(H5D_BYTES_WRITTEN, sum) X(H5D_RW_SWITCHES, sum) X(H5D_REGULAR_HYPERSLAB_SELECTS, sum) \
+    X(H5D_IRREGULAR_HYPERSLAB_SELECTS, sum) X(H5D_POINT_SELECTS, sum) X(H5D_MAX_READ_TIME_SIZE, max) \
+    X(H5D_MAX_WRITE_TIME_SIZE, max) IOL_AGG_SIZE_BUCKETS(X, H5D, READ) IOL_AGG_SIZE_BUCKETS(X, H5D, WRITE) \
+    X(H5D_ACCESS1_ACCESS, topv) X(H5D_ACCESS2_ACCESS, topv) X(H5D_ACCESS3_ACCESS, topv) \
+    X(H5D_ACCESS4_ACCESS, topv) X(H5D_ACCESS1_COUNT, topc) X(H5D_ACCESS2_COUNT, topc) \
+    X(H5D_ACCESS3_COUNT, topc) X(H5D_ACCESS4_COUNT, topc) \
+    X(H5D_DATASPACE_NDIMS, max) X(H5D_DATASPACE_NPOINTS, max) X(H5D_DATATYPE_SIZE, max) \
+    X(H5D_CHUNK_SIZE_D1, max) X(H5D_CHUNK_SIZE_D2, max) X(H5D_CHUNK_SIZE_D3, max) X(H5D_CHUNK_SIZE_D4, max) \
+    X(H5D_CHUNK_SIZE_D5, max) X(H5D_USE_MPIIO_COLLECTIVE, max) X(H5D_USE_DEPRECATED, max) \
+    IOL_RW_TIMES(X, H5D) \
+    X(H5D_CREATES, sum) X(H5D_CLOSES, sum) X(H5D_ALL_SELECTS, sum) X(H5D_COLL_READS, sum) \
+    X(H5D_COLL_WRITES, sum) X(H5D_CHUNKED, max) X(H5D_ERRORS, sum)
+
+/* HDF5 trace ops: from 160 up. */
+#define IOL_H5_TRACE_OPS(X) \
+    X(H5F_CREATE, 160) X(H5F_OPEN, 161) X(H5F_FLUSH, 162) X(H5F_CLOSE, 163) X(H5D_CREATE, 164) \
+    X(H5D_OPEN, 165) X(H5D_READ, 166) X(H5D_WRITE, 167) X(H5D_FLUSH, 168) X(H5D_CLOSE, 169)
 
 /* MPI-IO trace ops: from 100 up (the POSIX ops stay below). */
 #define IOL_MPIIO_TRACE_OPS(X) \
@@ -153,6 +189,20 @@ enum iol_mpiio_counter {
     IOL_NMPIIO
 };
 
+enum iol_h5f_counter {
+#define X(name, merge) IOL_M_##name,
+    IOL_H5F_COUNTERS(X)
+#undef X
+    IOL_NH5F
+};
+
+enum iol_h5d_counter {
+#define X(name, merge) IOL_M_##name,
+    IOL_H5D_COUNTERS(X)
+#undef X
+    IOL_NH5D
+};
+
 enum iol_module {
 #define X(name, id, list) IOL_MOD_##name = id,
     IOL_MODULES(X)
@@ -161,7 +211,7 @@ enum iol_module {
 
 enum iol_op {
 #define X(name, num) IOL_OP_##name = num,
-    IOL_TRACE_OPS(X) IOL_MPIIO_TRACE_OPS(X)
+    IOL_TRACE_OPS(X) IOL_MPIIO_TRACE_OPS(X) IOL_H5_TRACE_OPS(X)
 #undef X
 };
 

@@ -175,7 +175,8 @@ int iol_file_log(struct iol_file *f)
     v->a = f->id;
     v->b = f->mount != NULL ? f->mount->id : 0;
     v->c = f->len;
-    v->d = __atomic_load_n(&f->kind, __ATOMIC_RELAXED) == IOL_KIND_OTHER ? IOLP_FILE_NOT_REGULAR : 0;
+    uint32_t kind = __atomic_load_n(&f->kind, __ATOMIC_RELAXED);
+    v->d = kind == IOL_KIND_OTHER ? IOLP_FILE_NOT_REGULAR : kind == IOL_KIND_OBJECT ? IOLP_FILE_OBJECT : 0;
     memcpy(p + sizeof *v, f->path, f->len);
     memset(p + sizeof *v + f->len, 0, pad8(f->len) - f->len);
     iol_stream_commit(&iol_g.s_files, size);

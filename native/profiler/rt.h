@@ -50,7 +50,8 @@ struct iol_mount {
     char *dir, *type;
 };
 
-enum iol_kind { IOL_KIND_UNKNOWN = 0, IOL_KIND_REGULAR = 1, IOL_KIND_OTHER = 2 };
+/* IOL_KIND_OBJECT: not a file but an object inside one, named by a module's records (an HDF5 dataset). */
+enum iol_kind { IOL_KIND_UNKNOWN = 0, IOL_KIND_REGULAR = 1, IOL_KIND_OTHER = 2, IOL_KIND_OBJECT = 3 };
 
 struct iol_file {
     uint64_t hash;
@@ -123,6 +124,8 @@ struct iol_thread {
     const char *dir_path;              /* its path (a file entry's, which is never freed), dir_len bytes */
     struct iol_tmods ***mtab;          /* file id -> its module records (module.c), two levels of 4096 */
     int mod_depth;                     /* a module's wrapper is running on this thread (its calls below pass) */
+    int h5_depth;                      /* an HDF5 wrapper is running (its nested HDF5 calls pass; MPI-IO and
+                                        * POSIX beneath it are recorded) */
 };
 
 extern __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec")));

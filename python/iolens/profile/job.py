@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from iolens.profile.hdf5 import Hdf5File, hdf5_files
 from iolens.profile.layers import MpiioFile, mpiio_files
 from iolens.profile.merge import Accumulator, MergePlan
 from iolens.profile.places import code_mask
@@ -238,6 +239,11 @@ class Job:
     def mpiio(self) -> list[MpiioFile]:
         """The MPI-IO layer: one entry per file the job opened with MPI_File_open (layers.py)."""
         return mpiio_files(self)
+
+    @cached_property
+    def hdf5(self) -> list[Hdf5File]:
+        """The HDF5 layer: one entry per HDF5 file, with its datasets (hdf5.py)."""
+        return hdf5_files(self)
 
 
 # --- finding and reading the logs ------------------------------------------------------------------------

@@ -58,6 +58,9 @@ EXEC_MESSAGE = "the process called exec: this log ends there and its successor's
 # FILES record flags.
 FILE_EXCLUDED = 1
 FILE_NOT_REGULAR = 2
+# Minor version 4: the name of an object inside a file ("FILE:DATASET", an HDF5 dataset), which only module
+# records name: kept out of the file table.
+FILE_OBJECT = 4
 # Ours, never in a log: a file id with counters but no FILES record (its name was not recorded).
 FILE_UNNAMED = 1 << 16
 
@@ -70,7 +73,7 @@ KIND_LABELS = {
     9: "MODULE_REC", 10: "MODULE_TEXT",
 }  # fmt: skip
 # What a MODULE_TEXT record holds (its head's fourth word).
-MODULE_TEXTS = {1: "hints"}
+MODULE_TEXTS = {1: "hints", 2: "dataset"}
 # A trace record's file_id with this bit names a PATHS record (a path that is no file of the log).
 PATH_ID_BIT = 0x80000000
 
@@ -99,6 +102,11 @@ MPIIO_TRACE_OPS = (
     "iwrite_all iread_at_all iwrite_at_all iread_shared iwrite_shared set_view sync set_size preallocate"
 ).split()
 OP_NAMES.update({100 + i: f"MPI_File_{name}" for i, name in enumerate(MPIIO_TRACE_OPS)})
+# HDF5 calls: ops from 160 up.
+H5_TRACE_OPS = (
+    "H5Fcreate H5Fopen H5Fflush H5Fclose H5Dcreate H5Dopen H5Dread H5Dwrite H5Dflush H5Dclose"
+).split()
+OP_NAMES.update({160 + i: name for i, name in enumerate(H5_TRACE_OPS)})
 
 TRACE_DTYPE = np.dtype(
     [
@@ -823,6 +831,8 @@ class _Collected:
         # records in log order (file id, module id, what, text).
         self.module_recs: dict[int, list[tuple[int, np.ndarray]]] = {}
         self.module_texts: list[tuple[int, int, int, str]] = []
+        # FILES records flagged FILE_OBJECT: id -> "FILE:DATASET" (module records only).
+        self.object_paths: dict[int, str] = {}
 
 
 def _variable_records(path: Path, k: int, kind: str, body: memoryview) -> Iterator[tuple[int, ...]]:
@@ -865,6 +875,9 @@ def _files_chunk(path: Path, k: int, data: bytes, end: int, got: _Collected) -> 
         raw = data[at : at + plen]
         if raw.endswith(b"\0"):
             raw = raw.split(b"\0", 1)[0]
+        if fl & FILE_OBJECT:
+            got.object_paths.setdefault(fid, raw.decode("utf-8", "replace"))
+            continue
         ids.append(fid)
         mounts.append(mid)
         flags.append(fl)
@@ -1167,6 +1180,8 @@ def _module_tables(
     messages: list[str] = []
 
     def path_of(fid: int) -> str:
+        if fid in got.object_paths:
+            return got.object_paths[fid]
         i = int(np.searchsorted(ids, fid))
         if i < ids.size and int(ids[i]) == fid and not int(table.flags[int(id_rows[i])]) & FILE_UNNAMED:
             return table.paths[int(id_rows[i])]

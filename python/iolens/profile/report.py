@@ -363,6 +363,7 @@ def job_report(job: Job) -> dict[str, Any]:
         "layers": {
             **{name: layer(job, data, name) for name in LAYERS},
             "mpiio": [f.to_json() for f in job.mpiio],
+            "hdf5": [f.to_json() for f in job.hdf5],
         },
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
@@ -710,6 +711,70 @@ def _mpiio_view(files: list[dict[str, Any]]) -> list[RenderableType]:
     return out
 
 
+def _selections(d: dict[str, Any]) -> str:
+    """Reads and writes by the kind of their file selection: all/regular/irregular hyperslab/points."""
+    sel = d["selections"]
+    return "/".join(str(sel[k]) for k in ("all", "regular_hyperslab", "irregular_hyperslab", "points"))
+
+
+def _hdf5_view(files: list[dict[str, Any]]) -> list[RenderableType]:
+    """The HDF5 layer, above MPI-IO and POSIX: per dataset its calls, bytes, selections, chunking and
+    whether its transfers were collective; per file its opens, driver and alignment."""
+    if not files:
+        return []
+    rows = []
+    for f in files:
+        for d in f["datasets"]:
+            chunks = "x".join(map(str, d["chunk_shape"])) if d["chunked"] else "contiguous"
+            coll = d["collective"]
+            rows.append(
+                [
+                    f"{f['path']}:{d['name']}", str(len(d["ranks"])), f"{d['opens']}",
+                    f"{d['reads']} ({coll['reads']})", f"{d['writes']} ({coll['writes']})",
+                    _bytes(d["bytes_read"]), _bytes(d["bytes_written"]), _selections(d), chunks,
+                    _secs(d["read_time_s"] + d["write_time_s"] + d["meta_time_s"]),
+                ]
+            )  # fmt: skip
+    out: list[RenderableType] = []
+    if rows:
+        out.append(
+            _table(
+                "HDF5 datasets (reads, writes: all (collective); selections: all/regular/irregular/points)",
+                [
+                    "dataset",
+                    "ranks",
+                    "opens",
+                    "reads",
+                    "writes",
+                    "read",
+                    "written",
+                    "selections",
+                    "chunks",
+                    "time",
+                ],
+                rows,
+            )  # fmt: skip
+        )
+    for f in files:
+        driver = "MPI-IO driver" if f["use_mpiio"] else "non-MPI driver"
+        align = (
+            f"alignment {f['alignment']} (threshold {f['align_threshold']})"
+            if f["alignment"] > 1
+            else "unaligned"
+        )
+        fs = f" on {f['fs_type']}" if f["fs_type"] else ""
+        out.append(
+            Text(
+                f"HDF5 file {f['path']}{fs}: {f['opens']} opens ({f['creates']} creates), "
+                f"{f['flushes']} flushes, {f['closes']} closes, {driver}, {align}, ranks {len(f['ranks'])}, "
+                f"meta {_secs(f['meta_time_s'])}",
+                style="dim",
+                overflow="fold",
+            )
+        )
+    return out
+
+
 def _node_label(p: dict[str, Any]) -> Text:
     t = Text()
     name = os.path.basename(p["exe"]) or (p["cmdline"][0] if p["cmdline"] else "?")
@@ -793,6 +858,7 @@ def job_view(job: dict[str, Any]) -> Group:
         parts.append(_mounts_table(job["mounts"]))
     if job["ranks"]:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
+    parts.extend(_hdf5_view(job.get("layers", {}).get("hdf5", [])))
     parts.extend(_mpiio_view(job.get("layers", {}).get("mpiio", [])))
     parts.append(_tree(job))
     parts.extend(advice_panels(job["advice"]))

@@ -1,0 +1,251 @@
+"""The HDF5 layer of a job (docs/profile.md, "HDF5"): each file's H5F module records and each dataset's H5D
+records merged over the job's processes, with the ranks that used them and the file system the file is on
+(from the POSIX layer: the records share the file's path).
+
+A dataset's records are named "FILE:DATASET" (Darshan's record name); the runtime records the dataset's
+own name beside them, so the file is that name's prefix, never a guess at where a ':' splits the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from iolens.profile.merge import Accumulator, MergePlan
+
+if TYPE_CHECKING:
+    from iolens.profile.job import Job
+
+# File systems on which HDF5's default 1-byte alignment splits objects across stripes (the rule "HDF5 file
+# without alignment on a parallel file system" reads `parallel_fs`).
+PARALLEL_FS = frozenset({"lustre", "gpfs", "beegfs", "fuse.beegfs", "pvfs2", "orangefs", "panfs", "cephfs",
+                         "ceph", "daos", "fuse.daos", "wekafs", "nfs", "nfs4"})  # fmt: skip
+BUCKETS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G",
+           "1G_PLUS")  # fmt: skip
+SELECTIONS = {
+    "all": "H5D_ALL_SELECTS",
+    "regular_hyperslab": "H5D_REGULAR_HYPERSLAB_SELECTS",
+    "irregular_hyperslab": "H5D_IRREGULAR_HYPERSLAB_SELECTS",
+    "points": "H5D_POINT_SELECTS",
+}
+
+
+@dataclass
+class ModuleRows:
+    """One module over a job: per record name, the merged counters, the ranks with records, and texts."""
+
+    counters: dict[str, dict[str, int]] = field(default_factory=dict)
+    ranks: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    rank_values: dict[str, dict[int, dict[str, int]]] = field(default_factory=dict)
+    texts: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def module_rows(job: Job, module: str) -> ModuleRows:
+    """The records of `module` in every log of the job, merged per record name by the log's merge rules."""
+    names: list[str] = []
+    merges: list[str] = []
+    for log in job.logs:
+        mod = log.modules.get(module)
+        if mod is not None:
+            for n, m in zip(mod.section.names, mod.section.merges, strict=True):
+                if n not in names:
+                    names.append(n)
+                    merges.append(m)
+    out = ModuleRows()
+    if not names:
+        return out
+    col = {n: i for i, n in enumerate(names)}
+    row_of: dict[str, int] = {}
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for log in job.logs:
+        mod = log.modules.get(module)
+        if mod is None or not len(mod):
+            continue
+        vals = np.zeros((len(mod), len(names)), dtype=np.uint64)
+        vals[:, [col[n] for n in mod.section.names]] = mod.values
+        parts.append((np.array([row_of.setdefault(p, len(row_of)) for p in mod.paths], dtype=np.intp), vals))
+        for k, p in enumerate(mod.paths):
+            out.rank_values.setdefault(p, {})[log.header.rank] = dict(
+                zip(names, vals[k].tolist(), strict=True)
+            )
+            for key, text in mod.texts[k].items():
+                out.texts.setdefault(p, {}).setdefault(key, text)
+    acc = Accumulator(MergePlan.build(names, merges)[0], len(row_of))
+    for rows, vals in parts:
+        acc.add(rows, vals)
+    merged = acc.finish()
+    for p, r in row_of.items():
+        out.counters[p] = dict(zip(names, merged[r].tolist(), strict=True))
+        out.ranks[p] = tuple(sorted(out.rank_values[p]))
+    return out
+
+
+@dataclass
+class Hdf5Dataset:
+    """One dataset over the whole job."""
+
+    file: str
+    name: str
+    counters: dict[str, int]
+    ranks: tuple[int, ...]
+    writer_ranks: tuple[int, ...]
+    reader_ranks: tuple[int, ...]
+
+    def count(self, name: str) -> int:
+        return self.counters.get(name, 0)
+
+    @property
+    def chunk_shape(self) -> list[int]:
+        """The chunk's dimensions, first to last (Darshan's D1 is the last); [] when not chunked."""
+        dims = [self.count(f"H5D_CHUNK_SIZE_D{k}") for k in range(1, 6)]
+        n = min(self.count("H5D_DATASPACE_NDIMS"), 5) if self.count("H5D_CHUNKED") else 0
+        return list(reversed(dims[:n]))
+
+    @property
+    def independent_writes(self) -> int:
+        return self.count("H5D_WRITES") - self.count("H5D_COLL_WRITES")
+
+    @property
+    def independent_reads(self) -> int:
+        return self.count("H5D_READS") - self.count("H5D_COLL_READS")
+
+    def to_json(self, shared_file: bool) -> dict[str, Any]:
+        """The dataset's entry in its file's `datasets` (docs/profile.md, "The JSON report")."""
+        c = self.count
+        top = [[c(f"H5D_ACCESS{k}_ACCESS"), c(f"H5D_ACCESS{k}_COUNT")] for k in range(1, 5)]
+        return {
+            "name": self.name,
+            "ranks": list(self.ranks),
+            "opens": c("H5D_OPENS"),
+            "creates": c("H5D_CREATES"),
+            "closes": c("H5D_CLOSES"),
+            "flushes": c("H5D_FLUSHES"),
+            "reads": c("H5D_READS"),
+            "writes": c("H5D_WRITES"),
+            "collective": {"reads": c("H5D_COLL_READS"), "writes": c("H5D_COLL_WRITES")},
+            "independent": {"reads": self.independent_reads, "writes": self.independent_writes},
+            "use_mpiio_collective": bool(c("H5D_USE_MPIIO_COLLECTIVE")),
+            "bytes_read": c("H5D_BYTES_READ"),
+            "bytes_written": c("H5D_BYTES_WRITTEN"),
+            "selections": {k: c(v) for k, v in SELECTIONS.items()},
+            "ndims": c("H5D_DATASPACE_NDIMS"),
+            "npoints": c("H5D_DATASPACE_NPOINTS"),
+            "datatype_size": c("H5D_DATATYPE_SIZE"),
+            "chunked": bool(c("H5D_CHUNKED")),
+            "chunk_shape": self.chunk_shape,
+            "deprecated_api": bool(c("H5D_USE_DEPRECATED")),
+            "access_sizes": {
+                "buckets": [b.replace("_PLUS", "+").replace("_", "-") for b in BUCKETS],
+                "read": [c(f"H5D_SIZE_READ_AGG_{b}") for b in BUCKETS],
+                "write": [c(f"H5D_SIZE_WRITE_AGG_{b}") for b in BUCKETS],
+            },
+            "common_access_sizes": [pair for pair in top if pair[1]],
+            "rw_switches": c("H5D_RW_SWITCHES"),
+            "read_time_s": c("H5D_F_READ_TIME") / 1e9,
+            "write_time_s": c("H5D_F_WRITE_TIME") / 1e9,
+            "meta_time_s": c("H5D_F_META_TIME") / 1e9,
+            "max_read_time_s": c("H5D_F_MAX_READ_TIME") / 1e9,
+            "max_write_time_s": c("H5D_F_MAX_WRITE_TIME") / 1e9,
+            "errors": c("H5D_ERRORS"),
+            "writer_ranks": list(self.writer_ranks),
+            "reader_ranks": list(self.reader_ranks),
+            # For the rule "independent H5Dwrite to a shared file": writes not made collectively, to a
+            # file more than one rank opened (0 otherwise).
+            "independent_writes_shared": self.independent_writes if shared_file else 0,
+        }
+
+
+@dataclass
+class Hdf5File:
+    """One HDF5 file over the whole job, with its datasets."""
+
+    path: str
+    counters: dict[str, int]
+    ranks: tuple[int, ...]
+    fs_type: str | None
+    datasets: list[Hdf5Dataset]
+
+    def count(self, name: str) -> int:
+        return self.counters.get(name, 0)
+
+    @property
+    def shared(self) -> bool:
+        """Opened by more than one rank, or through the MPI-IO driver (a parallel open)."""
+        dataset_ranks = {r for d in self.datasets for r in d.ranks}
+        return len(set(self.ranks) | dataset_ranks) > 1
+
+    @property
+    def parallel_fs(self) -> bool:
+        return self.fs_type is not None and self.fs_type in PARALLEL_FS
+
+    @property
+    def unaligned(self) -> bool:
+        """HDF5's default: no alignment of objects (H5Pset_alignment never called, or to 1 byte)."""
+        return self.count("H5F_ALIGNMENT") <= 1
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's entry of the JSON report's `layers.hdf5` (docs/profile.md, "The JSON report")."""
+        c = self.count
+        shared = self.shared
+        return {
+            "path": self.path,
+            "ranks": list(self.ranks),
+            "shared": shared,
+            "opens": c("H5F_OPENS"),
+            "creates": c("H5F_CREATES"),
+            "opens_rdwr": c("H5F_OPENS_RDWR"),
+            "opens_swmr": c("H5F_OPENS_SWMR"),
+            "flushes": c("H5F_FLUSHES"),
+            "closes": c("H5F_CLOSES"),
+            "errors": c("H5F_ERRORS"),
+            "use_mpiio": bool(c("H5F_USE_MPIIO")),
+            "alignment": c("H5F_ALIGNMENT"),
+            "align_threshold": c("H5F_ALIGN_THRESHOLD"),
+            "meta_time_s": c("H5F_F_META_TIME") / 1e9,
+            "fs_type": self.fs_type,
+            "parallel_fs": self.parallel_fs,
+            # For the rule "HDF5 file without alignment on a parallel file system".
+            "unaligned_on_parallel_fs": self.unaligned and self.parallel_fs,
+            "datasets": [d.to_json(shared) for d in self.datasets],
+        }
+
+
+def _did(values: dict[int, dict[str, int]], *counters: str) -> tuple[int, ...]:
+    return tuple(sorted(r for r, v in values.items() if any(v.get(c, 0) for c in counters)))
+
+
+def hdf5_files(job: Job) -> list[Hdf5File]:
+    """Every HDF5 file of the job (opened with H5Fopen/H5Fcreate, or holding a dataset used), by path."""
+    files = module_rows(job, "H5F")
+    dsets = module_rows(job, "H5D")
+    by_file: dict[str, list[Hdf5Dataset]] = {}
+    for key, counters in dsets.counters.items():
+        name = dsets.texts.get(key, {}).get("dataset", "")
+        path = key[: -len(name) - 1] if name and key.endswith(":" + name) else key
+        vals = dsets.rank_values[key]
+        by_file.setdefault(path, []).append(
+            Hdf5Dataset(
+                file=path,
+                name=name or key,
+                counters=counters,
+                ranks=dsets.ranks[key],
+                writer_ranks=_did(vals, "H5D_WRITES"),
+                reader_ranks=_did(vals, "H5D_READS"),
+            )
+        )
+    out = []
+    for path in sorted(set(files.counters) | set(by_file)):
+        row = job.files.row_of.get(path)
+        mount = job.files.mount_of(row) if row is not None else None
+        out.append(
+            Hdf5File(
+                path=path,
+                counters=files.counters.get(path, {}),
+                ranks=files.ranks.get(path, ()),
+                fs_type=mount[1] if mount else None,
+                datasets=sorted(by_file.get(path, []), key=lambda d: d.name),
+            )
+        )
+    return out
