@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from iolens.profile.job import Job, load_job
 from iolens.profile.reader import ProcessLog, read_log
 
 from .conftest import ProfileBuild
@@ -1431,38 +1432,47 @@ def test_random_access_advice_needs_accesses_that_follow_others(
         "for b in reversed(range(2000)):\n"
         "    assert len(os.pread(fd, 4096, b * 4096)) == 4096\n"
     )
+    # What random_access weighs: the reads that follow another read of the file, and their sequential
+    # share. (The rule itself stays quiet here: the file is in memory and 2000 cached reads take
+    # milliseconds, under the gate; test_profile_report and the advice-quality suite cover it firing.)
     got = advice_of("backwards", backwards)
-    a = got.get("random_access")
-    assert a is not None and a["evidence"]["reads"] >= 2000 and a["evidence"]["seq_read_share"] < 0.01
-    assert "reads after the first of each file (100%) did not start at or after" in a["finding"]
+    p = got["_patterns"]
+    following = p["reads"] - p["first_reads"]
+    assert p["reads"] >= 2000 and following >= 1999 and p["seq_reads"] < 0.01 * following
+    assert "random_access" not in got
 
 
 def test_read_after_write_advice_needs_another_process_reading_later(
     profile_build: ProfileBuild, tmpfs_dir: Path, iolens_bin: list[str]
 ) -> None:
-    """A shell that writes a file and execs cat on it is one process (no advice); a file read by cat and then
-    overwritten by cp was not read after the write (no advice); a file the shell writes and a forked cat
-    then reads is read after another process's write (advice)."""
+    """A shell that writes a file and execs cat on it is one process (not read after another's write); a
+    file read by cat and then overwritten by cp was not read after the write; a file the shell writes and a
+    forked cat then reads is read after another process's write. This is what shared_read_after_write
+    weighs (the job's read_after_write, readers and writers); the rule itself stays quiet here (files in
+    memory, milliseconds of I/O: under the gate), test_profile_report covers it firing."""
 
-    def rules(name: str, script: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    def job_of(name: str, script: str) -> tuple[Job, dict[str, Any]]:
         out = tmpfs_dir / f"logs-{name}"
         out.mkdir()
         r = run(["sh", "-c", script], profiled_env(profile_build, out), cwd=tmpfs_dir)
         assert r.returncode == 0, r.stderr.decode()
-        (job,) = profile_report(iolens_bin, out)["jobs"]
-        return {a["rule"]: a for a in job["advice"]}, job
+        (report,) = profile_report(iolens_bin, out)["jobs"]
+        assert "shared_read_after_write" not in {a["rule"] for a in report["advice"]}
+        return load_job(out), report
 
-    got, job = rules("exec", "echo hello > ef; exec cat ef")
-    assert "shared_read_after_write" not in got
-    assert job["summary"]["processes"] == 1 and len(job["processes"]) == 2  # two logs, one process
+    def after_write(job: Job, name: str) -> tuple[bool, int, int]:
+        i = job.files.paths.index(str(tmpfs_dir / name))
+        return bool(job.read_after_write[i]), int(job.writers[i]), int(job.readers[i])
+
+    job, report = job_of("exec", "echo hello > ef; exec cat ef")
+    assert after_write(job, "ef")[0] is False
+    assert report["summary"]["processes"] == 1 and len(report["processes"]) == 2  # two logs, one process
     (tmpfs_dir / "a").write_text("old\n")
     (tmpfs_dir / "b").write_text("new\n")
-    got, _ = rules("overwrite", "cat a > /dev/null; cp b a")
-    assert "shared_read_after_write" not in got
-    got, _ = rules("fork", "echo hello > f; cat f > /dev/null; true")
-    a = got.get("shared_read_after_write")
-    assert a is not None and a["evidence"]["examples"][0]["path"] == str(tmpfs_dir / "f")
-    assert a["evidence"]["examples"][0]["writers"] == 1 and a["evidence"]["examples"][0]["readers"] == 1
+    job, _ = job_of("overwrite", "cat a > /dev/null; cp b a")
+    assert after_write(job, "a")[0] is False
+    job, _ = job_of("fork", "echo hello > f; cat f > /dev/null; true")
+    assert after_write(job, "f") == (True, 1, 1)
 
 
 def test_iolens_profile_with_the_real_mpirun(
