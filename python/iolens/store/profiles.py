@@ -76,8 +76,8 @@ def logs_uid(logs: Sequence[Any]) -> str:
     return sha256("iolens-logs\0" + "\n".join(sorted(digests)))
 
 
-def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
-    """The record of one iolens.profile.job.Job."""
+def job_record(job: Any, source_path: str | None = None, uid: str | None = None) -> ProfileRecord:
+    """The record of one iolens.profile.job.Job (uid: the hash of its logs, unless given)."""
     from iolens.profile.report import job_report
 
     report = job_report(job)
@@ -89,7 +89,7 @@ def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
     ops = report.get("operations") or {}
     root = job.nodes[job.roots[0]].log.header if job.roots else job.logs[0].header
     return ProfileRecord(
-        uid=logs_uid(job.logs),
+        uid=uid or logs_uid(job.logs),
         origin="iolens",
         summary=report,
         job_id=job.job_id,
