@@ -124,7 +124,13 @@ def _mounts(paths: list[str], mounts: list[tuple[str, str]]) -> tuple[np.ndarray
 
 
 def _process_log(
-    log: DarshanLog, rank: int, label: str, table: FileTable, names: list[str], merges: list[str]
+    log: DarshanLog,
+    rank: int,
+    label: str,
+    table: FileTable,
+    names: list[str],
+    merges: list[str],
+    hostname: str,
 ) -> ProcessLog:
     col = table.column
     proc = {
@@ -151,7 +157,8 @@ def _process_log(
         start_wall_ns=start_ns, start_mono_ns=0, end_ns=end_ns, exit_status=0, exit_signal=0,
         rank=rank if log.nprocs > 1 and rank >= 0 else -1, n_file_counters=len(names),
         n_proc_counters=len(proc), trace_dropped=0, minor_version=MINOR_VERSION, n_file_data_counters=0,
-        job_id=str(log.jobid), hostname="", exe=words[0] if words else "", parent_log="", cmdline=words,
+        job_id=str(log.jobid), hostname=hostname, exe=words[0] if words else "", parent_log="",
+        cmdline=words,
     )  # fmt: skip
     schema = Schema(
         file_rec=Section(tuple(names), tuple(merges)),
@@ -224,6 +231,11 @@ def darshan_job(log: DarshanLog) -> DarshanJob:
 
     logs: list[ProcessLog] = []
     ranks = uniq["rank"]
+    # Only a DXT trace names the ranks' hosts.
+    hosts: dict[int, str] = {}
+    for f in log.dxt:
+        if f.hostname:
+            hosts.setdefault(f.rank, f.hostname)
     for rank in np.unique(ranks).tolist():
         rows = np.flatnonzero(ranks == rank)
         whole = rows.size == uniq.size
@@ -240,12 +252,16 @@ def darshan_job(log: DarshanLog) -> DarshanJob:
             first_writes=writes_col[rows].astype(np.uint32),
         )
         label = "" if whole else (" (shared records)" if rank < 0 else f" (rank {rank})")
-        logs.append(_process_log(log, rank, label, table, names, merges))
+        # The shared records' host: the job's, when it ran on one.
+        host = (
+            hosts.get(rank, "") if rank >= 0 or len(set(hosts.values())) != 1 else next(iter(hosts.values()))
+        )
+        logs.append(_process_log(log, rank, label, table, names, merges, host))
     if not logs:
         empty = FileTable(names, [], np.zeros(0, np.uint32), np.zeros(0, np.intp), mount_list,
                           [np.zeros((0, len(names)), np.uint64)], np.zeros(0, np.uint32),
                           np.zeros(0, np.uint32), np.zeros(0, np.uint32))  # fmt: skip
-        logs.append(_process_log(log, -1, "", empty, names, merges))
+        logs.append(_process_log(log, -1, "", empty, names, merges, ""))
     del values
     job = build_job(str(log.jobid), logs, list(log.messages))
     if log.nprocs > 1:
