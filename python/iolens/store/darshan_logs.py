@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from iolens.profile.darshan_log import DarshanLog, darshan_job
-from iolens.profile.darshan_log.reader import parse_darshan_bytes
+from iolens.profile.darshan_log import DarshanLog, load_darshan_job
 from iolens.profile.reader import ProfileLogError
 from iolens.store.profiles import TIMELINE_BINS, job_record
 from iolens.store.records import ProfileRecord
@@ -40,11 +39,12 @@ def profile_record(path: Path) -> ProfileRecord:
     digest = hashlib.sha256(b"darshan\0")
     digest.update(data)
     try:
-        log = parse_darshan_bytes(path, data)
-        del data
-        job = darshan_job(log)
+        job = load_darshan_job(path, data)
     except ProfileLogError as exc:
         raise DarshanImportError(str(exc)) from None
+    del data
+    log = job.log
+    assert log is not None
     record = job_record(job, str(path), uid=digest.hexdigest())
     report = record.summary
     report["origin"] = "darshan"

@@ -16,7 +16,6 @@ How (docs/profile.md, "Darshan logs"):
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import numpy as np
 
 from iolens.profile import merge as mg
 from iolens.profile.darshan_log import format as fmt
-from iolens.profile.darshan_log.reader import DarshanLog, Records, read_darshan_log
+from iolens.profile.darshan_log.reader import DarshanLog, Records, Sink, parse_darshan_bytes, read_darshan_log
 from iolens.profile.job import Job, build_job
 from iolens.profile.reader import (
     FILE_NOT_REGULAR,
@@ -84,18 +83,46 @@ def _convert(name: str, values: np.ndarray, records: Records) -> np.ndarray:
     return out
 
 
-def _columns(log: DarshanLog) -> list[tuple[int, str, str]]:
-    """(module, counter, merge) of the rows' columns: POSIX always (the report's figures are POSIX's), the
-    other file modules when the log has them."""
-    out = []
-    for number in FILE_MODULES:
-        if number != fmt.POSIX and number not in log.records:
-            continue
-        layout = fmt.MODULES[number].layout
-        for name in layout.counters + layout.fcounters:
-            if not any(x in name for x in LEFT_OUT):
-                out.append((number, name, merge_of(name)))
-    return out
+def _kept(number: int) -> list[str]:
+    """The counters of a file-level module that go into the rows."""
+    layout = fmt.MODULES[number].layout
+    return [n for n in layout.counters + layout.fcounters if not any(x in n for x in LEFT_OUT)]
+
+
+class _Module:
+    """One file-level module's records, converted as they come (a piece of the region at a time): their
+    ids and ranks, the kept counters in iolens's units (one row per record, in the log's order, in a
+    growing buffer: never a second copy of the region), and the module's totals in Darshan's units."""
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.names = _kept(number)
+        self.ids: list[np.ndarray] = []
+        self.ranks: list[np.ndarray] = []
+        self.data = bytearray()
+        self.n = 0
+        self.totals: dict[str, float | int] = {"records": 0}
+
+    def feed(self, records: Records) -> None:
+        self.n += len(records)
+        self.ids.append(records.ids.copy())
+        self.ranks.append(records.ranks.copy())
+        _add_totals(self.totals, records)
+        layout = records.module.layout
+        block = np.empty((len(records), len(self.names)), dtype=np.uint64)
+        for k, name in enumerate(self.names):
+            if name in layout.counters:
+                src = records.counters[:, layout.counters.index(name)]
+            else:
+                src = records.fcounters[:, layout.fcounters.index(name)]
+            block[:, k] = _convert(name, src, records)
+        self.data += block.tobytes()
+
+    def matrix(self, extra_rows: int = 0) -> np.ndarray:
+        """The rows (then extra_rows rows of zeros): a view of the buffer, which then cannot grow."""
+        if extra_rows:
+            self.data += bytes(8 * len(self.names) * extra_rows)
+        return np.frombuffer(self.data, dtype=np.uint64).reshape(-1, len(self.names))
 
 
 def _mounts(paths: list[str], mounts: list[tuple[str, str]]) -> tuple[np.ndarray, list[tuple[str, str]]]:
@@ -110,17 +137,16 @@ def _mounts(paths: list[str], mounts: list[tuple[str, str]]) -> tuple[np.ndarray
                 return i
         return -1
 
-    out = np.empty(len(paths), dtype=np.intp)
-    for k, p in enumerate(paths):
-        if p in exact:
-            out[k] = exact[p]
-            continue
-        d = os.path.dirname(p)
-        i = by_dir.get(d)
+    out = []
+    for p in paths:
+        i = exact.get(p)
         if i is None:
-            i = by_dir[d] = find(d)
-        out[k] = i
-    return out, mounts
+            d = p[: p.rfind("/")]  # the directory ("" for "/x" and for names without one)
+            i = by_dir.get(d)
+            if i is None:
+                i = by_dir[d] = find(d or "/")
+        out.append(i)
+    return np.array(out, dtype=np.intp), mounts
 
 
 def _process_log(
@@ -178,59 +204,78 @@ def _process_log(
     )
 
 
-def _rows(
-    n: int, cols: list[tuple[int, str, str]], present: list[Records], inverse: np.ndarray
-) -> np.ndarray:
-    """The rows' matrix: each module's records converted into their rows (inverse: the row of each record,
-    the modules' records one after the other)."""
-    values = np.zeros((n, len(cols)), dtype=np.uint64)
+def _blocks(mods: list[_Module], n_rows: int, inverse: np.ndarray) -> list[np.ndarray]:
+    """One block of columns per module, every row (inverse: the row of each record, the modules' records
+    one after the other). The first module's records, when they are rows 0, 1, 2 ..., are its block as
+    they are; the others' are put in their rows."""
+    blocks = []
     at = 0
-    for records in present:
-        rows = inverse[at : at + len(records)]
-        at += len(records)
-        layout = records.module.layout
-        for j, (number, name, _) in enumerate(cols):
-            if number != records.module.number:
-                continue
-            if name in layout.counters:
-                src = records.counters[:, layout.counters.index(name)]
-            else:
-                src = records.fcounters[:, layout.fcounters.index(name)]
-            values[rows, j] = _convert(name, src, records)
-    return values
+    for k, mod in enumerate(mods):
+        rows = inverse[at : at + mod.n]
+        at += mod.n
+        if k == 0 and bool((rows == np.arange(rows.size)).all()):
+            blocks.append(mod.matrix(n_rows - mod.n))
+            continue
+        block = np.zeros((n_rows, len(mod.names)), dtype=np.uint64)
+        if mod.n:
+            block[rows] = mod.matrix()
+        blocks.append(block)
+    return blocks
 
 
-def darshan_job(log: DarshanLog) -> DarshanJob:
-    """The job of a log. The log's module records are released once they are in the job's rows (a
-    100k-record log's are 70 MB): `log.records` is empty afterwards."""
-    member = darshan_member(log)
-    cols = _columns(log)
-    names = [n for _, n, _ in cols]
-    merges = [m for _, _, m in cols]
-    present = [log.records[m] for m in FILE_MODULES if m in log.records]
-    # One row per (rank, record id) over the file modules.
-    if present:
-        all_ranks = np.concatenate([r.ranks for r in present])
-        all_ids = np.concatenate([r.ids for r in present])
+def _rows_of(ranks: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One row per (rank, record id): the rows' ranks and ids, and each record's row. Rows come in the
+    order of their first record: the first module's records, in the log's order, are rows 0, 1, 2 ... (its
+    block then needs no copy)."""
+    if ranks.size and (ranks == ranks[0]).all():
+        u_ids, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        u_ranks = np.full(u_ids.size, ranks[0], dtype=np.int64)
     else:
-        all_ranks = np.zeros(0, np.int64)
-        all_ids = np.zeros(0, np.uint64)
-    keys = np.empty(all_ids.size, dtype=[("rank", np.int64), ("id", np.uint64)])
-    keys["rank"], keys["id"] = all_ranks, all_ids
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    del keys
-    values = _rows(uniq.size, cols, present, inverse)
-    del inverse, present
-    log.records = {}
-    id_list = uniq["id"].tolist()
+        by = np.lexsort((ids, ranks))  # stable: a group's first is its earliest record
+        r, i = ranks[by], ids[by]
+        new = np.ones(by.size, dtype=bool)
+        new[1:] = (r[1:] != r[:-1]) | (i[1:] != i[:-1])
+        group = np.cumsum(new) - 1
+        inverse = np.empty(by.size, dtype=np.intp)
+        inverse[by] = group
+        first, u_ranks, u_ids = by[new], r[new], i[new]
+    order = np.argsort(first, kind="stable")
+    place = np.empty(order.size, dtype=np.intp)
+    place[order] = np.arange(order.size)
+    return u_ranks[order], u_ids[order], place[inverse.ravel()]
+
+
+def darshan_job(log: DarshanLog, modules: dict[int, _Module] | None = None) -> DarshanJob:
+    """The job of a log: `modules`, the file-level modules load_darshan_job had converted while reading,
+    or (None) those of `log.records`, which are then released (a 100k-record log's are 70 MB)."""
+    if modules is None:
+        modules = {}
+        for number in FILE_MODULES:
+            if number in log.records:
+                modules[number] = _Module(number)
+                modules[number].feed(log.records.pop(number))
+    member = darshan_member(log, {fmt.MODULES[m].name: mod.totals for m, mod in modules.items()})
+    # POSIX always (the report's figures are POSIX's), the other file modules when the log has them.
+    mods = [modules.get(fmt.POSIX) or _Module(fmt.POSIX)]
+    mods += [modules[m] for m in FILE_MODULES if m != fmt.POSIX and m in modules]
+    names = [n for mod in mods for n in mod.names]
+    merges = [merge_of(n) for n in names]
+    # One row per (rank, record id) over the file modules.
+    all_ranks = np.concatenate([np.zeros(0, np.int64), *(r for mod in mods for r in mod.ranks)])
+    all_ids = np.concatenate([np.zeros(0, np.uint64), *(i for mod in mods for i in mod.ids)])
+    u_ranks, u_ids, inverse = _rows_of(all_ranks, all_ids)
+    del all_ranks, all_ids
+    blocks = _blocks(mods, u_ids.size, inverse)
+    del inverse, mods, modules
+    id_list = u_ids.tolist()
     paths_all = [log.names.get(i) or f"(Darshan record {i:016x}: no name)" for i in id_list]
     mount_all, mount_list = _mounts(paths_all, log.mounts)
     special = np.array([p.startswith("<") and p.endswith(">") for p in paths_all], dtype=bool)
-    reads_col = values[:, names.index("POSIX_READS")] > 0
-    writes_col = values[:, names.index("POSIX_WRITES")] > 0
+    reads_col = blocks[0][:, names.index("POSIX_READS")] > 0
+    writes_col = blocks[0][:, names.index("POSIX_WRITES")] > 0
 
     logs: list[ProcessLog] = []
-    ranks = uniq["rank"]
+    ranks = u_ranks
     # Only a DXT trace names the ranks' hosts.
     hosts: dict[int, str] = {}
     for f in log.dxt:
@@ -238,7 +283,7 @@ def darshan_job(log: DarshanLog) -> DarshanJob:
             hosts.setdefault(f.rank, f.hostname)
     for rank in np.unique(ranks).tolist():
         rows = np.flatnonzero(ranks == rank)
-        whole = rows.size == uniq.size
+        whole = rows.size == u_ids.size
         n = rows.size
         table = FileTable(
             names=names,
@@ -246,7 +291,7 @@ def darshan_job(log: DarshanLog) -> DarshanJob:
             flags=np.where(special[rows], FILE_NOT_REGULAR, 0).astype(np.uint32),
             mount=mount_all if whole else mount_all[rows],
             mount_list=mount_list,
-            blocks=[values if whole else values[rows]],
+            blocks=blocks if whole else [b[rows] for b in blocks],
             contributions=np.ones(n, dtype=np.uint32),
             first_reads=reads_col[rows].astype(np.uint32),
             first_writes=writes_col[rows].astype(np.uint32),
@@ -259,10 +304,10 @@ def darshan_job(log: DarshanLog) -> DarshanJob:
         logs.append(_process_log(log, rank, label, table, names, merges, host))
     if not logs:
         empty = FileTable(names, [], np.zeros(0, np.uint32), np.zeros(0, np.intp), mount_list,
-                          [np.zeros((0, len(names)), np.uint64)], np.zeros(0, np.uint32),
+                          [b[:0] for b in blocks], np.zeros(0, np.uint32),
                           np.zeros(0, np.uint32), np.zeros(0, np.uint32))  # fmt: skip
         logs.append(_process_log(log, -1, "", empty, names, merges, ""))
-    del values
+    del blocks
     job = build_job(str(log.jobid), logs, list(log.messages))
     if log.nprocs > 1:
         # A shared record is every rank's: the file was the job's processes', not one process's.
@@ -273,9 +318,16 @@ def darshan_job(log: DarshanLog) -> DarshanJob:
     return DarshanJob(**{f.name: getattr(job, f.name) for f in fields(Job)}, darshan=member, log=log)
 
 
-def load_darshan_job(path: str | Path) -> DarshanJob:
-    """The job of one Darshan log (DarshanLogError, a ProfileLogError, when it cannot be read)."""
-    return darshan_job(read_darshan_log(path))
+def load_darshan_job(path: str | Path, data: bytes | None = None) -> DarshanJob:
+    """The job of one Darshan log (its bytes when given), its file-level modules converted as the log is
+    read; DarshanLogError (a ProfileLogError) when it cannot be read."""
+    modules = {m: _Module(m) for m in FILE_MODULES}
+    sinks: dict[int, Sink] = {m: mod.feed for m, mod in modules.items()}
+    if data is None:
+        log = read_darshan_log(path, sinks)
+    else:
+        log = parse_darshan_bytes(Path(path), data, sinks)
+    return darshan_job(log, {m: modules[m] for m in log.streamed})
 
 
 # --- the report's `darshan` member -------------------------------------------------------------------------
@@ -290,18 +342,18 @@ def summable(name: str) -> bool:
     return not any(x in name for x in keep_out)
 
 
-def _totals(records: Records) -> dict[str, float | int]:
+def _add_totals(out: dict[str, float | int], records: Records) -> None:
+    """Add the records to a module's totals: the sum of each summable counter (-1, not recorded, as 0)."""
     layout = records.module.layout
-    out: dict[str, float | int] = {"records": len(records)}
+    out["records"] = int(out.get("records", 0)) + len(records)
     for k, name in enumerate(layout.counters):
         if summable(name):
             col = records.counters[:, k]
-            out[name] = int(col[col > 0].sum())
+            out[name] = int(out.get(name, 0)) + int(col[col > 0].sum())
     for k, name in enumerate(layout.fcounters):
         if summable(name):
             col = records.fcounters[:, k]
-            out[name] = float(col[col > 0].sum())
-    return out
+            out[name] = float(out.get(name, 0.0)) + float(col[col > 0].sum())
 
 
 DATASET_COUNTERS = {
@@ -339,7 +391,11 @@ def _datasets(log: DarshanLog, number: int) -> list[dict[str, Any]]:
     return out
 
 
-def darshan_member(log: DarshanLog) -> dict[str, Any]:
+def darshan_member(log: DarshanLog, layers: dict[str, dict[str, float | int]]) -> dict[str, Any]:
+    """The report's `darshan` member; `layers`: the totals of the modules already converted."""
+    for number, records in log.records.items():
+        _add_totals(layers.setdefault(fmt.MODULES[number].name, {}), records)
+    order = [m.name for m in sorted(fmt.MODULES.values(), key=lambda m: m.number)]
     return {
         "log_version": log.version,
         "library_version": log.metadata.get("lib_ver"),
@@ -349,7 +405,7 @@ def darshan_member(log: DarshanLog) -> dict[str, Any]:
         "exe": log.exe,
         "uid": log.uid,
         "nprocs": log.nprocs,
-        "layers": {fmt.MODULES[m].name: _totals(r) for m, r in sorted(log.records.items())},
+        "layers": {name: layers[name] for name in order if name in layers},
         "datasets": _datasets(log, fmt.H5D) if fmt.H5D in log.records else [],
         "variables": _datasets(log, fmt.PNETCDF_VAR) if fmt.PNETCDF_VAR in log.records else [],
     }

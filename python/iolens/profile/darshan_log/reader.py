@@ -19,6 +19,7 @@ from __future__ import annotations
 import bz2
 import struct
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,8 @@ JOB_OLD = "5q"  # uid, start s, end s, nprocs, jobid; then metadata[1024]
 METADATA_LEN = 1024
 # Deflate and bzip2 never inflate more than about 1:1100; beyond that the stream is not a Darshan region.
 MAX_RATIO = 1100
+# Regions are inflated this much at a time; a module's records are handed on in pieces of about this size.
+CHUNK = 8 << 20
 
 
 class DarshanLogError(ProfileLogError):
@@ -64,6 +67,9 @@ class Records:
         if name in layout.counters:
             return self.counters[:, layout.counters.index(name)]
         return self.fcounters[:, layout.fcounters.index(name)]
+
+
+Sink = Callable[[Records], None]
 
 
 @dataclass
@@ -97,6 +103,8 @@ class DarshanLog:
     records: dict[int, Records] = field(default_factory=dict)  # the modules iolens reads, by number
     dxt: list[DxtFile] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    # Modules whose records went to a sink (read_darshan_log's `sinks`) instead of `records`: their version.
+    streamed: dict[int, int] = field(default_factory=dict)
 
     @property
     def run_time_s(self) -> float:
@@ -119,7 +127,10 @@ def is_darshan_log(path: str | Path) -> bool:
     return magic == MAGIC or int.from_bytes(head[8:16], "big") == MAGIC
 
 
-def read_darshan_log(path: str | Path) -> DarshanLog:
+def read_darshan_log(path: str | Path, sinks: dict[int, Sink] | None = None) -> DarshanLog:
+    """The log at `path`. With `sinks` (module number -> callable), those modules' records are handed to
+    their sink a piece at a time instead of being kept whole in `records` (a 100k-record POSIX region is
+    70 MB: the caller keeps what it needs of each piece)."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -129,23 +140,25 @@ def read_darshan_log(path: str | Path) -> DarshanLog:
         raise DarshanLogError(f"{p}: no such file") from None
     except OSError as exc:
         raise DarshanLogError(f"{p}: cannot read: {exc.strerror}") from None
-    return parse_darshan_bytes(p, data)
+    return parse_darshan_bytes(p, data, sinks)
 
 
-def parse_darshan_bytes(path: Path, data: bytes) -> DarshanLog:
-    """The log whose bytes are `data` (read from `path`, which messages name)."""
+def parse_darshan_bytes(path: Path, data: bytes, sinks: dict[int, Sink] | None = None) -> DarshanLog:
+    """The log whose bytes are `data` (read from `path`, which messages name); `sinks` as in
+    read_darshan_log."""
     try:
-        return _Parser(path, data).parse()
+        return _Parser(path, data, sinks).parse()
     except (ValueError, struct.error, MemoryError) as exc:
         # What the checks above did not foresee is still a refusal with a reason, never a traceback.
         raise DarshanLogError(f"{path}: not a readable Darshan log: {exc}") from None
 
 
 class _Parser:
-    def __init__(self, path: Path, data: bytes) -> None:
+    def __init__(self, path: Path, data: bytes, sinks: dict[int, Sink] | None = None) -> None:
         self.path = path
         self.data = data
         self.end = "<"
+        self.sinks = sinks or {}
 
     def fail(self, why: str) -> DarshanLogError:
         return DarshanLogError(f"{self.path}: not a readable Darshan log: {why}")
@@ -191,34 +204,48 @@ class _Parser:
 
     # --- regions ------------------------------------------------------------------------------------------
 
-    def region(self, what: str, off: int, length: int, comp: int) -> bytes:
+    def inflate(self, what: str, off: int, length: int, comp: int) -> Iterator[bytes]:
+        """The region's bytes, inflated a piece (at most CHUNK bytes) at a time: a large region is never
+        held twice (zlib's one-shot output is built in pieces and joined)."""
         if length == 0:
-            return b""
+            return
         if off + length > len(self.data) or off <= 0:
             raise self.fail(f"the {what} region (bytes {off}-{off + length}) is not inside the file")
         raw = memoryview(self.data)[off : off + length]
         if comp == NONE:
-            return bytes(raw)
-        parts: list[bytes] = []
+            yield bytes(raw)
+            return
         limit = MAX_RATIO * length + (1 << 20)
+        early = f"the {what} region's compressed data ends early: the log is truncated"
         total = 0
         rest = bytes(raw)
         while rest:
-            if total >= limit:
-                raise self.fail(f"the {what} region inflates beyond {MAX_RATIO} times its size")
             d = zlib.decompressobj() if comp == ZLIB else bz2.BZ2Decompressor()
-            try:
-                out = d.decompress(rest, limit - total)
-            except (zlib.error, OSError, ValueError) as exc:
-                raise self.fail(f"the {what} region does not inflate ({exc})") from None
-            total += len(out)
-            parts.append(out)
-            if not d.eof:
+            feed = rest
+            while True:
                 if total >= limit:
                     raise self.fail(f"the {what} region inflates beyond {MAX_RATIO} times its size")
-                raise self.fail(f"the {what} region's compressed data ends early: the log is truncated")
+                try:
+                    out = d.decompress(feed, min(CHUNK, limit - total))
+                except (zlib.error, OSError, ValueError, EOFError) as exc:
+                    raise self.fail(f"the {what} region does not inflate ({exc})") from None
+                total += len(out)
+                if out:
+                    yield out
+                if d.eof:
+                    break
+                if isinstance(d, bz2.BZ2Decompressor):
+                    feed = b""
+                    if d.needs_input:
+                        raise self.fail(early)
+                else:
+                    feed = d.unconsumed_tail
+                    if not feed and not out:
+                        raise self.fail(early)
             rest = d.unused_data
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def region(self, what: str, off: int, length: int, comp: int) -> bytes:
+        return b"".join(self.inflate(what, off, length, comp))
 
     # --- the parts ---------------------------------------------------------------------------------------
 
@@ -261,7 +288,28 @@ class _Parser:
             pos = stop + 1
         return out
 
-    def records(self, module: fmt.Module, version: int, blob: bytes) -> Records:
+    def stream_records(
+        self, module: fmt.Module, version: int, off: int, length: int, comp: int, sink: Sink
+    ) -> None:
+        """The module's records handed to sink a piece at a time (whole records, about CHUNK bytes)."""
+        size = module.layouts[version].size
+        carry = b""
+        seen = 0
+        for piece in self.inflate(module.name, off, length, comp):
+            if carry:
+                piece = carry + piece
+            whole = len(piece) - len(piece) % size
+            carry = piece[whole:]
+            if whole:
+                seen += whole
+                sink(self.records(module, version, memoryview(piece)[:whole]))
+        if carry:
+            raise self.fail(
+                f"the {module.name} region holds {seen + len(carry)} bytes, not a whole number of "
+                f"{size}-byte records: the log is corrupt"
+            )
+
+    def records(self, module: fmt.Module, version: int, blob: bytes | memoryview) -> Records:
         layout = module.layouts[version]
         if len(blob) % layout.size:
             raise self.fail(
@@ -362,13 +410,15 @@ class _Parser:
                 continue  # a module iolens does not read (LUSTRE, DXT_MPIIO, HEATMAP, ...)
             if module is not None and ver > module.current:
                 raise self.fail(f"{name} module version {ver} is newer than iolens knows ({module.current})")
-            blob = self.region(name, off, length, comp)
-            if number == fmt.DXT_POSIX:
-                log.dxt = self.dxt(ver, blob)
-            elif module is not None and ver in module.layouts:
-                log.records[number] = self.records(module, ver, blob)
-            else:
+            if module is not None and ver not in module.layouts:
                 log.messages.append(f"{name} records of module version {ver} are not read (too old)")
+            elif module is not None and number in self.sinks:
+                self.stream_records(module, ver, off, length, comp, self.sinks[number])
+                log.streamed[number] = ver
+            elif module is not None:
+                log.records[number] = self.records(module, ver, self.region(name, off, length, comp))
+            else:
+                log.dxt = self.dxt(ver, self.region(name, off, length, comp))
         if log.partial:
             log.messages.append(
                 "Darshan could not keep every record of "
