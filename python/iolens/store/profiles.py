@@ -120,55 +120,81 @@ def job_record(job: Any, source_path: str | None = None, uid: str | None = None)
     )
 
 
+# Files are turned into rows this many at a time: numpy finds each batch's non-zero counters, so a 100k-file
+# job is neither 100k × every counter in Python objects nor all of its JSON at once.
+FILE_BATCH = 4096
+_FIXED = (
+    "POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_STATS", "POSIX_SEEKS", "POSIX_FSYNCS",
+    "POSIX_FDSYNCS", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN", "POSIX_F_READ_TIME", "POSIX_F_WRITE_TIME",
+    "POSIX_F_META_TIME",
+)  # fmt: skip
+
+
 def _file_rows(job: Any) -> Iterator[ProfileFile]:
-    """Every file the job recorded (not the excluded paths), its counters merged over processes."""
+    """Every file the job recorded (not the excluded paths), its counters merged over processes; `counters`
+    is the JSON object of its non-zero counters, in schema order."""
+    import numpy as np
+
     from iolens.profile.reader import FILE_EXCLUDED
 
     t = job.files
     names = list(t.names)
-    values = t.values
-    flags = t.flags.tolist()
-    procs = job.procs.tolist()
+    stamps = [
+        [n for n in names if n.endswith("_START_TIMESTAMP")],
+        [n for n in names if n.endswith("_END_TIMESTAMP")],
+    ]
+    mounts = [m[1] for m in t.mount_list] + [None]  # index -1: no mount
+    keep = np.flatnonzero((t.flags & FILE_EXCLUDED) == 0)
+    never = np.iinfo(np.uint64).max
+    templates: dict[bytes, tuple[np.ndarray, str]] = {}
+    for at in range(0, keep.size, FILE_BATCH):
+        rows = keep[at : at + FILE_BATCH]
+        fixed = [t.column(n)[rows].tolist() for n in _FIXED]
+        zero = np.zeros((rows.size, 1), np.uint64)
+        first = np.where((f := t.columns(stamps[0], rows) if stamps[0] else zero) > 0, f, never).min(axis=1)
+        last = (t.columns(stamps[1], rows) if stamps[1] else zero).max(axis=1)
+        counters = _counters_json(np.hstack([b[rows] for b in t.blocks]), names, templates)
+        rows_l, procs, mount_of = rows.tolist(), job.procs[rows].tolist(), t.mount[rows].tolist()
+        first_l, last_l = first.tolist(), last.tolist()
+        for k, c in enumerate(zip(*fixed, strict=True)):
+            opens, reads, writes, stats, seeks, fsyncs, fdsyncs, br, bw, rt, wt, mt = c
+            f0, l0 = first_l[k], last_l[k]
+            yield ProfileFile(
+                t.paths[rows_l[k]], mounts[mount_of[k]], int(procs[k]), opens, reads, writes, stats, seeks,
+                fsyncs + fdsyncs, br, bw, rt / 1e9, wt / 1e9, mt / 1e9,
+                # Timestamps are ns since the process started, + 1 (0: never).
+                (f0 - 1) / 1e9 if f0 != never else None, (l0 - 1) / 1e9 if l0 else None, counters[k],
+            )  # fmt: skip
 
-    def col(name: str) -> list[int]:
-        return [int(x) for x in t.column(name).tolist()]
 
-    c = {n: col(n) for n in (
-        "POSIX_OPENS", "POSIX_READS", "POSIX_WRITES", "POSIX_STATS", "POSIX_SEEKS", "POSIX_FSYNCS",
-        "POSIX_FDSYNCS", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN", "POSIX_F_READ_TIME", "POSIX_F_WRITE_TIME",
-        "POSIX_F_META_TIME",
-    )}  # fmt: skip
-    starts = [i for i, n in enumerate(names) if n.endswith("_START_TIMESTAMP")]
-    ends = [i for i, n in enumerate(names) if n.endswith("_END_TIMESTAMP")]
-    mounts = t.mount_list
-    mount_of = t.mount.tolist()
-    for i, path in enumerate(t.paths):
-        if flags[i] & FILE_EXCLUDED:
+def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[Any, str]]) -> list[Any]:
+    """Each row's non-zero counters as a JSON object ({} for none). Rows with the same non-zero counters
+    share one format string (the files of a job mostly do), so a row is one C-level formatting."""
+    import numpy as np
+
+    packed = np.packbits(values != 0, axis=1)
+    # Rows grouped by their pattern of non-zero counters: the pattern's bits as 64-bit words, sorted.
+    words = np.pad(packed, ((0, 0), (0, -packed.shape[1] % 8))).view(np.uint64)
+    order = np.lexsort(words.T[::-1]) if words.shape[1] else np.arange(values.shape[0])
+    sw = words[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
+    bounds = [*np.flatnonzero(new).tolist(), order.size]
+    out: list[Any] = [{}] * values.shape[0]
+    for g in range(len(bounds) - 1):
+        rows = order[bounds[g] : bounds[g + 1]]
+        bits = packed[rows[0]]
+        key = bits.tobytes()
+        if key not in templates:
+            cols = np.flatnonzero(np.unpackbits(bits)[: len(names)])
+            body = ",".join(f'"{names[c]}":%d' for c in cols.tolist())  # counter names need no escaping
+            templates[key] = (cols, "{" + body + "}")
+        cols, template = templates[key]
+        if not cols.size:
             continue
-        row = values[i].tolist()
-        first = [row[k] for k in starts if row[k]]
-        last = [row[k] for k in ends if row[k]]
-        m = mount_of[i]
-        yield ProfileFile(
-            path=path,
-            fs_type=mounts[m][1] if m >= 0 else None,
-            processes=int(procs[i]),
-            opens=c["POSIX_OPENS"][i],
-            reads=c["POSIX_READS"][i],
-            writes=c["POSIX_WRITES"][i],
-            stats=c["POSIX_STATS"][i],
-            seeks=c["POSIX_SEEKS"][i],
-            fsyncs=c["POSIX_FSYNCS"][i] + c["POSIX_FDSYNCS"][i],
-            bytes_read=c["POSIX_BYTES_READ"][i],
-            bytes_written=c["POSIX_BYTES_WRITTEN"][i],
-            read_time_s=c["POSIX_F_READ_TIME"][i] / 1e9,
-            write_time_s=c["POSIX_F_WRITE_TIME"][i] / 1e9,
-            meta_time_s=c["POSIX_F_META_TIME"][i] / 1e9,
-            # Timestamps are ns since the process started, + 1 (0: never).
-            first_s=(min(first) - 1) / 1e9 if first else None,
-            last_s=(max(last) - 1) / 1e9 if last else None,
-            counters={n: v for n, v in zip(names, row, strict=True) if v},
-        )
+        for r, row in zip(rows.tolist(), values[np.ix_(rows, cols)].tolist(), strict=True):
+            out[r] = template % tuple(row)
+    return out
 
 
 def _timeline(job: Any) -> dict[str, Any] | None:
