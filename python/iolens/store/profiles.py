@@ -180,7 +180,8 @@ def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[A
     new = np.ones(order.size, dtype=bool)
     new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
     bounds = [*np.flatnonzero(new).tolist(), order.size]
-    out: list[Any] = [{}] * values.shape[0]
+    out = np.empty(values.shape[0], dtype=object)
+    out[:] = [{}]
     for g in range(len(bounds) - 1):
         rows = order[bounds[g] : bounds[g + 1]]
         bits = packed[rows[0]]
@@ -192,9 +193,8 @@ def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[A
         cols, template = templates[key]
         if not cols.size:
             continue
-        for r, row in zip(rows.tolist(), values[np.ix_(rows, cols)].tolist(), strict=True):
-            out[r] = template % tuple(row)
-    return out
+        out[rows] = list(map(template.__mod__, map(tuple, values[np.ix_(rows, cols)].tolist())))
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def _timeline(job: Any) -> dict[str, Any] | None:
