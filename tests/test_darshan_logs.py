@@ -21,6 +21,7 @@ from iolens.store import Store, queries
 
 from .conftest import REPO
 from .db_helpers import iolens, iolens_env
+from .test_db_imports import darshan_example as example
 
 DATA = REPO / "tests" / "data" / "darshan"
 # Made by tests/data/darshan/layers.c under Darshan 3.4.7 (bench/build_darshan.sh), mpirun -np 2; what the
@@ -36,11 +37,6 @@ EXAMPLES = (
     "sample-badost.darshan",
     "shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158.darshan",
 )
-
-
-def example(name: str) -> Path:
-    darshan = pytest.importorskip("darshan")
-    return Path(darshan.__file__).parent / "examples" / "example_logs" / name
 
 
 def all_logs() -> list[Any]:
