@@ -39,7 +39,7 @@ commands:
   monitor  this node's I/O statistics (Linux, NFS, Lustre) live, as JSON lines, for Prometheus:
            iolens monitor [--interval 1s] [--out FILE] [--prometheus PORT] | iolens monitor parse FILE
   profile  run a program under the I/O profiler and report: iolens profile [options] -- CMD ARGS...
-           iolens profile report PATH [--json]   (a log, or a directory of logs)
+           iolens profile report PATH [--json]   (a log, a directory of logs, a Darshan log)
   db       the statistics database: iolens db import|runs|show|trend|regressions|jobs|systems|info
   compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
   report   a self-contained HTML report: iolens report ID --html FILE
@@ -92,7 +92,7 @@ The guide: docs/profile.md; the log format: docs/profile-log.md.
                          .py/.pyc, .so) as data in the report; by default they are one line of their own
   --                     everything after it is the command (needed when CMD starts with '-')
 
-  report PATH            the report of one log or of a directory of logs
+  report PATH            the report of one log, of a directory of logs, or of a Darshan log
   report PATH --json     the same as JSON (its structure: docs/profile.md)
   report PATH --all-files  as --all-files above
 

@@ -514,9 +514,12 @@ def autostore(store_opts: StoreOptions, put: Callable[[Store, str | None], Store
 def store_profile_logs(store_opts: StoreOptions, logs: Path | list[Path]) -> int:
     """autostore() for the logs an `iolens profile` run wrote, or `iolens profile report` read (a log, a
     directory of logs, or a list of them: one profile per job)."""
-    from iolens.store import profiles
+    from iolens.profile.darshan_log import is_darshan_log
+    from iolens.store import darshan_logs, profiles
 
     def put(store: Store, system: str | None) -> Stored:
+        if isinstance(logs, Path) and logs.is_file() and is_darshan_log(logs):
+            return store.put_profile(darshan_logs.profile_record(logs), system)
         stored = [store.put_profile(r, system) for r in profiles.iolens_jobs(logs)]
         return stored[-1]
 

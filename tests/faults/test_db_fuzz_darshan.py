@@ -1,8 +1,10 @@
 """Fuzzing the import of Darshan logs (Hypothesis): real logs (the example logs the darshan package ships,
 which the import tests use too) truncated, with bytes flipped, or with a stretch replaced by random bytes.
 Each import is a clean refusal (one line naming the log, nothing stored) or a profile whose figures are
-sound; never an exception, never a hang (the child reading the log is given a time limit). Cases found are
-kept under tests/data/fuzz/darshan/ and replayed."""
+sound; never an exception, never a hang. The logs are read by iolens's own reader
+(iolens.profile.darshan_log); the darshan library only provides the seeds. Cases found are kept under
+tests/data/fuzz/darshan/ and replayed (the first four crashed the darshan library, which iolens used to
+read logs with)."""
 
 from __future__ import annotations
 
@@ -15,13 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iolens.store import Store, darshan_logs, queries
+from iolens.store import Store, queries
 from iolens.store.importer import import_paths
 
 from ..conftest import REPO
 
 CORPUS = REPO / "tests" / "data" / "fuzz" / "darshan"
-# Small real logs: each example starts a child process that imports the darshan package (about 1.5 s).
+# Small real logs.
 SEEDS = (
     "example.darshan",
     "ior_hdf5_example.darshan",
@@ -46,12 +48,6 @@ def store() -> Iterator[Store]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.fixture(autouse=True)
-def short_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The real reader with a shorter limit than the import's 600 s: a hang shows as a refusal within 60 s.
-    monkeypatch.setattr(darshan_logs, "READ_TIMEOUT_S", 60.0)
-
-
 def _check(store: Store, log: Path) -> None:
     outcomes = import_paths(store, [str(log)])
     assert len(outcomes) == 1
@@ -65,7 +61,8 @@ def _check(store: Store, log: Path) -> None:
     for k in ("files", "reads", "writes", "bytes_read", "bytes_written", "opens"):
         assert p[k] is None or p[k] >= 0, (k, p[k])
     files = queries.profile_files(store.db, o.stored.id)
-    assert len(files) == p["files"]
+    # Every record's file is a row; the profile's `files` counts the regular ones (not <STDOUT>, ...).
+    assert len(files) >= p["files"]
 
 
 @st.composite
@@ -85,7 +82,7 @@ def damaged_logs(draw: st.DrawFn) -> bytes:
     return data[:start] + junk + data[start + len(junk) :]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=damaged_logs())
 def test_damaged_darshan_log_is_refused_cleanly_or_imported_soundly(
     store: Store, tmp_path: Path, data: bytes

@@ -212,6 +212,10 @@ def collective_share(job: Job) -> float | None:
     for f in job.mpiio:
         coll += sum(f.count(n) for n in COLLECTIVE_COUNTERS)
         indep += sum(f.count(n) for n in INDEPENDENT_COUNTERS)
+    # A Darshan log's job carries its MPI-IO counters as columns of the file table (profile/darshan_log).
+    t = job.files
+    coll += sum(int(t.column(n).sum(dtype=np.uint64)) for n in COLLECTIVE_COUNTERS if t.has(n))
+    indep += sum(int(t.column(n).sum(dtype=np.uint64)) for n in INDEPENDENT_COUNTERS if t.has(n))
     return coll / (coll + indep) if coll + indep else None
 
 

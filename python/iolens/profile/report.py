@@ -384,6 +384,9 @@ def job_report(job: Job) -> dict[str, Any]:
     }
     report["advice"] = [a.to_json() for a in advice_rules.advise(job, report)]
     report["messages"] = list(job.messages)
+    darshan = getattr(job, "darshan", None)  # a job read from a Darshan log (profile/darshan_log)
+    if darshan is not None:
+        report["darshan"] = darshan
     return report
 
 
@@ -860,6 +863,10 @@ def job_view(job: dict[str, Any]) -> Group:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
     parts.extend(_hdf5_view(job.get("layers", {}).get("hdf5", [])))
     parts.extend(_mpiio_view(job.get("layers", {}).get("mpiio", [])))
+    if job.get("darshan"):
+        from iolens.profile.darshan_log.view import darshan_view
+
+        parts.extend(darshan_view(job["darshan"], _table, _bytes, _secs))
     parts.append(_tree(job))
     parts.extend(advice_panels(job["advice"]))
     for m in job["messages"]:
@@ -877,6 +884,15 @@ def print_report(report: dict[str, Any], console: Console) -> None:
 # --- the command ------------------------------------------------------------------------------------------
 
 
+def _load(source: str | Path | Sequence[Path], all_files: bool = False) -> list[Job]:
+    """iolens logs, or one Darshan log (read as a job of its own: profile/darshan_log)."""
+    from iolens.profile import darshan_log
+
+    if isinstance(source, str | Path) and Path(source).is_file() and darshan_log.is_darshan_log(source):
+        return [darshan_log.load_darshan_job(source, all_files=all_files)]
+    return load_jobs(source if isinstance(source, str | Path) else list(source), all_files)
+
+
 def report_command(
     source: str | Path | Sequence[Path],
     as_json: bool,
@@ -886,7 +902,7 @@ def report_command(
 ) -> int:
     """`iolens profile report PATH [--json] [--all-files]`: 0, or err(message, status)'s status."""
     try:
-        jobs = load_jobs(source if isinstance(source, str | Path) else list(source), all_files)
+        jobs = _load(source, all_files)
     except ProfileLogError as exc:
         return err(str(exc), 1)
     where = str(source) if isinstance(source, str | Path) else os.path.commonpath([str(p) for p in source])

@@ -802,12 +802,7 @@ def profile_page(store: Store, profile_id: int) -> Page:
         items = "".join(_advice_item(a) for a in advice)
         page.section("Advice", f"<ul class='advice'>{items}</ul>")
     else:
-        why = (
-            "Darshan logs carry no advice."
-            if p["origin"] == "darshan"
-            else "Nothing to advise: no rule fired."
-        )
-        page.section("Advice", f"<p class='note'>{why}</p>")
+        page.section("Advice", "<p class='note'>Nothing to advise: no rule fired.</p>")
     return page
 
 

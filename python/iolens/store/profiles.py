@@ -90,8 +90,8 @@ def logs_uid(logs: Sequence[Any]) -> str:
     return sha256("iolens-logs\0" + "\n".join(sorted(digests)))
 
 
-def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
-    """The record of one iolens.profile.job.Job."""
+def job_record(job: Any, source_path: str | None = None, uid: str | None = None) -> ProfileRecord:
+    """The record of one iolens.profile.job.Job (uid: the hash of its logs, unless given)."""
     from iolens.profile.report import job_report
 
     report = job_report(job)
@@ -103,7 +103,7 @@ def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
     ops = report.get("operations") or {}
     root = job.nodes[job.roots[0]].log.header if job.roots else job.logs[0].header
     return ProfileRecord(
-        uid=logs_uid(job.logs),
+        uid=uid or logs_uid(job.logs),
         origin="iolens",
         summary=report,
         job_id=job.job_id,
@@ -134,54 +134,83 @@ def job_record(job: Any, source_path: str | None = None) -> ProfileRecord:
     )
 
 
+# Files are turned into rows this many at a time: numpy finds each batch's non-zero counters, so a 100k-file
+# job is neither 100k × every counter in Python objects nor all of its JSON at once.
+FILE_BATCH = 4096
+# The row's figures: iolens's own (job.LAYERED: POSIX + STDIO) where there is one, else the POSIX counter.
+_FIXED = (
+    "opens", "reads", "writes", "POSIX_STATS", "seeks", "POSIX_FSYNCS", "POSIX_FDSYNCS", "bytes_read",
+    "bytes_written", "read_time_ns", "write_time_ns", "meta_time_ns",
+)  # fmt: skip
+
+
 def _file_rows(job: Any) -> Iterator[ProfileFile]:
-    """Every file the job recorded (not the excluded paths), its counters merged over processes."""
+    """Every file the job recorded (not the excluded paths), its counters merged over processes; `counters`
+    is the JSON object of its non-zero counters, in schema order. The figures are iolens's own: a file's
+    POSIX and stdio calls together (job.io_column)."""
+    import numpy as np
+
     from iolens.profile.job import LAYERED, io_column
     from iolens.profile.reader import FILE_EXCLUDED
 
     t = job.files
     names = list(t.names)
-    values = t.values
-    flags = t.flags.tolist()
-    procs = job.procs.tolist()
+    stamps = [
+        [n for n in names if n.endswith("_START_TIMESTAMP")],
+        [n for n in names if n.endswith("_END_TIMESTAMP")],
+    ]
+    mounts = [m[1] for m in t.mount_list] + [None]  # index -1: no mount
+    keep = np.flatnonzero((t.flags & FILE_EXCLUDED) == 0)
+    never = np.iinfo(np.uint64).max
+    templates: dict[bytes, tuple[np.ndarray, str]] = {}
+    for at in range(0, keep.size, FILE_BATCH):
+        rows = keep[at : at + FILE_BATCH]
+        fixed = [(io_column(t, n) if n in LAYERED else t.column(n))[rows].tolist() for n in _FIXED]
+        zero = np.zeros((rows.size, 1), np.uint64)
+        first = np.where((f := t.columns(stamps[0], rows) if stamps[0] else zero) > 0, f, never).min(axis=1)
+        last = (t.columns(stamps[1], rows) if stamps[1] else zero).max(axis=1)
+        counters = _counters_json(np.hstack([b[rows] for b in t.blocks]), names, templates)
+        rows_l, procs, mount_of = rows.tolist(), job.procs[rows].tolist(), t.mount[rows].tolist()
+        first_l, last_l = first.tolist(), last.tolist()
+        for k, c in enumerate(zip(*fixed, strict=True)):
+            opens, reads, writes, stats, seeks, fsyncs, fdsyncs, br, bw, rt, wt, mt = c
+            f0, l0 = first_l[k], last_l[k]
+            yield ProfileFile(
+                t.paths[rows_l[k]], mounts[mount_of[k]], int(procs[k]), opens, reads, writes, stats, seeks,
+                fsyncs + fdsyncs, br, bw, rt / 1e9, wt / 1e9, mt / 1e9,
+                # Timestamps are ns since the process started, + 1 (0: never).
+                (f0 - 1) / 1e9 if f0 != never else None, (l0 - 1) / 1e9 if l0 else None, counters[k],
+            )  # fmt: skip
 
-    def col(name: str) -> list[int]:
-        return [int(x) for x in t.column(name).tolist()]
 
-    # The columns are iolens's own figures: a file's POSIX and stdio calls together (job.io_column).
-    c = {n: col(n) for n in ("POSIX_STATS", "POSIX_FSYNCS", "POSIX_FDSYNCS")}
-    c |= {what: [int(x) for x in io_column(t, what).tolist()] for what in LAYERED}
-    starts = [i for i, n in enumerate(names) if n.endswith("_START_TIMESTAMP")]
-    ends = [i for i, n in enumerate(names) if n.endswith("_END_TIMESTAMP")]
-    mounts = t.mount_list
-    mount_of = t.mount.tolist()
-    for i, path in enumerate(t.paths):
-        if flags[i] & FILE_EXCLUDED:
+def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[Any, str]]) -> list[Any]:
+    """Each row's non-zero counters as a JSON object ({} for none). Rows with the same non-zero counters
+    share one format string (the files of a job mostly do), so a row is one C-level formatting."""
+    import numpy as np
+
+    packed = np.packbits(values != 0, axis=1)
+    # Rows grouped by their pattern of non-zero counters: the pattern's bits as 64-bit words, sorted.
+    words = np.pad(packed, ((0, 0), (0, -packed.shape[1] % 8))).view(np.uint64)
+    order = np.lexsort(words.T[::-1]) if words.shape[1] else np.arange(values.shape[0])
+    sw = words[order]
+    new = np.ones(order.size, dtype=bool)
+    new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
+    bounds = [*np.flatnonzero(new).tolist(), order.size]
+    out = np.empty(values.shape[0], dtype=object)
+    out[:] = [{}]
+    for g in range(len(bounds) - 1):
+        rows = order[bounds[g] : bounds[g + 1]]
+        bits = packed[rows[0]]
+        key = bits.tobytes()
+        if key not in templates:
+            cols = np.flatnonzero(np.unpackbits(bits)[: len(names)])
+            body = ",".join(f'"{names[c]}":%d' for c in cols.tolist())  # counter names need no escaping
+            templates[key] = (cols, "{" + body + "}")
+        cols, template = templates[key]
+        if not cols.size:
             continue
-        row = values[i].tolist()
-        first = [row[k] for k in starts if row[k]]
-        last = [row[k] for k in ends if row[k]]
-        m = mount_of[i]
-        yield ProfileFile(
-            path=path,
-            fs_type=mounts[m][1] if m >= 0 else None,
-            processes=int(procs[i]),
-            opens=c["opens"][i],
-            reads=c["reads"][i],
-            writes=c["writes"][i],
-            stats=c["POSIX_STATS"][i],
-            seeks=c["seeks"][i],
-            fsyncs=c["POSIX_FSYNCS"][i] + c["POSIX_FDSYNCS"][i],
-            bytes_read=c["bytes_read"][i],
-            bytes_written=c["bytes_written"][i],
-            read_time_s=c["read_time_ns"][i] / 1e9,
-            write_time_s=c["write_time_ns"][i] / 1e9,
-            meta_time_s=c["meta_time_ns"][i] / 1e9,
-            # Timestamps are ns since the process started, + 1 (0: never).
-            first_s=(min(first) - 1) / 1e9 if first else None,
-            last_s=(max(last) - 1) / 1e9 if last else None,
-            counters={n: v for n, v in zip(names, row, strict=True) if v},
-        )
+        out[rows] = list(map(template.__mod__, map(tuple, values[np.ix_(rows, cols)].tolist())))
+    return out.tolist()  # type: ignore[no-any-return]
 
 
 def _timeline(job: Any) -> dict[str, Any] | None:

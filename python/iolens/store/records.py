@@ -179,7 +179,8 @@ class ProfileFile:
     meta_time_s: float = 0.0
     first_s: float | None = None  # first and last activity, seconds since the job started
     last_s: float | None = None
-    counters: dict[str, Any] = field(default_factory=dict)
+    # The non-zero counters: a dict, or the JSON object of one already made (a 100k-file job's rows).
+    counters: dict[str, Any] | str = field(default_factory=dict)
 
     COLUMNS = (
         "path", "fs_type", "processes", "opens", "reads", "writes", "stats", "seeks", "fsyncs", "bytes_read",
