@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from iolens.profile.layers import agg_access_sizes
 from iolens.profile.merge import Accumulator, MergePlan
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 # without alignment on a parallel file system" reads `parallel_fs`).
 PARALLEL_FS = frozenset({"lustre", "gpfs", "beegfs", "fuse.beegfs", "pvfs2", "orangefs", "panfs", "cephfs",
                          "ceph", "daos", "fuse.daos", "wekafs", "nfs", "nfs4"})  # fmt: skip
-BUCKETS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G",
-           "1G_PLUS")  # fmt: skip
 SELECTIONS = {
     "all": "H5D_ALL_SELECTS",
     "regular_hyperslab": "H5D_REGULAR_HYPERSLAB_SELECTS",
@@ -136,11 +135,7 @@ class Hdf5Dataset:
             "chunked": bool(c("H5D_CHUNKED")),
             "chunk_shape": self.chunk_shape,
             "deprecated_api": bool(c("H5D_USE_DEPRECATED")),
-            "access_sizes": {
-                "buckets": [b.replace("_PLUS", "+").replace("_", "-") for b in BUCKETS],
-                "read": [c(f"H5D_SIZE_READ_AGG_{b}") for b in BUCKETS],
-                "write": [c(f"H5D_SIZE_WRITE_AGG_{b}") for b in BUCKETS],
-            },
+            "access_sizes": agg_access_sizes(c, "H5D"),
             "common_access_sizes": [pair for pair in top if pair[1]],
             "rw_switches": c("H5D_RW_SWITCHES"),
             "read_time_s": c("H5D_F_READ_TIME") / 1e9,

@@ -8,6 +8,7 @@ a file, and fewer of them (the aggregators) made the POSIX writes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,15 @@ KIND_LABELS = {
 # Transfers this small are "small" for the rules (Darshan's buckets end at 1M inclusive).
 SMALL_BUCKETS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M")
 BUCKETS = (*SMALL_BUCKETS, "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
+
+
+def agg_access_sizes(c: Callable[[str], int], module: str) -> dict[str, list[Any]]:
+    """A module's access-size histogram (Darshan's MODULE_SIZE_{READ,WRITE}_AGG_* counters) for the JSON."""
+    return {
+        "buckets": [b.replace("_PLUS", "+").replace("_", "-") for b in BUCKETS],
+        "read": [c(f"{module}_SIZE_READ_AGG_{b}") for b in BUCKETS],
+        "write": [c(f"{module}_SIZE_WRITE_AGG_{b}") for b in BUCKETS],
+    }
 
 
 @dataclass
@@ -132,11 +142,7 @@ class MpiioFile:
             "kind_ranks": {k: list(v) for k, v in self.kind_ranks.items()},
             "bytes_read": c("MPIIO_BYTES_READ"),
             "bytes_written": c("MPIIO_BYTES_WRITTEN"),
-            "access_sizes": {
-                "buckets": [b.replace("_PLUS", "+").replace("_", "-") for b in BUCKETS],
-                "read": [c(f"MPIIO_SIZE_READ_AGG_{b}") for b in BUCKETS],
-                "write": [c(f"MPIIO_SIZE_WRITE_AGG_{b}") for b in BUCKETS],
-            },
+            "access_sizes": agg_access_sizes(c, "MPIIO"),
             "common_access_sizes": [pair for pair in top if pair[1]],
             "read_time_s": c("MPIIO_F_READ_TIME") / 1e9,
             "write_time_s": c("MPIIO_F_WRITE_TIME") / 1e9,
