@@ -107,6 +107,7 @@ OPS = {
         "copy_file_range sendfile sync_file_range getdents fork exec ftell".split()
     )
 }
+OPS["MPI_File_write_at"] = 105  # MPI-IO ops from 100 up (docs/profile-log.md): open, close, read, write, ...
 
 
 @dataclass

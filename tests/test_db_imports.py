@@ -118,6 +118,11 @@ def profile_job(directory: Path, traced: bool = False) -> Path:
         TraceSpec(start_ns=i * S // 10, dur_ns=1000, op="pwrite", file_id=2, size=100, result=100)
         for i in range(50)
     ]
+    # An MPI-IO call above ten of them: the timeline counts the POSIX calls beneath it, not it as well
+    trace += [
+        TraceSpec(start_ns=i * S // 10, dur_ns=2000, op="MPI_File_write_at", file_id=2, size=100, result=100)
+        for i in range(10)
+    ]
     inp = dict(
         POSIX_OPENS=1, POSIX_STATS=40, POSIX_READS=8, POSIX_BYTES_READ=8 * MiB, POSIX_F_READ_TIME=2 * S,
         POSIX_SIZE_READ_1M_4M=8, POSIX_F_OPEN_START_TIMESTAMP=S + 1, POSIX_F_READ_END_TIMESTAMP=3 * S + 1,
@@ -178,6 +183,7 @@ def test_profile_logs_are_stored_as_one_profile_per_job_with_every_file(db_url: 
     assert doc["access_sizes"]["write"][1] == 1000
     tl = doc["timeline"]  # traced: 50 writes of 100 bytes over the first 5 s
     assert sum(tl["write_ops"]) == 50 and sum(tl["write_bytes"]) == 5000 and len(tl["t_s"]) == 200
+    assert sum(tl["meta_ops"]) == 0
 
 
 def test_reimport_with_another_system_changes_nothing(db_url: str, tmp_path: Path) -> None:

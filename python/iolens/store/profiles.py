@@ -225,9 +225,12 @@ def _timeline(job: Any) -> dict[str, Any] | None:
     run_s = max(job.run_time_s, 1e-6)
     bins = TIMELINE_BINS
     width = run_s / bins
-    op_kind = np.zeros(max(OP_NAMES) + 1, dtype=np.int8)  # 0 metadata, 1 read, 2 write
+    # 0 metadata, 1 read, 2 write, 3 a call of a layer above POSIX (MPI-IO, HDF5): not counted, its bytes and
+    # its metadata are the POSIX calls it made, traced beneath it
+    op_kind = np.zeros(max(OP_NAMES) + 1, dtype=np.int8)
     for code, name in OP_NAMES.items():
-        op_kind[code] = 1 if name in READ_OPS else 2 if name in WRITE_OPS else 0
+        upper = name.startswith(("MPI_File_", "H5"))
+        op_kind[code] = 3 if upper else 1 if name in READ_OPS else 2 if name in WRITE_OPS else 0
     read_b = np.zeros(bins)
     write_b = np.zeros(bins)
     counts = np.zeros((3, bins))
