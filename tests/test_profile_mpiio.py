@@ -42,7 +42,15 @@ def c_prog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _mpirun(prog: Path, work: Path, env: dict[str, str], np_: int = NP) -> subprocess.CompletedProcess[bytes]:
-    return run(["mpirun", "-np", str(np_), str(prog), str(work)], env, timeout=300)
+    """Its stdout is the ranks' own, read from the files Open MPI writes for each (--output-filename), in
+    rank order: on mpirun's shared stdout a long line of one rank can be cut by another rank's."""
+    out_dir = work.parent / f"{work.name}.out"
+    r = run(
+        ["mpirun", "-np", str(np_), "--output-filename", str(out_dir), str(prog), str(work)], env, timeout=300
+    )
+    ranks = sorted(out_dir.glob("*/rank.*/stdout"), key=lambda p: int(p.parent.name.split(".")[-1]))
+    r.stdout = b"".join(p.read_bytes() for p in ranks)
+    return r
 
 
 def _profiled(build: ProfileBuild, logs: Path, mpi_env: dict[str, str], **extra: str) -> dict[str, str]:

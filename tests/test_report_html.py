@@ -219,8 +219,10 @@ def test_darshan_profile_report(browser: Any, db_url: str, tmp_path: Path) -> No
         browser, report(db_url, tmp_path, "profile:1", "darshan"), f"report-darshan-{_backend(db_url)}"
     )
     assert_clean(result, min_plots=4)
-    # A Darshan log gets the advice of iolens's rules (dxt.darshan: 215 files, most small, small transfers).
-    assert "Many small files" in result["text"] and "Small transfers" in result["text"]
+    # A Darshan log gets the advice of iolens's rules (dxt.darshan: 215 files, most small; its small
+    # transfers took 0.38 s of a 1469 s run, under the gate: no advice on them), with its numbers.
+    assert "Many small files" in result["text"] and "Small transfers" not in result["text"]
+    assert "could be saved" in result["text"]
 
 
 def _backend(url: str) -> str:
