@@ -146,7 +146,7 @@ def canary_only(d: Path) -> None:
 
 
 @pytest.mark.parametrize("np_", [1, 2])
-@pytest.mark.parametrize("unique", [False, True], ids=["shared", "unique"])
+@pytest.mark.parametrize("unique", [False, True], ids=["one-tree", "unique"])
 def test_every_phase_operates_on_exactly_n_items_per_rank(
     engine: Path, md_dir: Path, np_: int, unique: bool
 ) -> None:
@@ -608,7 +608,7 @@ def test_a_file_in_the_directory_list_is_refused(engine: Path, tmpfs_dir: Path) 
 # --- phases split across runs ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("unique", [False, True], ids=["shared", "unique"])
+@pytest.mark.parametrize("unique", [False, True], ids=["one-tree", "unique"])
 def test_phases_split_across_runs_each_count_exactly(engine: Path, md_dir: Path, unique: bool) -> None:
     base = ["-n", "16", "-d", str(md_dir)] + (["-u"] if unique else [])
     doc = ok(md(engine, [*base, "-C"], np=2))
@@ -919,8 +919,8 @@ MPI_CASES = {
                       {"n": 40, "unique": False, "per_dir": 10, "dirs": False}, 40),
     "leaf-tree": (["-u", "-L", "-n", "90", "-z", "2", "-b", "3"],
                   {"n": 90, "unique": True, "depth": 2, "branch": 3, "leaf": True}, 90),
-    "shared-dir": (["-n", "24", "-N", "1", "-w", "100", "-e", "100", "-X"], {"n": 24, "unique": False}, 24),
-    "shared-leaf-tree": (["-L", "-n", "90", "-z", "2", "-b", "3", "-N", "1"],
+    "one-dir": (["-n", "24", "-N", "1", "-w", "100", "-e", "100", "-X"], {"n": 24, "unique": False}, 24),
+    "one-leaf-tree": (["-L", "-n", "90", "-z", "2", "-b", "3", "-N", "1"],
                          {"n": 90, "unique": False, "depth": 2, "branch": 3, "leaf": True}, 90),
 }  # fmt: skip
 

@@ -446,7 +446,7 @@ def _classic_lines(text: str) -> list[str]:
         ("task_range", ["-n", "4", "-f", "1", "-l", "2", "-s", "1"]),
         ("rank_stats_all_procs", ["-n", "4", "-F", "--showRankStatistics", "--print-all-procs", "-i", "2"]),
         ("stride", ["-n", "4", "-N", "1"]),
-        ("shared", ["-n", "4", "-S"]),
+        ("one-file", ["-n", "4", "-S"]),
     ],
 )
 def test_classic_text_has_mdtest4s_layout(

@@ -557,10 +557,10 @@ def test_paths_of_code_and_libraries() -> None:
         "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2", "/etc/ld.so.cache",
         "/usr/include/stdio.h", "/opt/spack/hdf5/lib/libhdf5.so.310", "/home/u/.local/lib/python3.11/"
         "site-packages/h5py/__init__.py", "/scratch/u/env/lib/python3.12/dist-packages/x/y.dat",
-        "/work/app/__pycache__/model.cpython-311.pyc", "/work/app/train.py", "/proc/self/maps",
+        "/home/u/app/__pycache__/model.cpython-311.pyc", "/home/u/app/train.py", "/proc/self/maps",
         "/dev/null", "/sys/fs/cgroup/cpu.max", "/bin/sh",
     ]  # fmt: skip
-    data = ["/dev/shm/out.h5", "/scratch/u/run/out.dat", "/tmp/cc1.s", "/work/libfoo.sot", "/usrdata/x",
+    data = ["/dev/shm/out.h5", "/scratch/u/run/out.dat", "/tmp/cc1.s", "/home/u/libfoo.sot", "/usrdata/x",
             "/home/u/py/data.json", "/library/table.csv"]  # fmt: skip
     assert [p for p in code if not is_code(p)] == [] and [p for p in data if is_code(p)] == []
     assert libraries(["/usr/lib/x86_64-linux-gnu/hdf5/openmpi/libhdf5.so.103", "/usr/lib/libmpi.so.40"]) == {
@@ -570,7 +570,7 @@ def test_paths_of_code_and_libraries() -> None:
         "hdf5"
     }
     assert [fs_kind(t) for t in ("tmpfs", "lustre", "ext4", "fuse.x", None)] == [
-        "memory", "shared", "local", "unknown", "unknown"
+        "memory", "parallel", "local", "unknown", "unknown"
     ]  # fmt: skip
 
 

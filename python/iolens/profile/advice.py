@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from iolens.profile.job import NOT_DATA, Job, code_rows, data_rows, extent, io_column
+from iolens.profile.job import NOT_DATA, Job, code_rows, data_rows, extent, io_column, io_sum
 from iolens.profile.places import code_mask, fs_kind, libraries
 from iolens.profile.reader import FILE_NOT_REGULAR, NESTED_STDIO
 
@@ -129,7 +129,7 @@ class Facts:
         kinds = np.array([fs_kind(fs) for _, fs in t.mount_list] + ["unknown"], dtype=object)
         self.kind = kinds[t.mount]  # mount -1 (none recorded) takes the last: "unknown"
         self.memory = self.kind == "memory"
-        self.shared = self.kind == "shared"
+        self.shared = self.kind == "parallel"
         syncs = t.column("POSIX_FSYNCS") + t.column("POSIX_FDSYNCS")
         self.synced = syncs > 0
         # Under Darshan's meaning a sync's time is write time: the write time of a file synced after every
@@ -151,7 +151,7 @@ class Facts:
         return io_column(self.t, what)
 
     def io_total(self, what: str, mask: np.ndarray) -> int:
-        return int(self.io(what)[mask].sum(dtype=np.uint64)) if mask.any() else 0
+        return io_sum(self.t, what, mask)
 
     def io_seconds(self, whats: tuple[str, ...], mask: np.ndarray) -> float:
         return sum(self.io_total(w, mask) for w in whats) / 1e9

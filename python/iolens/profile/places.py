@@ -27,7 +27,7 @@ CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyd", ".so")
 VERSIONED_SO = re.compile(r"\.so(?:\.\d+)+$")  # libhdf5.so.103
 
 
-FsKind = Literal["memory", "local", "shared", "unknown"]
+FsKind = Literal["memory", "local", "parallel", "unknown"]
 
 # File systems in memory: fsync, alignment and access order cost nothing there.
 MEMORY_FS = frozenset({"tmpfs", "ramfs", "hugetlbfs", "shm"})
@@ -70,7 +70,7 @@ def fs_kind(fs_type: str | None) -> FsKind:
     if fs_type in MEMORY_FS:
         return "memory"
     if fs_type in SHARED_FS:
-        return "shared"
+        return "parallel"
     if fs_type in LOCAL_FS:
         return "local"
     return "unknown"
