@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,9 @@ class Case:
     build: dict[str, Any] | None = None
     setup: dict[str, Any] = field(default_factory=dict)
     evidence: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Environment of the profiled run and of the report ("{work}": the case's directory), e.g.
+    # IOLENS_PARALLEL_FS to make the case's directory count as on a parallel file system.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def load_cases(path: Path = SUITE / "cases.json") -> list[Case]:
@@ -71,6 +76,7 @@ def load_cases(path: Path = SUITE / "cases.json") -> list[Case]:
                 build=c.get("build"),
                 setup=c.get("setup", {}),
                 evidence=c.get("evidence", {}),
+                env=c.get("env", {}),
             )
         )
     return cases
@@ -180,6 +186,21 @@ def _argv(case: Case, bin_dir: Path) -> list[str]:
     return out
 
 
+@contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """os.environ with these values while the report is made (the report reads IOLENS_PARALLEL_FS)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_case(case: Case, root: Path, bin_dir: Path, iolens: list[str], lib: Path) -> Outcome:
     """Build, prepare and run one case under `iolens profile` in a directory of its own under root (on the
     file system the suite's expectations assume: a disk, not a tmpfs), and report its logs."""
@@ -190,6 +211,8 @@ def run_case(case: Case, root: Path, bin_dir: Path, iolens: list[str], lib: Path
     prepare(case, work)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IOLENS_") and k != "LD_PRELOAD"}
     env["IOLENS_PROFILE_LIB"] = str(lib)
+    case_env = {k: v.replace("{work}", str(work)) for k, v in case.env.items()}
+    env.update(case_env)
     launch: list[str] = []
     if case.ranks > 1:
         _need("mpirun")
@@ -202,10 +225,11 @@ def run_case(case: Case, root: Path, bin_dir: Path, iolens: list[str], lib: Path
     seconds = time.monotonic() - t0
     if r.returncode != 0:
         raise RuntimeError(f"{case.name}: {shlex.join(cmd)} exited {r.returncode}:\n{r.stderr[-2000:]}")
-    jobs = load_jobs(logs)
-    if len(jobs) != 1:
-        raise RuntimeError(f"{case.name}: {len(jobs)} jobs in {logs}")
-    rep = job_report(jobs[0])
+    with _environ(case_env):
+        jobs = load_jobs(logs)
+        if len(jobs) != 1:
+            raise RuntimeError(f"{case.name}: {len(jobs)} jobs in {logs}")
+        rep = job_report(jobs[0])
     return Outcome(case, frozenset(a["rule"] for a in rep["advice"]), rep, seconds, _printed(r.stdout))
 
 

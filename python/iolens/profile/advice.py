@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from iolens.profile.hdf5 import Hdf5Dataset, Hdf5File
 from iolens.profile.job import NOT_DATA, Job, code_rows, data_rows, extent, io_column, io_sum
-from iolens.profile.places import code_mask, fs_kind, libraries
+from iolens.profile.layers import MpiioFile
+from iolens.profile.places import code_mask, fs_kind, libraries, parallel_dirs, parallel_mask
 from iolens.profile.reader import FILE_NOT_REGULAR, NESTED_STDIO
 
 KiB = 1024
@@ -128,6 +130,7 @@ class Facts:
         self.data = data_rows(t)
         kinds = np.array([fs_kind(fs) for _, fs in t.mount_list] + ["unknown"], dtype=object)
         self.kind = kinds[t.mount]  # mount -1 (none recorded) takes the last: "unknown"
+        self.kind[parallel_mask(t.paths, parallel_dirs())] = "parallel"  # IOLENS_PARALLEL_FS
         self.memory = self.kind == "memory"
         self.shared = self.kind == "parallel"
         syncs = t.column("POSIX_FSYNCS") + t.column("POSIX_FDSYNCS")
@@ -179,6 +182,36 @@ class Facts:
     def collective(self) -> float | None:
         return collective_share(self.job)
 
+    def is_data(self, path: str) -> bool:
+        row = self.t.row_of.get(path)
+        return row is not None and bool(self.data[row])
+
+    def rows_of(self, paths: list[str]) -> np.ndarray:
+        """A mask of the rows of these paths (those the POSIX layer has)."""
+        mask = np.zeros(len(self.t.paths), dtype=bool)
+        rows = [self.t.row_of[p] for p in paths if p in self.t.row_of]
+        mask[rows] = True
+        return mask
+
+    @cached_property
+    def independent_small(self) -> list[MpiioFile]:
+        """Data files that several ranks wrote with independent MPI-IO calls, all of at most 1 MiB
+        (independent_small_writes' files; small_transfers leaves their POSIX writes to it)."""
+        return [
+            m
+            for m in self.job.mpiio
+            if m.independent_small_writes
+            and m.count("MPIIO_INDEP_WRITES")
+            and len(m.kind_ranks.get("independent", ())) >= 2
+            and self.is_data(m.path)
+        ]
+
+    @cached_property
+    def hdf5_unaligned(self) -> list[Hdf5File]:
+        """HDF5 data files without alignment on a parallel file system (hdf5_alignment's; misaligned leaves
+        them to it)."""
+        return [h for h in self.job.hdf5 if h.unaligned and h.parallel_fs and self.is_data(h.path)]
+
     def saving(self, io_time_s: float) -> Saving:
         """A saving of cumulative I/O time (processes and threads add up)."""
         ps, run = self.process_seconds, self.job.run_time_s
@@ -209,7 +242,16 @@ def collective_share(job: Job) -> float | None:
     writes (no MPI-IO layer recorded): the rules then cannot tell, and say "if the program does not use it
     already"."""
     coll = indep = 0
+    # Beneath collective H5Dwrite/H5Dread calls HDF5 writes its metadata with independent MPI-IO calls (and
+    # may break a collective transfer into independent ones): for such a file, its HDF5 calls say how the
+    # program asked for its data to move.
+    h5 = {h.path: h for h in job.hdf5 if any(_h5_collective(d) for d in h.datasets)}
     for f in job.mpiio:
+        if f.path in h5:
+            datasets = h5[f.path].datasets
+            coll += sum(_h5_collective(d) for d in datasets)
+            indep += sum(d.independent_writes + d.independent_reads for d in datasets)
+            continue
         coll += sum(f.count(n) for n in COLLECTIVE_COUNTERS)
         indep += sum(f.count(n) for n in INDEPENDENT_COUNTERS)
     # A Darshan log's job carries its MPI-IO counters as columns of the file table (profile/darshan_log).
@@ -217,6 +259,11 @@ def collective_share(job: Job) -> float | None:
     coll += sum(int(t.column(n).sum(dtype=np.uint64)) for n in COLLECTIVE_COUNTERS if t.has(n))
     indep += sum(int(t.column(n).sum(dtype=np.uint64)) for n in INDEPENDENT_COUNTERS if t.has(n))
     return coll / (coll + indep) if coll + indep else None
+
+
+def _h5_collective(d: Hdf5Dataset) -> int:
+    """A dataset's reads and writes made with a collective transfer list (H5FD_MPIO_COLLECTIVE)."""
+    return d.count("H5D_COLL_WRITES") + d.count("H5D_COLL_READS")
 
 
 def _join(parts: list[str]) -> str:
@@ -246,7 +293,8 @@ def _row_sum(f: Facts, names: list[str], mask: np.ndarray) -> np.ndarray:
 def small_transfers(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     """Small reads (writes) of files read (written) in one call are not counted: that call moved all the
     file had to give, and cannot be larger (packing the files is many_small_files' advice)."""
-    d = f.data
+    # The POSIX writes beneath independent small MPI-IO writes to a shared file are independent_small_writes'
+    d = f.data & ~f.rows_of([m.path for m in f.independent_small])
     total = small = 0
     io_ns = 0.0
     for kind in ("READ", "WRITE"):
@@ -471,8 +519,9 @@ def random_access(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
 
 def misaligned(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     """Only files on shared (parallel, network) file systems: there a misaligned access spans stripes and
-    takes locks on both; on a node's own disk or in memory the page cache absorbs it."""
-    rows = f.data & f.shared
+    takes locks on both; on a node's own disk or in memory the page cache absorbs it. HDF5 files without
+    alignment are hdf5_alignment's."""
+    rows = f.data & f.shared & ~f.rows_of([h.path for h in f.hdf5_unaligned])
     n = f.total("POSIX_READS", rows) + f.total("POSIX_WRITES", rows)
     bad = f.total("POSIX_FILE_NOT_ALIGNED", rows)
     if n < MIN_ACCESSES or bad < MISALIGNED_SHARE * n:
@@ -640,6 +689,157 @@ def rank_imbalance(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     )
 
 
+def _example(paths: list[str]) -> str:
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return f"{paths[0]}{more}"
+
+
+def independent_small_writes(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """Several ranks write one file with independent MPI-IO calls (MPI_File_write, _write_at, _write_shared)
+    of at most 1 MiB each, and no larger writes: each call reaches the file system on its own, where
+    collective calls would let the library merge the ranks' pieces into large writes by a few aggregators.
+    Non-blocking writes are left out (Darshan's NB count does not tell MPI_File_iwrite_all apart), and so
+    are files whose writes are collective already (those are not independent writes)."""
+    files = f.independent_small
+    writes = sum(m.count("MPIIO_INDEP_WRITES") for m in files)
+    if writes < MIN_ACCESSES:
+        return None
+    # Each file's MPI-IO write time, in the share of its writes that were independent.
+    io_ns = 0.0
+    for m in files:
+        all_writes = sum(m.count(f"MPIIO_{k}_WRITES") for k in ("INDEP", "COLL", "SPLIT", "NB"))
+        io_ns += m.count("MPIIO_F_WRITE_TIME") * m.count("MPIIO_INDEP_WRITES") / all_writes
+    gain = f.saving(io_ns / 1e9)
+    if not gain.worth:
+        return None
+    ranks = sorted({rank for m in files for rank in m.kind_ranks["independent"]})
+    moved = sum(m.count("MPIIO_BYTES_WRITTEN") for m in files)
+    total = sum(sum(m.count(f"MPIIO_{k}_WRITES") for k in ("INDEP", "COLL", "SPLIT", "NB")) for m in files)
+    mean = moved / total if total else 0.0
+    posix_writes = sum(m.posix_writes for m in files)
+    posix_ranks = sorted({rank for m in files for rank in m.posix_writer_ranks})
+    paths = [m.path for m in sorted(files, key=lambda m: (-m.count("MPIIO_INDEP_WRITES"), m.path))]
+    h5 = {h.path: h for h in job.hdf5}
+    parts = []
+    in_h5 = [h5[p] for p in paths if p in h5]
+    if any(any(_h5_collective(d) for d in h.datasets) for h in in_h5):
+        parts.append(
+            "the data of the HDF5 file(s) moves collectively already: these are HDF5's metadata writes, "
+            "which H5Pset_coll_metadata_write(fapl, 1) (and H5Pset_all_coll_metadata_ops(fapl, 1) for the "
+            "reads) makes collective"
+        )
+    elif in_h5:
+        parts.append(
+            "ask HDF5 for collective transfers: H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) on the transfer "
+            "list given to H5Dwrite"
+        )
+    if len(in_h5) < len(files):
+        parts.append(
+            "make the writes collective: MPI_File_write_at_all in place of MPI_File_write_at (every rank "
+            "calls it, one with nothing to write passes a count of 0), or describe each rank's pieces with a "
+            "file view (MPI_File_set_view with a vector or subarray type) and write them in one "
+            "MPI_File_write_all; the library then merges the ranks' pieces into large contiguous writes by a "
+            "few aggregator ranks (collective buffering)"
+        )
+    off = [m.path for m in files if m.hints.get("romio_cb_write") == "disable"]
+    if off:
+        parts.append(f"and let it aggregate: romio_cb_write is disable for {_example(off)}")
+    return Advice(
+        "independent_small_writes",
+        "Independent small writes to a shared file",
+        f"{writes} independent MPI-IO writes (MPI_File_write, _write_at) of at most 1 MiB (mean "
+        f"{mean / KiB:.1f} KiB) by {len(ranks)} ranks to {len(files)} shared file(s), e.g. "
+        f"{_example(paths)}: they became {posix_writes} POSIX writes by {len(posix_ranks)} rank(s). "
+        + gain.sentence(),
+        _join(parts),
+        {
+            "independent_writes": writes,
+            "files": len(files),
+            "ranks": len(ranks),
+            "mean_write_bytes": mean,
+            "posix_writes": posix_writes,
+            "posix_writer_ranks": len(posix_ranks),
+            "paths": paths[:MAX_EXAMPLES],
+            **gain.evidence(),
+        },
+        {"min_accesses": MIN_ACCESSES, "small_access_bytes": MiB, **GATE},
+    )
+
+
+def _stripe(job: Job, path: str) -> int | None:
+    """The stripe size of a file when the MPI-IO hints in effect say it (striping_unit), else None."""
+    for m in job.mpiio:
+        if m.path == path:
+            value = m.hints.get("striping_unit", "")
+            return int(value) if value.isdigit() and int(value) > 1 else None
+    return None
+
+
+def hdf5_alignment(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
+    """HDF5 files on a parallel file system without alignment (H5Pset_alignment never called: HDF5 puts each
+    dataset wherever the file ends), whose reads and writes beneath started mostly off the file system's
+    block boundaries: such a transfer spans one more stripe than it must and shares a stripe, and its lock,
+    with its neighbour's."""
+    n = bad = 0
+    io_ns = 0.0
+    hit: list[Hdf5File] = []
+    for h in f.hdf5_unaligned:
+        row = f.t.row_of[h.path]
+        calls = int(f.col("POSIX_READS")[row] + f.col("POSIX_WRITES")[row])
+        off = int(f.col("POSIX_FILE_NOT_ALIGNED")[row])
+        if not calls or off < MISALIGNED_SHARE * calls:
+            continue
+        timed = int(f.col("POSIX_F_READ_TIME")[row])
+        if not f.sync_bound[row]:
+            timed += int(f.col("POSIX_F_WRITE_TIME")[row])
+        io_ns += timed * off / calls
+        n, bad = n + calls, bad + off
+        hit.append(h)
+    if not hit:
+        return None
+    gain = f.saving(io_ns / 1e9)
+    if not gain.worth:
+        return None
+    paths = [h.path for h in hit]
+    datasets = sum(len(h.datasets) for h in hit)
+    stripes = {s for s in (_stripe(job, p) for p in paths) if s}
+    stripe = min(stripes) if len(stripes) == 1 else None
+    fs = sorted({h.fs_type or "?" for h in hit})
+    interval = str(stripe) if stripe else "STRIPE"
+    where = (
+        f"the stripe size {stripe} bytes (the striping_unit hint)"
+        if stripe
+        else "STRIPE the file system's stripe size (lfs getstripe -S FILE on Lustre, the block size on GPFS)"
+    )
+    snippet = (
+        f"H5Pset_alignment(fapl, 65536, {interval}) on the file access list before H5Fcreate, {where}: "
+        "every object of 64 KiB or more then starts on a stripe boundary (h5py: "
+        f"h5py.File(name, 'w', alignment_threshold=65536, alignment_interval={interval}))"
+    )
+    parts = [snippet, "make each rank's part of a dataset a multiple of the stripe size where the layout can"]
+    return Advice(
+        "hdf5_alignment",
+        "HDF5 file without alignment on a parallel file system",
+        f"{len(hit)} HDF5 file(s) ({datasets} dataset(s)) on a parallel file system ({', '.join(fs)}) "
+        f"without alignment (H5Pset_alignment not called), e.g. {_example(paths)}: {bad} of the {n} reads "
+        f"and writes beneath ({_pct(bad / n)}) started off the file system's block boundaries. "
+        + gain.sentence(),
+        _join(parts),
+        {
+            "files": len(hit),
+            "datasets": datasets,
+            "accesses": n,
+            "file_not_aligned": bad,
+            "misaligned_share": bad / n,
+            "stripe_size": stripe,
+            "fs_types": fs,
+            "paths": paths[:MAX_EXAMPLES],
+            **gain.evidence(),
+        },
+        {"misaligned_share": MISALIGNED_SHARE, **GATE},
+    )
+
+
 RULES: tuple[Callable[[Job, dict[str, Any], Facts], Advice | None], ...] = (
     small_transfers,
     metadata_bound,
@@ -649,6 +849,8 @@ RULES: tuple[Callable[[Job, dict[str, Any], Facts], Advice | None], ...] = (
     fsync_heavy,
     shared_read_after_write,
     rank_imbalance,
+    independent_small_writes,
+    hdf5_alignment,
 )
 
 

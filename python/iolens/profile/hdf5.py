@@ -15,6 +15,7 @@ import numpy as np
 
 from iolens.profile.layers import agg_access_sizes
 from iolens.profile.merge import Accumulator, MergePlan
+from iolens.profile.places import declared_parallel, parallel_dirs
 
 if TYPE_CHECKING:
     from iolens.profile.job import Job
@@ -161,6 +162,7 @@ class Hdf5File:
     ranks: tuple[int, ...]
     fs_type: str | None
     datasets: list[Hdf5Dataset]
+    declared_parallel: bool = False  # under a directory IOLENS_PARALLEL_FS declares parallel
 
     def count(self, name: str) -> int:
         return self.counters.get(name, 0)
@@ -173,7 +175,7 @@ class Hdf5File:
 
     @property
     def parallel_fs(self) -> bool:
-        return self.fs_type is not None and self.fs_type in PARALLEL_FS
+        return self.declared_parallel or (self.fs_type is not None and self.fs_type in PARALLEL_FS)
 
     @property
     def unaligned(self) -> bool:
@@ -231,6 +233,7 @@ def hdf5_files(job: Job) -> list[Hdf5File]:
             )
         )
     out = []
+    declared = parallel_dirs()
     for path in sorted(set(files.counters) | set(by_file)):
         row = job.files.row_of.get(path)
         mount = job.files.mount_of(row) if row is not None else None
@@ -241,6 +244,7 @@ def hdf5_files(job: Job) -> list[Hdf5File]:
                 ranks=files.ranks.get(path, ()),
                 fs_type=mount[1] if mount else None,
                 datasets=sorted(by_file.get(path, []), key=lambda d: d.name),
+                declared_parallel=declared_parallel(path, declared),
             )
         )
     return out

@@ -8,7 +8,7 @@ a file, and fewer of them (the aggregators) made the POSIX writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +32,13 @@ KIND_LABELS = {
 # Transfers this small are "small" for the rules (Darshan's buckets end at 1M inclusive).
 SMALL_BUCKETS = ("0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M")
 BUCKETS = (*SMALL_BUCKETS, "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS")
+BUCKET_LABELS = [b.replace("_PLUS", "+").replace("_", "-") for b in BUCKETS]  # "100K-1M", "1G+"
 
 
 def agg_access_sizes(c: Callable[[str], int], module: str) -> dict[str, list[Any]]:
     """A module's access-size histogram (Darshan's MODULE_SIZE_{READ,WRITE}_AGG_* counters) for the JSON."""
     return {
-        "buckets": [b.replace("_PLUS", "+").replace("_", "-") for b in BUCKETS],
+        "buckets": list(BUCKET_LABELS),
         "read": [c(f"{module}_SIZE_READ_AGG_{b}") for b in BUCKETS],
         "write": [c(f"{module}_SIZE_WRITE_AGG_{b}") for b in BUCKETS],
     }
@@ -274,3 +275,42 @@ def _posix_beneath(job: Job, path: str) -> tuple[tuple[int, ...], tuple[int, ...
         if r:
             readers.add(log.header.rank)
     return tuple(sorted(writers)), tuple(sorted(readers)), writes, reads
+
+
+def posix_files(job: Job, paths: Iterable[str]) -> list[dict[str, Any]]:
+    """What the POSIX layer did to each of these paths (the files of the layers above it), merged over the
+    job: the bottom of the report's layer stack (`layers.posix_files`, docs/profile.md, "The layer stack")."""
+    t = job.files
+    out = []
+    for path in sorted(set(paths)):
+        row = t.row_of.get(path)
+        if row is None:
+            continue
+
+        def c(name: str, _row: int = row) -> int:
+            return int(t.column(name)[_row]) if t.has(name) else 0
+
+        writers, readers, _, _ = _posix_beneath(job, path)
+        mount = t.mount_of(row)
+        out.append(
+            {
+                "path": path,
+                "fs_type": mount[1] if mount else None,
+                "reads": c("POSIX_READS"),
+                "writes": c("POSIX_WRITES"),
+                "bytes_read": c("POSIX_BYTES_READ"),
+                "bytes_written": c("POSIX_BYTES_WRITTEN"),
+                "reader_ranks": list(readers),
+                "writer_ranks": list(writers),
+                "access_sizes": {
+                    "buckets": list(BUCKET_LABELS),
+                    "read": [c(f"POSIX_SIZE_READ_{b}") for b in BUCKETS],
+                    "write": [c(f"POSIX_SIZE_WRITE_{b}") for b in BUCKETS],
+                },
+                "file_not_aligned": c("POSIX_FILE_NOT_ALIGNED"),
+                "read_time_s": c("POSIX_F_READ_TIME") / 1e9,
+                "write_time_s": c("POSIX_F_WRITE_TIME") / 1e9,
+                "meta_time_s": c("POSIX_F_META_TIME") / 1e9,
+            }
+        )
+    return out

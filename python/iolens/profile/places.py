@@ -8,8 +8,9 @@ normalised by the runtime, symbolic links not resolved).
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -74,6 +75,41 @@ def fs_kind(fs_type: str | None) -> FsKind:
     if fs_type in LOCAL_FS:
         return "local"
     return "unknown"
+
+
+# Directories whose files count as on a parallel file system whatever type their mount has: a file system
+# the kernel reports under a type not listed above (a site's FUSE client, a bind mount of Lustre into a
+# container shown as overlay), or a test on a machine without one (docs/profile.md, "Advice").
+ENV_PARALLEL = "IOLENS_PARALLEL_FS"
+
+
+class PlacesError(ValueError):
+    """IOLENS_PARALLEL_FS is not a list of absolute directories; the message says so."""
+
+
+def parallel_dirs(environ: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """IOLENS_PARALLEL_FS: comma-separated absolute directories (normalised, each ending in "/")."""
+    out = []
+    for item in environ.get(ENV_PARALLEL, "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if not item.startswith("/"):
+            raise PlacesError(f"{ENV_PARALLEL}: {item!r} is not an absolute directory")
+        out.append(os.path.normpath(item).rstrip("/") + "/")
+    return tuple(out)
+
+
+def declared_parallel(path: str, dirs: tuple[str, ...]) -> bool:
+    """The path is under one of the directories IOLENS_PARALLEL_FS declares parallel."""
+    return bool(dirs) and (path + "/").startswith(dirs)
+
+
+def parallel_mask(paths: Sequence[str], dirs: tuple[str, ...]) -> np.ndarray:
+    """Per path: under a directory IOLENS_PARALLEL_FS declares parallel."""
+    if not dirs:
+        return np.zeros(len(paths), dtype=bool)
+    return np.fromiter((declared_parallel(p, dirs) for p in paths), dtype=bool, count=len(paths))
 
 
 def libraries(paths: Iterable[str]) -> set[str]:

@@ -36,9 +36,11 @@ from iolens.profile.job import (
     load_jobs,
     opened_rows,
 )
+from iolens.profile.layers import posix_files
 from iolens.profile.merge import combine_top
 from iolens.profile.places import code_mask
 from iolens.profile.reader import FILE_EXCLUDED, FILE_NOT_REGULAR, ProfileLogError
+from iolens.profile.stack import stacks
 from iolens.render import human_bytes
 
 SCHEMA = "iolens-profile-report"
@@ -352,6 +354,7 @@ def job_report(job: Job) -> dict[str, Any]:
     }
     ranks = [{"rank": r.rank, "logs": r.logs, **_io_dict(r.totals)} for r in job.ranks]
     listed = (flags & (FILE_EXCLUDED | FILE_CODE)) == 0  # top files: neither excluded nor code
+    above = {"mpiio": [f.to_json() for f in job.mpiio], "hdf5": [f.to_json() for f in job.hdf5]}
     report: dict[str, Any] = {
         "job_id": job.job_id,
         "summary": summary,
@@ -362,8 +365,9 @@ def job_report(job: Job) -> dict[str, Any]:
         # file by file over the same files (before the advice: its rules may read them).
         "layers": {
             **{name: layer(job, data, name) for name in LAYERS},
-            "mpiio": [f.to_json() for f in job.mpiio],
-            "hdf5": [f.to_json() for f in job.hdf5],
+            **above,
+            # The bottom of each file's stack: what POSIX did to the files of the layers above.
+            "posix_files": posix_files(job, (e["path"] for files in above.values() for e in files)),
         },
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
@@ -778,6 +782,25 @@ def _hdf5_view(files: list[dict[str, Any]]) -> list[RenderableType]:
     return out
 
 
+def stack_view(layers: dict[str, Any]) -> list[RenderableType]:
+    """Each file of the layers above POSIX with its layers stacked (profile/stack.py), and the sentence
+    saying what its writes and reads became beneath and whether collective buffering happened."""
+    out: list[RenderableType] = []
+    for st in stacks(layers):
+        rows = [
+            (Text(level.layer if i == 0 else "", style="bold"), Text(label), Text(value))
+            for level in st.levels
+            for i, (label, value) in enumerate(level.rows)
+        ]
+        t = _table(f"Layers of {st.path}", ["layer", "what", "figures"], rows)
+        for column in t.columns[1:]:
+            column.justify, column.no_wrap = "left", False
+        out.append(t)
+        if st.sentence:
+            out.append(Text(st.sentence, overflow="fold"))
+    return out
+
+
 def _node_label(p: dict[str, Any]) -> Text:
     t = Text()
     name = os.path.basename(p["exe"]) or (p["cmdline"][0] if p["cmdline"] else "?")
@@ -863,6 +886,7 @@ def job_view(job: dict[str, Any]) -> Group:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
     parts.extend(_hdf5_view(job.get("layers", {}).get("hdf5", [])))
     parts.extend(_mpiio_view(job.get("layers", {}).get("mpiio", [])))
+    parts.extend(stack_view(job.get("layers", {})))
     if job.get("darshan"):
         from iolens.profile.darshan_log.view import darshan_view
 

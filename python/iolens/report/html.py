@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from iolens import __version__, atomic
+from iolens.profile.stack import Stack, stacks
 from iolens.render import human_bytes, latency
 from iolens.report import text as fmt
 from iolens.store import queries
@@ -84,6 +85,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .plot { width: 100%; height: 380px; }
 .score { font-size: 28px; font-weight: 700; margin-right: 28px; }
 .advice li { margin-bottom: 6px; }
+.stack { margin-bottom: 14px; }
+.stack-sentence { margin: 6px 0 0; }
 code { font-size: 12px; word-break: break-all; }
 footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
 """
@@ -797,6 +800,10 @@ def profile_page(store: Store, profile_id: int) -> Page:
             "call; Darshan's DXT does the same).</p>",
         )
 
+    layer_stacks = stacks(doc.get("layers") or {})
+    if layer_stacks:
+        page.section("Layers stacked, per file", "".join(_stack_html(st) for st in layer_stacks))
+
     advice = doc.get("advice") or []
     if advice:
         items = "".join(_advice_item(a) for a in advice)
@@ -828,6 +835,20 @@ def _files_table(rows: Sequence[dict[str, Any]]) -> str:
             for f in rows
         ],
         numeric=(2, 3, 4, 5, 6, 7, 8),
+    )
+
+
+def _stack_html(st: Stack) -> str:
+    """One file's layers, top to bottom, and the sentence with the numbers under them."""
+    rows = [
+        [_Raw(f"<b>{html.escape(level.layer)}</b>") if i == 0 else "", label, value]
+        for level in st.levels
+        for i, (label, value) in enumerate(level.rows)
+    ]
+    sentence = f"<p class='stack-sentence'>{html.escape(st.sentence)}</p>" if st.sentence else ""
+    return (
+        f"<div class='stack' data-path='{html.escape(st.path)}'><h3 class='note'><code>{html.escape(st.path)}"
+        f"</code></h3>{_table(['layer', 'what', 'figures'], rows)}{sentence}</div>"
     )
 
 
