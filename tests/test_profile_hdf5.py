@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from iolens.profile.advice import collective_share
 from iolens.profile.job import build_job
 from iolens.profile.reader import ProcessLog
+from iolens.profile.report import job_report
+from iolens.profile.stack import stacks
 
 from .conftest import ProfileBuild
 from .test_profile_runtime import logs_in, plain_env, profiled_env, run
@@ -358,3 +361,23 @@ def test_two_hdf5_libraries_in_one_process(profile_build: ProfileBuild, tmp_path
     py_d = _rec(log, "H5D", f"{prof_dir / 'py.h5'}:/py")
     assert (py_d["H5D_WRITES"], py_d["H5D_BYTES_WRITTEN"], py_d["H5D_BYTES_READ"]) == (1, 160, 160)
     assert _rec(log, "H5F", str(prof_dir / "sys.h5"))["H5F_CLOSES"] == 1
+
+
+@pytest.mark.mpi
+def test_parallel_job_collective_share_and_stack(parallel_run) -> None:
+    """The advice's "is this job's I/O collective" counts the program's HDF5 calls for an HDF5 file (HDF5
+    writes its metadata with independent MPI-IO calls beneath collective H5Dwrite calls), and the report
+    stacks the file's layers: its HDF5 calls, the MPI-IO calls beneath, the POSIX calls beneath those."""
+    prof_dir, _, _, logs = parallel_run
+    job = build_job("h5-job", logs_in(logs))
+    # per rank: one collective H5Dwrite and H5Dread on /coll, two independent H5Dwrite on /indep
+    assert collective_share(job) == pytest.approx(2 * NP / (2 * NP + 2 * NP))
+    report = job_report(job)
+    (st,) = [s for s in stacks(report["layers"]) if s.path == str(prof_dir / "p.h5")]
+    assert [level.layer for level in st.levels] == ["HDF5", "MPI-IO", "POSIX"]
+    assert st.sentence.startswith(
+        f"HDF5: {3 * NP} H5Dwrite and {NP} H5Dread calls on 2 dataset(s), {2 * NP} of them collective. "
+    )
+    (mpi,) = [f for f in report["layers"]["mpiio"] if f["path"] == str(prof_dir / "p.h5")]
+    writes = sum(v["writes"] for v in mpi["ops"].values())
+    assert f" {writes} MPI-IO writes (" in st.sentence or f"{writes} collective MPI-IO writes" in st.sentence

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 
 from iolens.store import Store
 
-from .conftest import REPO
+from .conftest import REPO, ProfileBuild
 from .db_helpers import IO500_REFERENCE, iolens, iolens_env, ior_document
 from .test_db_imports import darshan_example, profile_job
 
@@ -227,3 +228,76 @@ def test_darshan_profile_report(browser: Any, db_url: str, tmp_path: Path) -> No
 
 def _backend(url: str) -> str:
     return "postgresql" if url.startswith("postgresql") else "sqlite"
+
+
+STACKS_JS = """Array.from(document.querySelectorAll('div.stack')).map(d => ({
+    path: d.getAttribute('data-path'),
+    rows: Array.from(d.querySelectorAll('tbody tr')).map(tr => Array.from(tr.cells).map(c => c.innerText)),
+    sentence: (d.querySelector('p.stack-sentence') || {innerText: ''}).innerText,
+}))"""
+
+
+@pytest.mark.mpi
+def test_profile_report_stacks_the_layers_of_each_file(
+    browser: Any, db_url: str, tmp_path: Path, mpi_env: dict[str, str], profile_build: ProfileBuild
+) -> None:
+    """A real MPI-IO job (2 ranks writing 4 KiB pieces of one file with a view and MPI_File_write_all, Open
+    MPI's aggregation pinned): its page shows the file's MPI-IO layer over its POSIX layer, and under them
+    the sentence with the program's own count of its collective writes and the aggregation the POSIX layer
+    shows (one rank wrote for both)."""
+    prog = tmp_path / "mpiio_small_writes"
+    src = REPO / "tests" / "data" / "advice_suite" / "mpiio_small_writes.c"
+    include = f"-I{src.parent}"
+    cmd = ["mpicc", "-O2", include, "-o", str(prog), str(src)]
+    built = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    work, logs = tmp_path / "work", tmp_path / "logs"
+    work.mkdir()
+    env = iolens_env({**mpi_env, "IOLENS_PROFILE_LIB": str(profile_build.lib), "OMPI_MCA_fcoll": "vulcan"},
+                     home=tmp_path)  # fmt: skip
+    run = iolens(
+        "profile", "--no-report", "--no-store", "--out", str(logs), "--launcher", "mpirun", "--np", "2", "--",
+        str(prog), "pieces.dat", "4096", "64", "0.2", "coll", env=env, cwd=work,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    printed = dict(line.split("=") for line in run.stdout.splitlines() if "=" in line)
+    writes, passes = int(printed["writes"]), int(printed["passes"])
+    assert iolens("db", "import", str(logs), "--db", db_url, env=env).returncode == 0
+    out = report(db_url, tmp_path, "profile:1", "stack")
+
+    page = browser.new_page()
+    page.goto(out.as_uri())
+    shown = page.evaluate(STACKS_JS)
+    page.screenshot(path=str(ARTIFACTS / f"report-stack-{_backend(db_url)}.png"), full_page=True)
+    page.close()
+    path = str(work / "pieces.dat")
+    assert [s["path"] for s in shown] == [path]
+    rows = shown[0]["rows"]
+    layers = [r[0] for r in rows if r[0]]
+    assert layers == ["MPI-IO", "POSIX"]
+    figures = {(layer, r[1]): r[2] for layer, r in _with_layer(rows)}
+    assert figures[("MPI-IO", "writes")].startswith(f"{writes} collective:")
+    assert figures[("MPI-IO", "ranks")] == "2 (0, 1)"
+    # Open MPI's aggregation: one rank wrote the file for both, in writes larger than the MPI-IO calls'
+    assert " by ranks 1 (" in figures[("POSIX", "writes")]
+    sentence = shown[0]["sentence"]
+    # each rank's 64 pieces of 4 KiB per call; the aggregator's one write of both ranks' pieces per call
+    assert sentence.startswith(
+        f"{writes} collective MPI-IO writes of 256.00 KiB on average by 2 rank(s) became {passes} POSIX "
+        "writes of 512.00 KiB on average by 1 rank(s)"
+    )
+    assert "collective buffering happened: 1 aggregator rank(s)" in sentence
+
+    # The same sentence in the text report of the logs (both read the report's `layers`).
+    text = iolens("profile", "report", str(logs), env={**env, "COLUMNS": "400"})
+    assert text.returncode == 0, text.stderr
+    assert sentence in " ".join(text.stdout.split())
+
+
+def _with_layer(rows: list[list[str]]) -> list[tuple[str, list[str]]]:
+    """Each row with the layer it belongs to (the layer is named on its first row only)."""
+    out, layer = [], ""
+    for r in rows:
+        layer = r[0] or layer
+        out.append((layer, r))
+    return out

@@ -97,7 +97,8 @@ The guide: docs/profile.md; the log format: docs/profile-log.md.
   report PATH --all-files  as --all-files above
 
 environment: IOLENS_PROFILE_LIB (the runtime to preload instead of the installed one),
-  IOLENS_PROFILE_EXCLUDE (comma-separated path prefixes not recorded; default /proc,/sys,/dev)
+  IOLENS_PROFILE_EXCLUDE (comma-separated path prefixes not recorded; default /proc,/sys,/dev),
+  IOLENS_PARALLEL_FS (comma-separated directories whose files the advice takes as on a parallel file system)
 """ + store_help("each job of the logs written or reported is stored")
 
 RUN_HELP = """usage: {prog} {workload} [iolens options] [{workload} options]
@@ -592,6 +593,14 @@ def _main(argv: Sequence[str] | None) -> int:
         return 0
     if command in ("--version", "-V", "version"):
         return _print_version()
+    if command in ("db", "profile") and os.environ.get("IOLENS_PARALLEL_FS"):
+        # Read where advice is made (a report, an import): a bad value is said before anything runs.
+        from iolens.profile.places import PlacesError, parallel_dirs
+
+        try:
+            parallel_dirs()
+        except PlacesError as exc:
+            return error(str(exc))
     if command in ("db", "compare", "report"):
         from iolens import db_cli
 

@@ -86,7 +86,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .score { font-size: 28px; font-weight: 700; margin-right: 28px; }
 .advice li { margin-bottom: 6px; }
 .stack { margin-bottom: 14px; }
-.stack-sentence { margin: 6px 0 0; }
+.stack-sentence { margin: 6px 0 0; font-size: 14px; }
 code { font-size: 12px; word-break: break-all; }
 footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
 """
