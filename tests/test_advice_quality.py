@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .advice_suite import Case, CaseSkipped, Outcome, load_cases, run_case, score, table
-from .conftest import ProfileBuild, require_mpirun
+from .conftest import REPO, ProfileBuild, require_mpirun
 
 CASES = load_cases()
 # The floor of the overall precision and recall (docs/profile.md, "The advice-quality suite").
@@ -60,6 +60,11 @@ def test_each_case_gets_its_right_advice(suite: Suite, case: Case) -> None:
         f"{case.name}: expected {sorted(case.fires)}, fired {sorted(o.fired)}:\n"
         + "\n".join(f"  {a['rule']}: {a['finding']}" for a in o.report["advice"])
     )
+    # Every key of the advice's evidence and thresholds is documented (docs/profile.md, "The JSON report").
+    documented = (REPO / "docs" / "profile.md").read_text()
+    for a in o.report["advice"]:
+        missing = sorted(k for k in (*a["evidence"], *a["thresholds"]) if f"`{k}`" not in documented)
+        assert missing == [], f"{case.name}: {a['rule']}: keys not in docs/profile.md: {missing}"
     # The counts behind the advice are the program's own (its arguments, or what it printed it did).
     for rule, expected in o.expected_evidence().items():
         got = next(a["evidence"] for a in o.report["advice"] if a["rule"] == rule)

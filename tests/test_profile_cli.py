@@ -379,6 +379,19 @@ def test_report_of_a_directory(iolens_bin: list[str], tmp_path: Path) -> None:
     assert {p["relation"] for p in job["processes"]} == {"root", "child", "exec"}
 
 
+@pytest.mark.parametrize("value", ["scratch", "/scratch,relative/dir"])
+def test_a_bad_parallel_fs_list_is_refused(iolens_bin: list[str], tmp_path: Path, value: str) -> None:
+    d = job_dir(tmp_path)
+    env = {**os.environ, "IOLENS_PARALLEL_FS": value}
+    for args in (["profile", "report", str(d)], ["db", "import", str(d)]):
+        out = iolens(iolens_bin, args, env, tmp_path)
+        assert out.returncode == 2 and out.stdout == ""
+        bad = value.split(",")[-1]
+        assert out.stderr.splitlines() == [
+            f"iolens: error: IOLENS_PARALLEL_FS: {bad!r} is not an absolute directory"
+        ]
+
+
 def test_report_of_one_log_file(iolens_bin: list[str], tmp_path: Path) -> None:
     path = write_log(tmp_path, two_thread_spec())
     out = iolens(iolens_bin, ["profile", "report", str(path), "--json"], dict(os.environ), tmp_path)

@@ -20,7 +20,7 @@ from iolens.profile.reader import ProcessLog
 from iolens.profile.report import job_report
 from iolens.profile.stack import stacks
 
-from .conftest import ProfileBuild
+from .conftest import REPO, ProfileBuild
 from .test_profile_runtime import logs_in, plain_env, profiled_env, run
 
 DATA = Path(__file__).parent / "data" / "hdf5"
@@ -378,6 +378,10 @@ def test_parallel_job_collective_share_and_stack(parallel_run) -> None:
     assert st.sentence.startswith(
         f"HDF5: {3 * NP} H5Dwrite and {NP} H5Dread calls on 2 dataset(s), {2 * NP} of them collective. "
     )
+    (posix,) = report["layers"]["posix_files"]
+    assert posix["path"] == str(prof_dir / "p.h5") and posix["writer_ranks"]
+    documented = (REPO / "docs" / "profile.md").read_text()
+    assert [k for k in posix if f"`{k}`" not in documented] == []
     (mpi,) = [f for f in report["layers"]["mpiio"] if f["path"] == str(prof_dir / "p.h5")]
     writes = sum(v["writes"] for v in mpi["ops"].values())
     assert f" {writes} MPI-IO writes (" in st.sentence or f"{writes} collective MPI-IO writes" in st.sentence

@@ -804,7 +804,9 @@ def hdf5_alignment(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     datasets = sum(len(h.datasets) for h in hit)
     stripes = {s for s in (_stripe(job, p) for p in paths) if s}
     stripe = min(stripes) if len(stripes) == 1 else None
-    fs = sorted({h.fs_type or "?" for h in hit})
+    fs = sorted(
+        {f"{h.fs_type or '?'}{' under IOLENS_PARALLEL_FS' if h.declared_parallel else ''}" for h in hit}
+    )
     interval = str(stripe) if stripe else "STRIPE"
     where = (
         f"the stripe size {stripe} bytes (the striping_unit hint)"
