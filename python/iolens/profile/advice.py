@@ -290,6 +290,19 @@ def _row_sum(f: Facts, names: list[str], mask: np.ndarray) -> np.ndarray:
     return out
 
 
+def _unmerged(m: MpiioFile) -> bool:
+    """Written with collective MPI-IO calls that reached the file system unaggregated: no fewer ranks wrote
+    it through POSIX than made the calls, in more writes than the calls."""
+    merged = (m.collective_buffering or {}).get("write")
+    return m.collective_writes > 0 and not merged and m.posix_writes > m.writes
+
+
+def _mpi_mean(files: list[MpiioFile]) -> float:
+    """The mean size of the files' MPI-IO writes."""
+    calls = sum(m.writes for m in files)
+    return sum(m.count("MPIIO_BYTES_WRITTEN") for m in files) / calls if calls else 0.0
+
+
 def small_transfers(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     """Small reads (writes) of files read (written) in one call are not counted: that call moved all the
     file had to give, and cannot be larger (packing the files is many_small_files' advice)."""
@@ -297,12 +310,18 @@ def small_transfers(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     d = f.data & ~f.rows_of([m.path for m in f.independent_small])
     total = small = 0
     io_ns = 0.0
+    # Files the program wrote with collective MPI-IO calls that the MPI library did not aggregate: as many
+    # ranks wrote them through POSIX, in more (smaller) writes than the calls (Open MPI's OMPIO may do so).
+    unmerged = [m for m in f.job.mpiio if _unmerged(m) and f.is_data(m.path)]
+    beneath = f.rows_of([m.path for m in unmerged])[d]
+    small_beneath = 0
     for kind in ("READ", "WRITE"):
         small_cols, all_cols = _bucket_columns(f, kind)
         n, s = _row_sum(f, all_cols, d), _row_sum(f, small_cols, d)
         s[f.col(f"POSIX_{kind}S")[d] < 2] = 0
         total += int(n.sum())
         small += int(s.sum())
+        small_beneath += int(s[beneath].sum()) if kind == "WRITE" else 0
         # Each file's read (write) time, in the share of its calls that were small (not the write time of a
         # file synced after every few writes: that may be its syncs').
         part = np.divide(s, n, out=np.zeros_like(s), where=(n > 0) & ~(f.sync_bound[d] & (kind == "WRITE")))
@@ -318,14 +337,28 @@ def small_transfers(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
     # stdio calls: the STDIO layer's, or in a log made before it (reader.NESTED_STDIO) the same calls nested
     # in the POSIX counters
     stdio = sum(f.total(p + n, d) for p in ("", NESTED_STDIO) for n in ("STDIO_READS", "STDIO_WRITES"))
-    parts = ["aggregate into transfers of 1 MiB or more: keep data in memory and read or write large blocks"]
-    if stdio:
-        parts.append("give the stdio streams a large buffer (setvbuf)")
-    parts.append(f.collective_hint("MPI_File_write_all, MPI_File_read_all") or "")
-    if "hdf5" in f.libraries:
-        parts.append("with HDF5, make chunks of 1 MiB or more and a chunk cache that holds them")
-    else:
-        parts.append("or write through a library that aggregates (HDF5 with chunking, ADIOS2)")
+    parts = []
+    coll_calls = sum(m.collective_writes for m in unmerged)
+    if unmerged:
+        ranks = sorted({rank for m in unmerged for rank in m.posix_writer_ranks})
+        parts.append(
+            f"{small_beneath} of the small writes lie beneath {coll_calls} collective MPI-IO writes (mean "
+            f"{_mpi_mean(unmerged) / KiB:.1f} KiB) that the MPI library did not aggregate: {len(ranks)} "
+            "rank(s) wrote their own pieces. Turn collective buffering on: with ROMIO the hints "
+            "romio_cb_write=enable and cb_nodes; with Open MPI's OMPIO its aggregating components "
+            "(--mca fcoll vulcan or two_phase) or ROMIO (--mca io romio321)"
+        )
+    if small_beneath < small:  # other small transfers: the program's own
+        parts.append(
+            "aggregate into transfers of 1 MiB or more: keep data in memory and read or write large blocks"
+        )
+        if stdio:
+            parts.append("give the stdio streams a large buffer (setvbuf)")
+        parts.append(f.collective_hint("MPI_File_write_all, MPI_File_read_all") or "")
+        if "hdf5" in f.libraries:
+            parts.append("with HDF5, make chunks of 1 MiB or more and a chunk cache that holds them")
+        else:
+            parts.append("or write through a library that aggregates (HDF5 with chunking, ADIOS2)")
     return Advice(
         "small_transfers",
         "Small transfers",
@@ -338,6 +371,8 @@ def small_transfers(job: Job, r: dict[str, Any], f: Facts) -> Advice | None:
             "small_share": small / total,
             "mean_access_bytes": mean,
             "stdio_calls": stdio,
+            "not_aggregated_writes": small_beneath,
+            "not_aggregated_collective_writes": coll_calls,
             **gain.evidence(),
         },
         {
@@ -707,15 +742,12 @@ def independent_small_writes(job: Job, r: dict[str, Any], f: Facts) -> Advice | 
     # Each file's MPI-IO write time, in the share of its writes that were independent.
     io_ns = 0.0
     for m in files:
-        all_writes = sum(m.count(f"MPIIO_{k}_WRITES") for k in ("INDEP", "COLL", "SPLIT", "NB"))
-        io_ns += m.count("MPIIO_F_WRITE_TIME") * m.count("MPIIO_INDEP_WRITES") / all_writes
+        io_ns += m.count("MPIIO_F_WRITE_TIME") * m.count("MPIIO_INDEP_WRITES") / m.writes
     gain = f.saving(io_ns / 1e9)
     if not gain.worth:
         return None
     ranks = sorted({rank for m in files for rank in m.kind_ranks["independent"]})
-    moved = sum(m.count("MPIIO_BYTES_WRITTEN") for m in files)
-    total = sum(sum(m.count(f"MPIIO_{k}_WRITES") for k in ("INDEP", "COLL", "SPLIT", "NB")) for m in files)
-    mean = moved / total if total else 0.0
+    mean = _mpi_mean(files)
     posix_writes = sum(m.posix_writes for m in files)
     posix_ranks = sorted({rank for m in files for rank in m.posix_writer_ranks})
     paths = [m.path for m in sorted(files, key=lambda m: (-m.count("MPIIO_INDEP_WRITES"), m.path))]

@@ -87,6 +87,11 @@ class MpiioFile:
         return len(self.ranks) > 1 or self.count("MPIIO_OPEN_COMM_SIZE") > 1
 
     @property
+    def writes(self) -> int:
+        """MPI-IO writes of every kind."""
+        return sum(self.count(f"MPIIO_{k}_WRITES") for k in KINDS)
+
+    @property
     def collective_writes(self) -> int:
         return self.count("MPIIO_COLL_WRITES") + self.count("MPIIO_SPLIT_WRITES")
 
