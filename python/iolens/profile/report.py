@@ -354,7 +354,6 @@ def job_report(job: Job) -> dict[str, Any]:
     }
     ranks = [{"rank": r.rank, "logs": r.logs, **_io_dict(r.totals)} for r in job.ranks]
     listed = (flags & (FILE_EXCLUDED | FILE_CODE)) == 0  # top files: neither excluded nor code
-    above = {"mpiio": [f.to_json() for f in job.mpiio], "hdf5": [f.to_json() for f in job.hdf5]}
     report: dict[str, Any] = {
         "job_id": job.job_id,
         "summary": summary,
@@ -365,9 +364,8 @@ def job_report(job: Job) -> dict[str, Any]:
         # file by file over the same files (before the advice: its rules may read them).
         "layers": {
             **{name: layer(job, data, name) for name in LAYERS},
-            **above,
-            # The bottom of each file's stack: what POSIX did to the files of the layers above.
-            "posix_files": posix_files(job, (e["path"] for files in above.values() for e in files)),
+            "mpiio": [f.to_json() for f in job.mpiio],
+            "hdf5": [f.to_json() for f in job.hdf5],
         },
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
@@ -386,6 +384,9 @@ def job_report(job: Job) -> dict[str, Any]:
         "processes": _processes(job),
         "roots": [job.nodes[i].log.name for i in job.roots],
     }
+    # The bottom of each file's stack: what POSIX did to the files of the layers above (the lists).
+    upper = [e["path"] for files in report["layers"].values() if isinstance(files, list) for e in files]
+    report["layers"]["posix_files"] = posix_files(job, upper)
     report["advice"] = [a.to_json() for a in advice_rules.advise(job, report)]
     report["messages"] = list(job.messages)
     darshan = getattr(job, "darshan", None)  # a job read from a Darshan log (profile/darshan_log)

@@ -16,6 +16,9 @@ from typing import Any
 from iolens.render import human_bytes
 
 Rows = list[tuple[str, str]]
+BYTES = {"write": "bytes_written", "read": "bytes_read"}
+RANKS = {"write": "writer_ranks", "read": "reader_ranks"}
+PAST = {"write": "wrote", "read": "read"}
 
 
 @dataclass(frozen=True)
@@ -80,26 +83,26 @@ def mpiio_level(f: dict[str, Any]) -> Rows:
     hints = ", ".join(f"{k}={v}" for k, v in sorted(f["hints"].items())) or "none reported"
     if f["hints_differ"]:
         hints += " (ranks differ: the lowest rank's)"
-    return [
-        ("ranks", _ranks(f["ranks"])),
-        ("writes", f"{_by_kind(ops, 'writes')}: {human_bytes(f['bytes_written'])}, "
-                   f"mean {_mean(f['bytes_written'], writes)}"),
-        ("reads", f"{_by_kind(ops, 'reads')}: {human_bytes(f['bytes_read'])}, "
-                  f"mean {_mean(f['bytes_read'], reads)}"),
-        ("write sizes", _sizes(f.get("access_sizes"), "write")),
-        ("read sizes", _sizes(f.get("access_sizes"), "read")),
-        ("hints", hints),
-    ]  # fmt: skip
+    said = {"write": (_by_kind(ops, "writes"), writes), "read": (_by_kind(ops, "reads"), reads)}
+    return [("ranks", _ranks(f["ranks"])), *_moved(f, said), ("hints", hints)]
+
+
+def _moved(f: dict[str, Any], said: dict[str, tuple[str, int]]) -> Rows:
+    """A layer's writes and reads (said: what -> (its calls as text, their number)), then their sizes."""
+    rows = [
+        (f"{what}s", f"{text}: {human_bytes(f[BYTES[what]])}, mean {_mean(f[BYTES[what]], n)}")
+        for what, (text, n) in said.items()
+    ]
+    return rows + [(f"{what} sizes", _sizes(f.get("access_sizes"), what)) for what in said]
 
 
 def posix_level(f: dict[str, Any]) -> Rows:
+    said = {
+        what: (f"{f[what + 's']} by ranks {_ranks(f[RANKS[what]])}", f[what + "s"])
+        for what in ("write", "read")
+    }
     return [
-        ("writes", f"{f['writes']} by ranks {_ranks(f['writer_ranks'])}: {human_bytes(f['bytes_written'])}, "
-                   f"mean {_mean(f['bytes_written'], f['writes'])}"),
-        ("reads", f"{f['reads']} by ranks {_ranks(f['reader_ranks'])}: {human_bytes(f['bytes_read'])}, "
-                  f"mean {_mean(f['bytes_read'], f['reads'])}"),
-        ("write sizes", _sizes(f.get("access_sizes"), "write")),
-        ("read sizes", _sizes(f.get("access_sizes"), "read")),
+        *_moved(f, said),
         ("not aligned", f"{f['file_not_aligned']} of {f['reads'] + f['writes']} "
                         f"(file system {f['fs_type'] or '?'})"),
         ("time", f"write {f['write_time_s']:.3f} s, read {f['read_time_s']:.3f} s, "
@@ -113,11 +116,6 @@ LEVELS: tuple[tuple[str, str, Callable[[dict[str, Any]], Rows]], ...] = (
     ("mpiio", "MPI-IO", mpiio_level),
     ("posix_files", "POSIX", posix_level),
 )
-
-
-BYTES = {"write": "bytes_written", "read": "bytes_read"}
-RANKS = {"write": "writer_ranks", "read": "reader_ranks"}
-PAST = {"write": "wrote", "read": "read"}
 
 
 def _became(mpi: dict[str, Any], posix: dict[str, Any] | None, what: str) -> str | None:
@@ -168,10 +166,13 @@ def _h5_said(h5: dict[str, Any]) -> str:
     )
 
 
+IDLE = {"reads": "read sizes", "writes": "write sizes", "H5Dread": "", "H5Dwrite": ""}
+
+
 def _drop_idle(rows: Rows) -> Rows:
     """Rows of reads (writes) of a layer that made none are left out: a written file shows its writes."""
-    idle = {w for w in ("reads", "writes") if any(k == w and v.startswith("0") for k, v in rows)}
-    gone = idle | {f"{w[:-1]} sizes" for w in idle}
+    gone = {k for k, v in rows if k in IDLE and (v == "0" or v.startswith(("0 ", "0:")))}
+    gone |= {IDLE[k] for k in gone}
     return [(k, v) for k, v in rows if k not in gone]
 
 
