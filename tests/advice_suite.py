@@ -56,6 +56,8 @@ class Case:
     # Environment of the profiled run and of the report ("{work}": the case's directory), e.g.
     # IOLENS_PARALLEL_FS to make the case's directory count as on a parallel file system.
     env: dict[str, str] = field(default_factory=dict)
+    # Phrases no advice of the case may hold: what the program does already ("use collective MPI-IO").
+    never_says: tuple[str, ...] = ()
 
 
 def load_cases(path: Path = SUITE / "cases.json") -> list[Case]:
@@ -77,6 +79,7 @@ def load_cases(path: Path = SUITE / "cases.json") -> list[Case]:
                 setup=c.get("setup", {}),
                 evidence=c.get("evidence", {}),
                 env=c.get("env", {}),
+                never_says=tuple(c.get("never_says", ())),
             )
         )
     return cases

@@ -60,6 +60,10 @@ def test_each_case_gets_its_right_advice(suite: Suite, case: Case) -> None:
         f"{case.name}: expected {sorted(case.fires)}, fired {sorted(o.fired)}:\n"
         + "\n".join(f"  {a['rule']}: {a['finding']}" for a in o.report["advice"])
     )
+    # Never what the program does already.
+    for a in o.report["advice"]:
+        said = [p for p in case.never_says if p in a["finding"] + a["suggestion"]]
+        assert said == [], f"{case.name}: {a['rule']} says {said}: the program does it already"
     # Every key of the advice's evidence and thresholds is documented (docs/profile.md, "The JSON report").
     documented = (REPO / "docs" / "profile.md").read_text()
     for a in o.report["advice"]:
