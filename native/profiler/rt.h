@@ -126,6 +126,7 @@ struct iol_thread {
     int mod_depth;                     /* a module's wrapper is running on this thread (its calls below pass) */
     int h5_depth;                      /* an HDF5 wrapper is running (its nested HDF5 calls pass; MPI-IO and
                                         * POSIX beneath it are recorded) */
+    int nc_depth;                      /* a PnetCDF wrapper is running (the same, for PnetCDF) */
 };
 
 extern __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec")));

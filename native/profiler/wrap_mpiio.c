@@ -333,8 +333,10 @@ static void acct_io(struct mcall *c, MPI_File fh, int count, MPI_Datatype dt, in
     errno = e;
 }
 
+static void hints_record(struct iol_thread *t, struct iol_tmod *m, struct iol_file *f, MPI_File fh);
+
 /* A call that moves no data: counter (or -1), its time in F_META_TIME (a sync's in F_WRITE_TIME, as
- * Darshan's). */
+ * Darshan's). Given hints (an info other than MPI_INFO_NULL), the hints now in effect are recorded. */
 static void acct_meta(struct mcall *c, MPI_File fh, int counter, int time_counter, int hints, int op, int r)
 {
     int e = errno;
@@ -349,6 +351,8 @@ static void acct_meta(struct mcall *c, MPI_File fh, int counter, int time_counte
             v[counter]++;
         V(HINTS) += r == MPI_SUCCESS && hints;
         v[time_counter] += dur;
+        if (r == MPI_SUCCESS && hints) /* the hints in effect may have changed */
+            hints_record(c->t, m, f, fh);
     }
     iol_trace(c->t, op, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
     mpi_leave(c);
@@ -388,6 +392,15 @@ static size_t hints_text(MPI_File fh, char *out, size_t cap)
     if (info != pm.info_null && pm.Info_free != NULL)
         pm.Info_free(&info);
     return len;
+}
+
+/* The hints in effect as the record's text (a MODULE_TEXT record when they changed). */
+static void hints_record(struct iol_thread *t, struct iol_tmod *m, struct iol_file *f, MPI_File fh)
+{
+    char text[4096];
+    size_t tl = hints_text(fh, text, sizeof text);
+    if (tl > 0)
+        iol_module_text(t, m, f, IOL_MOD_MPIIO, IOLP_TEXT_HINTS, text, tl);
 }
 
 /* The path an MPI_File_open names, without the file-system prefix ROMIO accepts ("lustre:/x"). */
@@ -440,10 +453,7 @@ static void acct_open(struct mcall *c, MPI_Comm comm, const char *name, int amod
                 V(F_OPEN_START_TIMESTAMP) = iol_stamp(c->t0);
             V(F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
             map_put(fh, f);
-            char text[4096];
-            size_t tl = hints_text(fh, text, sizeof text);
-            if (tl > 0)
-                iol_module_text(t, m, f, IOL_MOD_MPIIO, IOLP_TEXT_HINTS, text, tl);
+            hints_record(t, m, f, fh);
         }
     }
     iol_trace(t, IOL_OP_MPI_OPEN, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
@@ -470,6 +480,31 @@ static void acct_close(struct mcall *c, MPI_File fh, int r)
         V(F_META_TIME) += dur;
     }
     iol_trace(c->t, IOL_OP_MPI_CLOSE, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
+    mpi_leave(c);
+    errno = e;
+}
+
+/* MPI_File_delete: a call on a name, not a handle (iolens's MPIIO_DELETES; Darshan does not wrap it). */
+static void acct_delete(struct mcall *c, const char *name, int r)
+{
+    int e = errno;
+    uint64_t dur, t1 = mpi_after(c, &dur);
+    char abs[PATH_MAX];
+    long len = name != NULL ? iol_path_abs(AT_FDCWD, strip_prefix(name), abs) : -1;
+    struct iol_file *f = NULL;
+    if (len >= 0 && !iol_path_excluded(abs, (size_t)len))
+        f = r == MPI_SUCCESS ? iol_file_get(c->t, abs, (size_t)len, 0, IOL_KIND_UNKNOWN, 0)
+                             : iol_file_find(abs, (size_t)len, 0);
+    struct iol_tmod *m = mod_of(c->t, f);
+    if (m != NULL) {
+        uint64_t *v = m->v;
+        if (r != MPI_SUCCESS)
+            V(ERRORS)++;
+        else
+            V(DELETES)++;
+        V(F_META_TIME) += dur;
+    }
+    iol_trace(c->t, IOL_OP_MPI_DELETE, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
     mpi_leave(c);
     errno = e;
 }
@@ -646,6 +681,51 @@ IOL_EXPORT int MPI_File_sync(MPI_File fh)
 C_SIZE_OP(set_size, SET_SIZES, MPI_SET_SIZE)
 C_SIZE_OP(preallocate, PREALLOCATES, MPI_PREALLOCATE)
 
+IOL_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    static void *real;
+    int (*fn)(MPI_File, MPI_Info);
+    *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_set_info");
+    if (IOL_UNLIKELY(fn == NULL))
+        return MPI_ERR_INTERN;
+    struct mcall c;
+    if (!mpi_enter(&c))
+        return fn(fh, info);
+    int r = fn(fh, info);
+    acct_meta(&c, fh, IOL_M_MPIIO_SET_INFOS, IOL_M_MPIIO_F_META_TIME, info != pm.info_null, IOL_OP_MPI_SET_INFO, r);
+    return r;
+}
+
+IOL_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+{
+    static void *real;
+    int (*fn)(MPI_File, MPI_Info *);
+    *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_get_info");
+    if (IOL_UNLIKELY(fn == NULL))
+        return MPI_ERR_INTERN;
+    struct mcall c;
+    if (!mpi_enter(&c))
+        return fn(fh, info_used);
+    int r = fn(fh, info_used);
+    acct_meta(&c, fh, IOL_M_MPIIO_GET_INFOS, IOL_M_MPIIO_F_META_TIME, 0, IOL_OP_MPI_GET_INFO, r);
+    return r;
+}
+
+IOL_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
+{
+    static void *real;
+    int (*fn)(const char *, MPI_Info);
+    *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_delete");
+    if (IOL_UNLIKELY(fn == NULL))
+        return MPI_ERR_INTERN;
+    struct mcall c;
+    if (!mpi_enter(&c))
+        return fn(filename, info);
+    int r = fn(filename, info);
+    acct_delete(&c, filename, r);
+    return r;
+}
+
 /* ---- the Fortran bindings (Open MPI) ----
  * Open MPI's mpif.h and `use mpi` entry points (mpi_file_write_at_, gfortran's names) call PMPI_File_*
  * directly, and `use mpi_f08`'s call ompi_file_*_f (the same code, another name): neither reaches the C
@@ -797,4 +877,30 @@ F_META(set_view, VIEW, VIEWS, F_META_TIME, pm.Info_f2c(*info) != pm.info_null, M
 F_META(sync, SYNC, SYNCS, F_WRITE_TIME, 0, MPI_SYNC)
 F_META(set_size, SIZE, SET_SIZES, F_META_TIME, 0, MPI_SET_SIZE)
 F_META(preallocate, SIZE, PREALLOCATES, F_META_TIME, 0, MPI_PREALLOCATE)
+#define F_INFO (MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr)
+#define F_INFO_A (fh, info, ierr)
+F_META(set_info, INFO, SET_INFOS, F_META_TIME, pm.Info_f2c(*info) != pm.info_null, MPI_SET_INFO)
+F_META(get_info, INFO, GET_INFOS, F_META_TIME, 0, MPI_GET_INFO)
+
+#define F_DELETE_SYM(sym) \
+    IOL_EXPORT void sym(char *name, MPI_Fint *info, MPI_Fint *ierr, size_t name_len) \
+    { \
+        static void *real; \
+        void (*fn)(char *, MPI_Fint *, MPI_Fint *, size_t); \
+        *(void **)&fn = find_fn(&real, FN_NEXT, #sym); \
+        if (IOL_UNLIKELY(fn == NULL)) { \
+            *ierr = MPI_ERR_INTERN; \
+            return; \
+        } \
+        struct mcall c; \
+        if (!mpi_enter(&c)) { \
+            fn(name, info, ierr, name_len); \
+            return; \
+        } \
+        fn(name, info, ierr, name_len); \
+        char path[PATH_MAX]; \
+        acct_delete(&c, fortran_string(name, name_len, path, sizeof path), (int)*ierr); \
+    }
+F_DELETE_SYM(mpi_file_delete_)
+F_DELETE_SYM(ompi_file_delete_f)
 #endif

@@ -1,0 +1,218 @@
+"""The PnetCDF layer of the profiler (native/profiler/wrap_pnetcdf.c; docs/profile.md, "PnetCDF"): a real
+PnetCDF program (tests/data/pnetcdf/nc_layers.c, Debian's libpnetcdf over Open MPI) under mpirun. The
+PNETCDF_FILE and PNETCDF_VAR counters must equal what the program did (collective, independent and
+non-blocking calls counted apart, bytes per variable), the layers beneath (MPI-IO, POSIX) must still be
+recorded, MPI_File_delete / set_info / get_info must be counted, and the program must see the same with and
+without the runtime (its output, and the file, which ncmpidump reads).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from iolens.profile.job import build_job
+from iolens.profile.reader import ProcessLog
+
+from .conftest import ProfileBuild
+from .test_profile_runtime import logs_in, plain_env, profiled_env, run
+
+DATA = Path(__file__).parent / "data" / "pnetcdf"
+NP = 2
+N = 1000  # elements per rank and variable (nc_layers.c)
+
+
+def _compile(src: Path, out: Path) -> Path:
+    if shutil.which("mpicc") is None:
+        pytest.skip("mpicc not found")
+    r = subprocess.run(["pkg-config", "--cflags", "--libs", "pnetcdf"], capture_output=True, text=True)
+    flags = r.stdout.split() if r.returncode == 0 else ["-lpnetcdf"]
+    r = subprocess.run(["mpicc", "-O1", "-o", str(out), str(src), *flags], capture_output=True, text=True)
+    if r.returncode != 0 and "pnetcdf.h" in r.stderr:
+        pytest.skip("PnetCDF is not installed (libpnetcdf-dev)")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _rec(log: ProcessLog, module: str, name: str) -> dict[str, int]:
+    mod = log.modules[module]
+    assert name in mod.row_of, (name, mod.paths)
+    return mod.counters(mod.row_of[name])
+
+
+@pytest.fixture(scope="module")
+def nc_run(
+    profile_build: ProfileBuild, tmp_path_factory: pytest.TempPathFactory, mpi_env: dict[str, str]
+) -> tuple[Path, Path, subprocess.CompletedProcess[bytes], subprocess.CompletedProcess[bytes], Path]:
+    root = tmp_path_factory.mktemp("nc")
+    prog = _compile(DATA / "nc_layers.c", root / "nc_layers")
+    plain_dir, prof_dir, logs = root / "plain", root / "profiled", root / "logs"
+    for d in (plain_dir, prof_dir, logs):
+        d.mkdir()
+    cmd = ["mpirun", "-np", str(NP), str(prog)]
+    plain = run([*cmd, str(plain_dir)], {**mpi_env, **plain_env()}, timeout=300)
+    env = {**mpi_env, **profiled_env(profile_build, logs, IOLENS_JOB_ID="nc-job", IOLENS_TRACE="1")}
+    prof = run([*cmd, str(prof_dir)], env, timeout=300)
+    return plain_dir, prof_dir, plain, prof, logs
+
+
+def _ranked(logs: Path) -> dict[int, ProcessLog]:
+    ranked = {log.header.rank: log for log in logs_in(logs) if log.header.rank >= 0}
+    assert set(ranked) == set(range(NP))
+    return ranked
+
+
+@pytest.mark.mpi
+def test_program_sees_the_same(nc_run) -> None:
+    plain_dir, prof_dir, plain, prof, _ = nc_run
+    assert plain.returncode == 0, plain.stderr.decode()
+    assert prof.returncode == 0, prof.stderr.decode()
+    assert sorted(prof.stdout.decode().splitlines()) == sorted(plain.stdout.decode().splitlines())
+    if shutil.which("ncmpidump") is None:
+        pytest.skip("ncmpidump not found (pnetcdf-bin)")
+    dumps = [
+        subprocess.run(["ncmpidump", str(d / "layers.nc")], capture_output=True, text=True, check=True).stdout
+        for d in (plain_dir, prof_dir)
+    ]
+    # the same file, but for its name in the first line
+    assert dumps[0].split("\n", 1)[1] == dumps[1].split("\n", 1)[1]
+    assert "double b(t, x)" in dumps[1] and "t = UNLIMITED ; // (3 currently)" in dumps[1]
+
+
+@pytest.mark.mpi
+def test_file_counters_per_rank(nc_run) -> None:
+    _, prof_dir, _, _, logs = nc_run
+    path = str(prof_dir / "layers.nc")
+    for log in _ranked(logs).values():
+        f = _rec(log, "PNETCDF_FILE", path)
+        # one create and one reopen (Darshan's OPENS leaves the creates out), two closes
+        assert (f["PNETCDF_FILE_CREATES"], f["PNETCDF_FILE_OPENS"], f["PNETCDF_FILE_CLOSES"]) == (1, 1, 2)
+        assert (f["PNETCDF_FILE_REDEFS"], f["PNETCDF_FILE_ENDDEFS"], f["PNETCDF_FILE_SYNCS"]) == (1, 2, 1)
+        assert (f["PNETCDF_FILE_BEGIN_INDEPS"], f["PNETCDF_FILE_END_INDEPS"]) == (1, 1)
+        assert (
+            f["PNETCDF_FILE_COLL_WAITS"],
+            f["PNETCDF_FILE_INDEP_WAITS"],
+            f["PNETCDF_FILE_WAIT_FAILURES"],
+        ) == (
+            2,
+            0,
+            0,
+        )
+        assert f["PNETCDF_FILE_OPEN_COMM_SIZE"] == NP and f["PNETCDF_FILE_ERRORS"] == 0
+        assert f["PNETCDF_FILE_MODE"] == 0  # the last open: NC_NOWRITE
+        assert 0 < f["PNETCDF_FILE_F_OPEN_START_TIMESTAMP"] <= f["PNETCDF_FILE_F_OPEN_END_TIMESTAMP"]
+        assert f["PNETCDF_FILE_F_OPEN_START_TIMESTAMP"] < f["PNETCDF_FILE_F_CLOSE_END_TIMESTAMP"]
+        assert f["PNETCDF_FILE_F_WAIT_TIME"] > 0 and f["PNETCDF_FILE_F_META_TIME"] > 0
+        # ncmpi_inq_put_size at the close: the rank's variable bytes at least (the header comes on top)
+        assert f["PNETCDF_FILE_BYTES_WRITTEN"] >= 4 * N + 4 + 4 * N + 3 * 8 * N
+
+
+@pytest.mark.mpi
+def test_variable_counters_per_rank(nc_run) -> None:
+    _, prof_dir, _, _, logs = nc_run
+    path = str(prof_dir / "layers.nc")
+    for log in _ranked(logs).values():
+        mod = log.modules["PNETCDF_VAR"]
+        assert sorted(mod.paths) == [f"{path}:{v}" for v in "abcd"]
+        assert [mod.texts[mod.row_of[f"{path}:{v}"]]["variable"] for v in "abcd"] == list("abcd")
+        a = _rec(log, "PNETCDF_VAR", f"{path}:a")
+        # put_vara_int_all + put_var1_int (independent) + iput_vara_int; get_var_int_all of the whole of a
+        assert (a["PNETCDF_VAR_COLL_WRITES"], a["PNETCDF_VAR_INDEP_WRITES"], a["PNETCDF_VAR_NB_WRITES"]) == (
+            1,
+            1,
+            1,
+        )
+        assert (a["PNETCDF_VAR_PUT_VARA"], a["PNETCDF_VAR_PUT_VAR1"], a["PNETCDF_VAR_IPUT_VARA"]) == (1, 1, 1)
+        assert (a["PNETCDF_VAR_BYTES_WRITTEN"], a["PNETCDF_VAR_BYTES_READ"]) == (
+            4 * N + 4 + 4 * N,
+            4 * NP * N,
+        )
+        assert (a["PNETCDF_VAR_GET_VAR"], a["PNETCDF_VAR_COLL_READS"], a["PNETCDF_VAR_OPENS"]) == (1, 1, 1)
+        assert (a["PNETCDF_VAR_NDIMS"], a["PNETCDF_VAR_NPOINTS"], a["PNETCDF_VAR_DATATYPE_SIZE"]) == (
+            1,
+            NP * N,
+            4,
+        )
+        assert a["PNETCDF_VAR_SIZE_WRITE_AGG_0_100"] == 1 and a["PNETCDF_VAR_SIZE_WRITE_AGG_1K_10K"] == 2
+        b = _rec(log, "PNETCDF_VAR", f"{path}:b")
+        # 3 records of put_vara_double_all; iget_vara_double of one record; after the reopen: inq_varid and
+        # get_var_double_all of the 3 records
+        assert (b["PNETCDF_VAR_COLL_WRITES"], b["PNETCDF_VAR_BYTES_WRITTEN"]) == (3, 3 * 8 * N)
+        assert (b["PNETCDF_VAR_NB_READS"], b["PNETCDF_VAR_IGET_VARA"], b["PNETCDF_VAR_COLL_READS"]) == (
+            1,
+            1,
+            1,
+        )
+        assert b["PNETCDF_VAR_BYTES_READ"] == 8 * N + 3 * 8 * NP * N
+        assert (b["PNETCDF_VAR_OPENS"], b["PNETCDF_VAR_DEFS"], b["PNETCDF_VAR_IS_RECORD_VAR"]) == (2, 1, 1)
+        assert (b["PNETCDF_VAR_NDIMS"], b["PNETCDF_VAR_NPOINTS"]) == (2, NP * N)  # per record, as Darshan's
+        c = _rec(log, "PNETCDF_VAR", f"{path}:c")
+        # two independent halves, one bput, one flexible put_vara_all
+        assert (c["PNETCDF_VAR_INDEP_WRITES"], c["PNETCDF_VAR_NB_WRITES"], c["PNETCDF_VAR_COLL_WRITES"]) == (
+            2,
+            1,
+            1,
+        )
+        assert (c["PNETCDF_VAR_PUT_VARA"], c["PNETCDF_VAR_BPUT_VARA"], c["PNETCDF_VAR_BYTES_WRITTEN"]) == (
+            3,
+            1,
+            2 * 2 * N + 4 * N + 4 * N,
+        )
+        d = _rec(log, "PNETCDF_VAR", f"{path}:d")
+        # put_vars_short_all of N/2 elements, put_varn_short_all of 10 + 20
+        assert (d["PNETCDF_VAR_PUT_VARS"], d["PNETCDF_VAR_PUT_VARN"], d["PNETCDF_VAR_COLL_WRITES"]) == (
+            1,
+            1,
+            2,
+        )
+        assert d["PNETCDF_VAR_BYTES_WRITTEN"] == 2 * (N // 2) + 2 * 30
+        for v in (a, b, c, d):
+            assert v["PNETCDF_VAR_ERRORS"] == 0 and v["PNETCDF_VAR_F_WRITE_TIME"] > 0
+
+
+@pytest.mark.mpi
+def test_layers_beneath_and_mpiio_calls(nc_run) -> None:
+    _, prof_dir, _, _, logs = nc_run
+    path, scratch = str(prof_dir / "layers.nc"), str(prof_dir / "scratch.bin")
+    for rank, log in _ranked(logs).items():
+        # PnetCDF writes through MPI-IO, MPI-IO through POSIX: the records share the path
+        mpi = _rec(log, "MPIIO", path)
+        assert (
+            mpi["MPIIO_COLL_OPENS"] == 2 and mpi["MPIIO_COLL_WRITES"] >= 1 and mpi["MPIIO_BYTES_WRITTEN"] > 0
+        )
+        assert path in log.table.row_of
+        s = _rec(log, "MPIIO", scratch)
+        # the program's MPI_File_set_info (an info: a hint), MPI_File_get_info, rank 0's MPI_File_delete
+        assert (s["MPIIO_SET_INFOS"], s["MPIIO_GET_INFOS"], s["MPIIO_HINTS"]) == (1, 1, 1)
+        assert s["MPIIO_DELETES"] == (1 if rank == 0 else 0) and s["MPIIO_ERRORS"] == 0
+    ops = {int(op) for log in logs_in(logs) for op in log.trace_array["op"]}
+    assert {180, 181, 182, 193, 194, 195, 196, 197} <= ops  # ncmpi_create ... bput
+    assert {140, 141, 142} <= ops  # MPI_File_delete, set_info, get_info
+
+
+@pytest.mark.mpi
+def test_job_layer(nc_run) -> None:
+    _, prof_dir, _, _, logs = nc_run
+    job = build_job("nc-job", logs_in(logs))
+    (f,) = [f.to_json() for f in job.pnetcdf if f.path == str(prof_dir / "layers.nc")]
+    assert f["ranks"] == list(range(NP)) and f["shared"] and f["creates"] == NP and f["closes"] == 2 * NP
+    assert f["waits"]["collective"] == 2 * NP
+    assert f["beneath"]["mpiio"]["collective_writes"] >= NP and f["beneath"]["posix"]["writes"] > 0
+    by_name = {v["name"]: v for v in f["variables"]}
+    assert by_name["a"]["writes"] == {"independent": NP, "collective": NP, "non-blocking": NP}
+    assert by_name["a"]["calls"] == {"put_var1": NP, "put_vara": NP, "get_var": NP, "iput_vara": NP}
+    assert by_name["c"]["independent_writes_shared"] == 2 * NP
+    assert by_name["b"]["record_variable"] and by_name["b"]["bytes_written"] == NP * 3 * 8 * N
+
+
+def test_program_without_pnetcdf_has_no_pnetcdf_records(profile_build: ProfileBuild, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    r = run(["/bin/sh", "-c", f"echo x > {tmp_path / 'f'}"], profiled_env(profile_build, logs))
+    assert r.returncode == 0
+    for log in logs_in(logs):
+        for m in ("PNETCDF_FILE", "PNETCDF_VAR"):
+            assert m not in log.modules or len(log.modules[m]) == 0
