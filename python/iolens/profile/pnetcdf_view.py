@@ -1,6 +1,6 @@
-"""The text of the report's PnetCDF layer (`layers.pnetcdf`), above MPI-IO and POSIX: per variable its puts and
-gets by how they were made (independent, collective, non-blocking), bytes and time; per file its opens, define
-and data mode switches, waits, and what MPI-IO and POSIX did beneath. Reads nothing but the report dict."""
+"""The text of the report's PnetCDF layer (`layers.pnetcdf`), above MPI-IO and POSIX: per variable its puts
+and gets by how they were made (independent, collective, non-blocking), bytes and time; per file its opens,
+define and data mode switches, waits, and what MPI-IO and POSIX did beneath. Reads only the report dict."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ def _by_mode(counts: dict[str, int]) -> str:
     return "/".join(str(counts[m]) for m in MODES)
 
 
+def _ranks(ranks: list[int]) -> str:
+    """How many ranks; "all" for a Darshan log's shared record (rank -1, every rank's)."""
+    return "all" if -1 in ranks else str(len(ranks))
+
+
 def pnetcdf_view(
     files: list[dict[str, Any]],
     table: Callable[[str, Sequence[str], Sequence[Sequence[str | Text]]], Table],
@@ -27,7 +32,7 @@ def pnetcdf_view(
     if not files:
         return []
     rows = [
-        (Text(f"{f['path']}:{v['name']}"), str(len(v["ranks"])), str(v["opens"]), _by_mode(v["reads"]),
+        (Text(f"{f['path']}:{v['name']}"), _ranks(v["ranks"]), str(v["opens"]), _by_mode(v["reads"]),
          _by_mode(v["writes"]), size(v["bytes_read"]), size(v["bytes_written"]),
          secs(v["read_time_s"] + v["write_time_s"] + v["meta_time_s"]))
         for f in files
@@ -48,7 +53,7 @@ def pnetcdf_view(
             f"PnetCDF file {f['path']}: {f['creates']} creates, {f['opens']} opens, {f['closes']} closes, "
             f"{f['redefs']} redefs, {f['indep_data_begins']} independent data modes, "
             f"waits {w['independent']}/{w['collective']} (independent/collective), "
-            f"written {size(f['bytes_written'])}, read {size(f['bytes_read'])}, ranks {len(f['ranks'])}, "
+            f"written {size(f['bytes_written'])}, read {size(f['bytes_read'])}, ranks {_ranks(f['ranks'])}, "
             f"meta {secs(f['meta_time_s'])}, wait {secs(f['wait_time_s'])}"
         )
         below = []
