@@ -8,6 +8,7 @@ without the runtime (its output, and the file, which ncmpidump reads).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -264,3 +265,129 @@ def test_darshan_and_iolens_agree(nc_run) -> None:
     assert [mv[n]["bytes_read"] for n in "bcd"] == [tv[n]["bytes_read"] for n in "bcd"]
     assert [mv[n]["access_sizes"] for n in "bcd"] == [tv[n]["access_sizes"] for n in "bcd"]
     assert mv["a"]["access_sizes"]["write"] == tv["a"]["access_sizes"]["write"]
+
+
+# ---- every put/get wrapper the runtime exports, called once (a generated program) ----
+
+TYPES = {"text": "char", "schar": "signed char", "uchar": "unsigned char", "short": "short",
+         "ushort": "unsigned short", "int": "int", "uint": "unsigned int", "long": "long", "float": "float",
+         "double": "double", "longlong": "long long", "ulonglong": "unsigned long long"}  # fmt: skip
+XFER = re.compile(r"ncmpi_(put|get|iput|iget|bput)_var(|1|a|s|m|n|d)(?:_(" + "|".join(TYPES) + r"))?(_all)?$")
+# The arguments between varid and the buffer, per kind; each access is of 4 elements but var1 (1) and var
+# (the whole variable of 64).
+SHAPE_ARGS = {"": "", "1": "st, ", "a": "st, ct, ", "s": "st, ct, sd, ", "m": "st, ct, sd, im, ",
+              "n": "1, sts, cts, ", "d": "ftype, "}  # fmt: skip
+ELEMENTS = {"": 64, "1": 1, "a": 4, "s": 4, "m": 4, "n": 4, "d": 4}
+
+
+def _every_xfer_program(names: list[str]) -> tuple[str, dict[tuple[str, str, str], int]]:
+    """C calls of every name (each on variable t, of NC_CHAR, for the _text forms, else on v, of NC_INT), in
+    the data mode it needs; and the calls expected per (variable, api, kind)."""
+    blocks: dict[str, list[str]] = {"indep": [], "coll": [], "nbput": [], "nbget": []}
+    want: dict[tuple[str, str, str], int] = {}
+    bufs: list[str] = []
+    # the puts first (of zeros): a get of the fill value (-2147483647) into a small type would be NC_ERANGE
+    for name in sorted(names, key=lambda n: "_get_" in n or "_iget_" in n):
+        m = XFER.match(name)
+        assert m, name
+        api, kind, typ, coll = m.groups()
+        var = "t" if typ == "text" else "v"
+        # a buffer of its own per call: pending non-blocking gets must not share one
+        bufs.append(f"static {TYPES[typ or 'int']} b{len(bufs)}[64];")
+        buf = f"b{len(bufs) - 1}"
+        flex = "" if typ else f", {ELEMENTS[kind]}, MPI_INT"
+        req = ", &req[nreq++]" if api in ("iput", "iget", "bput") else ""
+        call = f"CHECK({name}(ncid, {var}, {SHAPE_ARGS[kind]}{buf}{flex}{req}));"
+        if api == "iget":  # one at a time: PnetCDF 1.12.3 fails pending gets into several types (NC_ERANGE)
+            call += " CHECK(ncmpi_wait_all(ncid, 1, &req[nreq - 1], sts_));"
+        nb = "nbget" if api == "iget" else "nbput"
+        blocks[nb if req else "coll" if coll else "indep"].append(call)
+        key = (var, api.upper(), f"VAR{kind.upper()}")
+        want[key] = want.get(key, 0) + 1
+    decls = "\n".join(bufs)
+    src = f"""#include <mpi.h>
+#include <pnetcdf.h>
+#include <stdio.h>
+#define CHECK(call) do {{ int e_ = (call); if (e_ != NC_NOERR) {{ \\
+    fprintf(stderr, "line %d: %s\\n", __LINE__, ncmpi_strerror(e_)); \\
+    MPI_Abort(MPI_COMM_WORLD, 1); }} }} while (0)
+{decls}
+int main(int argc, char **argv)
+{{
+    MPI_Init(&argc, &argv);
+    int ncid, d, t, v, req[1024], sts_[1024], nreq = 0;
+    MPI_Offset st[1] = {{0}}, ct[1] = {{4}}, sd[1] = {{2}}, im[1] = {{1}}, s0[1] = {{0}}, c0[1] = {{4}};
+    MPI_Offset *sts[1] = {{s0}}, *cts[1] = {{c0}};
+    MPI_Datatype ftype;
+    MPI_Type_contiguous(4, MPI_INT, &ftype);
+    MPI_Type_commit(&ftype);
+    CHECK(ncmpi_create(MPI_COMM_WORLD, argv[1], NC_CLOBBER, MPI_INFO_NULL, &ncid));
+    CHECK(ncmpi_def_dim(ncid, "x", 64, &d));
+    CHECK(ncmpi_def_var(ncid, "t", NC_CHAR, 1, &d, &t));
+    CHECK(ncmpi_def_var(ncid, "v", NC_INT, 1, &d, &v));
+    CHECK(ncmpi_enddef(ncid));
+    {chr(10).join(blocks["coll"])}
+    CHECK(ncmpi_begin_indep_data(ncid));
+    {chr(10).join(blocks["indep"])}
+    CHECK(ncmpi_end_indep_data(ncid));
+    CHECK(ncmpi_buffer_attach(ncid, 64 * 64 * 8));
+    {chr(10).join(blocks["nbput"])}
+    CHECK(ncmpi_wait_all(ncid, nreq, req, sts_));
+    {chr(10).join(blocks["nbget"])}
+    CHECK(ncmpi_buffer_detach(ncid));
+    CHECK(ncmpi_close(ncid));
+    MPI_Type_free(&ftype);
+    printf("calls %d\\n", {len(names)});
+    MPI_Finalize();
+    return 0;
+}}
+"""
+    return src, want
+
+
+@pytest.mark.mpi
+def test_every_put_get_wrapper_records_its_call(
+    profile_build: ProfileBuild, tmp_path: Path, mpi_env: dict[str, str]
+) -> None:
+    """The census of the PnetCDF layer (tests/test_profile_census.py leaves it to this file): every put/get
+    form the runtime exports, called once with arguments of its own signature, lands in its kind's counter
+    (a wrapper that forwards its arguments wrongly fails the call; one that counts wrongly, the sums)."""
+    from .test_profile_census import exported
+
+    names = sorted(n for n in exported(profile_build.lib) if XFER.match(n))
+    assert len(names) == 6 * 7 * 13 + 4  # 6 kinds x 7 families x (flexible + 12 types), and vard's 4
+    src, want = _every_xfer_program(names)
+    (tmp_path / "every.c").write_text(src)
+    prog = _compile(tmp_path / "every.c", tmp_path / "every")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    cmd = ["mpirun", "-np", "1", str(prog), str(tmp_path / "every.nc")]
+    plain = run(cmd, {**mpi_env, **plain_env()}, timeout=300)
+    assert plain.returncode == 0, plain.stderr.decode()
+    prof = run(cmd, {**mpi_env, **profiled_env(profile_build, logs)}, timeout=300)
+    assert prof.returncode == 0 and prof.stdout == plain.stdout, prof.stderr.decode()
+    (log,) = [
+        log for log in logs_in(logs) if "PNETCDF_VAR" in log.modules and len(log.modules["PNETCDF_VAR"])
+    ]
+    mod = log.modules["PNETCDF_VAR"]
+    got = {}
+    for var in ("t", "v"):
+        c = mod.counters(mod.row_of[f"{tmp_path / 'every.nc'}:{var}"])
+        assert c["PNETCDF_VAR_ERRORS"] == 0
+        for api in ("PUT", "GET", "IPUT", "IGET", "BPUT"):
+            for kind in ("VAR", "VAR1", "VARA", "VARS", "VARM", "VARN", "VARD"):
+                n = c.get(f"PNETCDF_VAR_{api}_{kind}", 0)
+                if n:
+                    got[(var, api, kind)] = n
+        # each call's bytes: its elements x the type size (1 for the char variable, 4 for the int one)
+        size = 1 if var == "t" else 4
+        for what, apis in (("WRITTEN", ("put", "iput", "bput")), ("READ", ("get", "iget"))):
+            expect = sum(
+                ELEMENTS[m.group(2)] * size
+                for n in names
+                if (m := XFER.match(n))
+                and m.group(1) in apis
+                and ("t" if m.group(3) == "text" else "v") == var
+            )
+            assert c[f"PNETCDF_VAR_BYTES_{what}"] == expect, (var, what)
+    assert got == want
