@@ -270,7 +270,7 @@ static struct iol_tmod *mod_of(struct iol_thread *t, struct iol_file *f)
     return f != NULL ? iol_module_rec(t, f, IOL_MOD_MPIIO) : NULL;
 }
 
-static uint64_t xfer_bytes(int count, MPI_Datatype dt)
+static uint64_t xfer_bytes(MPI_Count count, MPI_Datatype dt)
 {
     if (count <= 0)
         return 0;
@@ -284,7 +284,7 @@ static uint64_t xfer_bytes(int count, MPI_Datatype dt)
 
 /* A read or write: counter is the kind's count (INDEP, COLL, SPLIT, NB), or -1 for the end of a split
  * collective (its time only: the bytes were counted at its begin). */
-static void acct_io(struct mcall *c, MPI_File fh, int count, MPI_Datatype dt, int64_t off, int counter, int w,
+static void acct_io(struct mcall *c, MPI_File fh, MPI_Count count, MPI_Datatype dt, int64_t off, int counter, int w,
                     int op, int r)
 {
     int e = errno;
@@ -600,6 +600,49 @@ static void acct_delete(struct mcall *c, const char *name, int r)
         return r; \
     }
 MPIIO_XFERS(C_XFER)
+
+/* The large-count forms of MPI-4 (MPI_File_write_at_all_c, ...: an MPI_Count count), where the mpi.h the
+ * runtime is built with declares them (Open MPI 4.1's does not: MPI_VERSION 3). The same calls as above but
+ * the _end ones, which have no count. */
+#if MPI_VERSION >= 4
+#define C_IO_0_C (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_IO_1_C (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_AT_0_C (MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_AT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_BEGIN_0_C (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_BEGIN_1_C (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_BEGINAT_0_C (MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_BEGINAT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_NB_0_C (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *req)
+#define C_NB_1_C (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *req)
+#define C_NBAT_0_C (MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *req)
+#define C_NBAT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, \
+                    MPI_Request *req)
+#define C_XFER_LARGE(name, op, kind, w, shape) \
+    IOL_EXPORT int MPI_File_##name##_c C_##shape##_##w##_C \
+    { \
+        static void *real; \
+        int(*fn) C_##shape##_##w##_C; \
+        *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_" #name "_c"); \
+        if (IOL_UNLIKELY(fn == NULL)) \
+            return MPI_ERR_INTERN; \
+        struct mcall c; \
+        if (!mpi_enter(&c)) \
+            return fn C_##shape##_A; \
+        int r = fn C_##shape##_A; \
+        acct_io(&c, fh, CNT_##shape, OFF_##shape, KIND_OF(kind), w, IOL_OP_##op, r); \
+        return r; \
+    }
+#define C_XFER_C(name, op, kind, w, shape) C_XFER_C_##shape(name, op, kind, w, shape)
+#define C_XFER_C_END(name, op, kind, w, shape)
+#define C_XFER_C_IO C_XFER_LARGE
+#define C_XFER_C_AT C_XFER_LARGE
+#define C_XFER_C_BEGIN C_XFER_LARGE
+#define C_XFER_C_BEGINAT C_XFER_LARGE
+#define C_XFER_C_NB C_XFER_LARGE
+#define C_XFER_C_NBAT C_XFER_LARGE
+MPIIO_XFERS(C_XFER_C)
+#endif
 
 IOL_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
