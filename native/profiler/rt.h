@@ -392,6 +392,13 @@ char *const *iol_exec_env(char *const envp[], char **space); /* space: iol_env_c
 size_t iol_env_count(char *const envp[]);
 char *iol_env_parent(void);
 
+/* ---- libfind.c: a library the program loaded (the HDF5 and PnetCDF layers) ---- */
+int iol_in_runtime(const void *p); /* p lies in the runtime itself */
+/* The definition of sym (a function the runtime does not define) that a call from return address ra reaches:
+ * the caller's object's own lookup (its dependencies; the global scope for the main program), else
+ * RTLD_NEXT's, else the first loaded object that has it (a library loaded RTLD_LOCAL); NULL when none. */
+void *iol_lib_sym(const void *ra, const char *sym);
+
 /* ---- util ---- */
 void iol_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t iol_strlcpy(char *dst, const char *src, size_t cap);

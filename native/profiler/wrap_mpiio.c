@@ -584,21 +584,29 @@ static void acct_delete(struct mcall *c, const char *name, int r)
 #define KIND_OF_NB_READS IOL_M_MPIIO_NB_READS
 #define KIND_OF_NB_WRITES IOL_M_MPIIO_NB_WRITES
 
-#define C_XFER(name, op, kind, w, shape) \
-    IOL_EXPORT int MPI_File_##name C_##shape##_##w \
+/* A C binding whose accounting needs only its arguments and result: its name, the PMPI function's, its
+ * parameters and arguments; the real call, then acct. */
+#define C_BIND(fname, pname, params, args, acct) \
+    IOL_EXPORT int fname params \
     { \
         static void *real; \
-        int(*fn) C_##shape##_##w; \
-        *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_" #name); \
+        int(*fn) params; \
+        *(void **)&fn = find_fn(&real, FN_PMPI, pname); \
         if (IOL_UNLIKELY(fn == NULL)) \
             return MPI_ERR_INTERN; \
         struct mcall c; \
         if (!mpi_enter(&c)) \
-            return fn C_##shape##_A; \
-        int r = fn C_##shape##_A; \
-        acct_io(&c, fh, CNT_##shape, OFF_##shape, KIND_OF(kind), w, IOL_OP_##op, r); \
+            return fn args; \
+        int r = fn args; \
+        acct; \
         return r; \
     }
+/* A read or write binding: its name, the PMPI function's, its parameters; then as in the table. */
+#define C_XFER_FN(fname, pname, params, op, kind, w, shape) \
+    C_BIND(fname, pname, params, C_##shape##_A, \
+           acct_io(&c, fh, CNT_##shape, OFF_##shape, KIND_OF(kind), w, IOL_OP_##op, r))
+#define C_XFER(name, op, kind, w, shape) \
+    C_XFER_FN(MPI_File_##name, "PMPI_File_" #name, C_##shape##_##w, op, kind, w, shape)
 MPIIO_XFERS(C_XFER)
 
 /* The large-count forms of MPI-4 (MPI_File_write_at_all_c, ...: an MPI_Count count), where the mpi.h the
@@ -619,20 +627,7 @@ MPIIO_XFERS(C_XFER)
 #define C_NBAT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, \
                     MPI_Request *req)
 #define C_XFER_LARGE(name, op, kind, w, shape) \
-    IOL_EXPORT int MPI_File_##name##_c C_##shape##_##w##_C \
-    { \
-        static void *real; \
-        int(*fn) C_##shape##_##w##_C; \
-        *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_" #name "_c"); \
-        if (IOL_UNLIKELY(fn == NULL)) \
-            return MPI_ERR_INTERN; \
-        struct mcall c; \
-        if (!mpi_enter(&c)) \
-            return fn C_##shape##_A; \
-        int r = fn C_##shape##_A; \
-        acct_io(&c, fh, CNT_##shape, OFF_##shape, KIND_OF(kind), w, IOL_OP_##op, r); \
-        return r; \
-    }
+    C_XFER_FN(MPI_File_##name##_c, "PMPI_File_" #name "_c", C_##shape##_##w##_C, op, kind, w, shape)
 #define C_XFER_C(name, op, kind, w, shape) C_XFER_C_##shape(name, op, kind, w, shape)
 #define C_XFER_C_END(name, op, kind, w, shape)
 #define C_XFER_C_IO C_XFER_LARGE
@@ -724,50 +719,12 @@ IOL_EXPORT int MPI_File_sync(MPI_File fh)
 C_SIZE_OP(set_size, SET_SIZES, MPI_SET_SIZE)
 C_SIZE_OP(preallocate, PREALLOCATES, MPI_PREALLOCATE)
 
-IOL_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
-{
-    static void *real;
-    int (*fn)(MPI_File, MPI_Info);
-    *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_set_info");
-    if (IOL_UNLIKELY(fn == NULL))
-        return MPI_ERR_INTERN;
-    struct mcall c;
-    if (!mpi_enter(&c))
-        return fn(fh, info);
-    int r = fn(fh, info);
-    acct_meta(&c, fh, IOL_M_MPIIO_SET_INFOS, IOL_M_MPIIO_F_META_TIME, info != pm.info_null, IOL_OP_MPI_SET_INFO, r);
-    return r;
-}
-
-IOL_EXPORT int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
-{
-    static void *real;
-    int (*fn)(MPI_File, MPI_Info *);
-    *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_get_info");
-    if (IOL_UNLIKELY(fn == NULL))
-        return MPI_ERR_INTERN;
-    struct mcall c;
-    if (!mpi_enter(&c))
-        return fn(fh, info_used);
-    int r = fn(fh, info_used);
-    acct_meta(&c, fh, IOL_M_MPIIO_GET_INFOS, IOL_M_MPIIO_F_META_TIME, 0, IOL_OP_MPI_GET_INFO, r);
-    return r;
-}
-
-IOL_EXPORT int MPI_File_delete(const char *filename, MPI_Info info)
-{
-    static void *real;
-    int (*fn)(const char *, MPI_Info);
-    *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_delete");
-    if (IOL_UNLIKELY(fn == NULL))
-        return MPI_ERR_INTERN;
-    struct mcall c;
-    if (!mpi_enter(&c))
-        return fn(filename, info);
-    int r = fn(filename, info);
-    acct_delete(&c, filename, r);
-    return r;
-}
+#define C_WRAP(name, params, args, acct) C_BIND(MPI_File_##name, "PMPI_File_" #name, params, args, acct)
+C_WRAP(set_info, (MPI_File fh, MPI_Info info), (fh, info),
+       acct_meta(&c, fh, IOL_M_MPIIO_SET_INFOS, IOL_M_MPIIO_F_META_TIME, info != pm.info_null, IOL_OP_MPI_SET_INFO, r))
+C_WRAP(get_info, (MPI_File fh, MPI_Info *info_used), (fh, info_used),
+       acct_meta(&c, fh, IOL_M_MPIIO_GET_INFOS, IOL_M_MPIIO_F_META_TIME, 0, IOL_OP_MPI_GET_INFO, r))
+C_WRAP(delete, (const char *filename, MPI_Info info), (filename, info), acct_delete(&c, filename, r))
 
 /* ---- the Fortran bindings (Open MPI) ----
  * Open MPI's mpif.h and `use mpi` entry points (mpi_file_write_at_, gfortran's names) call PMPI_File_*

@@ -24,7 +24,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <link.h>
 #include <string.h>
 
 #include <pnetcdf.h>
@@ -46,52 +45,19 @@ static void *nc_lib;  /* the library's handle (dlopen RTLD_NOLOAD: nothing is op
 static int nc_state;  /* 0: not looked for yet; 1: found; -1: none */
 static struct iol_lock nc_lock;
 
-static int is_runtime(const void *p)
-{
-    Dl_info self, other;
-    return dladdr((const void *)is_runtime, &self) != 0 && dladdr(p, &other) != 0 &&
-           self.dli_fbase == other.dli_fbase;
-}
-
-/* The handle of a loaded object p lies in (kept open: it is loaded already). */
+/* The handle of the loaded object p lies in (kept open: it is loaded already). */
 static void *handle_of(const void *p)
 {
     Dl_info di;
-    if (p == NULL || is_runtime(p) || dladdr(p, &di) == 0 || di.dli_fname == NULL)
+    if (p == NULL || iol_in_runtime(p) || dladdr(p, &di) == 0 || di.dli_fname == NULL)
         return NULL;
     return dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 }
 
-static int first_loaded(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
-        return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL)
-        return 0;
-    void *p = dlsym(h, "ncmpi_inq_libvers");
-    dlclose(h);
-    return p != NULL && !is_runtime(p) && (*(void **)data = handle_of(p)) != NULL;
-}
-
-/* Under nc_lock and the guard: the library a call from ra reaches. */
+/* Under nc_lock and the guard: the library a call from ra reaches (libfind.c). */
 static void nc_setup(const void *ra)
 {
-    void *p = NULL;
-    Dl_info di;
-    if (dladdr(ra, &di) != 0 && di.dli_fname != NULL) {
-        void *h = dlopen(di.dli_fname[0] != '\0' ? di.dli_fname : NULL, RTLD_LAZY | RTLD_NOLOAD);
-        if (h != NULL) {
-            p = dlsym(h, "ncmpi_inq_libvers");
-            dlclose(h);
-        }
-    }
-    if (p == NULL || is_runtime(p))
-        p = dlsym(RTLD_NEXT, "ncmpi_inq_libvers");
-    void *h = handle_of(p);
-    if (h == NULL)
-        dl_iterate_phdr(first_loaded, &h);
+    void *h = handle_of(iol_lib_sym(ra, "ncmpi_inq_libvers"));
     if (h == NULL) {
         iol_debug("PnetCDF: no PnetCDF library in the process: PnetCDF is not recorded");
         __atomic_store_n(&nc_state, -1, __ATOMIC_RELEASE);
@@ -210,7 +176,8 @@ static void var_describe(struct iol_thread *t, int ncid, int varid, struct ncvar
     char name[NC_MAX_NAME + 1];
     nc_type xt = NC_NAT;
     int nd = 0;
-    if (file == NULL || varid < 0 || q.inq_var == NULL || q.inq_var(ncid, varid, name, &xt, &nd, NULL, NULL) != NC_NOERR)
+    if (file == NULL || varid < 0 || q.inq_var == NULL ||
+        q.inq_var(ncid, varid, name, &xt, &nd, NULL, NULL) != NC_NOERR)
         return;
     name[NC_MAX_NAME] = '\0';
     size_t nl = strlen(name);
@@ -357,13 +324,20 @@ static void acct_fopen(struct nccall *c, MPI_Comm comm, const char *path, int mo
     errno = e;
 }
 
+/* After a call on ncid: its file (*f) and the thread's PNETCDF_FILE record of it (NULL: not known). */
+static struct iol_tmod *file_rec(struct nccall *c, int ncid, struct iol_file **f)
+{
+    nc_after(c);
+    *f = file_of(ncid);
+    return *f != NULL ? iol_module_rec(c->t, *f, IOL_MOD_PNETCDF_FILE) : NULL;
+}
+
 /* A call on a file that moves no variable's data: counter (or -1), its time in F_META_TIME. */
 static void acct_fmeta(struct nccall *c, int ncid, int counter, int op, int r)
 {
     int e = errno;
-    nc_after(c);
-    struct iol_file *f = file_of(ncid);
-    struct iol_tmod *m = f != NULL ? iol_module_rec(c->t, f, IOL_MOD_PNETCDF_FILE) : NULL;
+    struct iol_file *f;
+    struct iol_tmod *m = file_rec(c, ncid, &f);
     if (m != NULL) {
         uint64_t *v = m->v;
         FV(F_META_TIME) += c->dur;
@@ -379,9 +353,8 @@ static void acct_fmeta(struct nccall *c, int ncid, int counter, int op, int r)
 static void acct_wait(struct nccall *c, int ncid, int coll, int r)
 {
     int e = errno;
-    nc_after(c);
-    struct iol_file *f = file_of(ncid);
-    struct iol_tmod *m = f != NULL ? iol_module_rec(c->t, f, IOL_MOD_PNETCDF_FILE) : NULL;
+    struct iol_file *f;
+    struct iol_tmod *m = file_rec(c, ncid, &f);
     if (m != NULL) {
         uint64_t *v = m->v;
         if (r != NC_NOERR)
@@ -608,7 +581,8 @@ NC_WRAP(ncmpi_wait, (int ncid, int num, int *reqs, int *statuses), (ncid, num, r
 NC_WRAP(ncmpi_wait_all, (int ncid, int num, int *reqs, int *statuses), (ncid, num, reqs, statuses),
         acct_wait(&c, ncid, 1, r))
 NC_WRAP(ncmpi_def_var, (int ncid, const char *name, nc_type xtype, int ndims, const int *dimids, int *varidp),
-        (ncid, name, xtype, ndims, dimids, varidp), acct_vopen(&c, ncid, r == NC_NOERR && varidp != NULL ? *varidp : -1, 1, r))
+        (ncid, name, xtype, ndims, dimids, varidp),
+        acct_vopen(&c, ncid, r == NC_NOERR && varidp != NULL ? *varidp : -1, 1, r))
 NC_WRAP(ncmpi_inq_varid, (int ncid, const char *name, int *varidp), (ncid, name, varidp),
         acct_vopen(&c, ncid, r == NC_NOERR && varidp != NULL ? *varidp : -1, 0, r))
 

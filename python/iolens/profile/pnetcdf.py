@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from iolens.profile.hdf5 import ModuleRows, module_rows
-from iolens.profile.layers import agg_access_sizes
+from iolens.profile.hdf5 import FileObject, file_entries, module_rows, objects_by_file
 
 if TYPE_CHECKING:
     from iolens.profile.job import Job
@@ -27,18 +26,8 @@ KINDS = ("VAR", "VAR1", "VARA", "VARS", "VARM", "VARN", "VARD")
 
 
 @dataclass
-class PnetcdfVariable:
+class PnetcdfVariable(FileObject):
     """One variable over the whole job."""
-
-    file: str
-    name: str
-    counters: dict[str, int]
-    ranks: tuple[int, ...]
-    writer_ranks: tuple[int, ...]
-    reader_ranks: tuple[int, ...]
-
-    def count(self, name: str) -> int:
-        return self.counters.get(name, 0)
 
     def by_mode(self, what: str) -> dict[str, int]:
         """Reads or writes (what) by how they were made: independent, collective, non-blocking."""
@@ -58,7 +47,6 @@ class PnetcdfVariable:
     def to_json(self, shared_file: bool) -> dict[str, Any]:
         """The variable's entry in its file's `variables` (docs/profile.md, "The JSON report")."""
         c = self.count
-        top = [[c(f"PNETCDF_VAR_ACCESS{k}_ACCESS"), c(f"PNETCDF_VAR_ACCESS{k}_COUNT")] for k in range(1, 5)]
         writes = self.by_mode("WRITES")
         return {
             "name": self.name,
@@ -74,17 +62,7 @@ class PnetcdfVariable:
             "npoints": c("PNETCDF_VAR_NPOINTS"),
             "datatype_size": c("PNETCDF_VAR_DATATYPE_SIZE"),
             "record_variable": bool(c("PNETCDF_VAR_IS_RECORD_VAR")),
-            "access_sizes": agg_access_sizes(c, "PNETCDF_VAR"),
-            "common_access_sizes": [pair for pair in top if pair[1]],
-            "rw_switches": c("PNETCDF_VAR_RW_SWITCHES"),
-            "read_time_s": c("PNETCDF_VAR_F_READ_TIME") / 1e9,
-            "write_time_s": c("PNETCDF_VAR_F_WRITE_TIME") / 1e9,
-            "meta_time_s": c("PNETCDF_VAR_F_META_TIME") / 1e9,
-            "max_read_time_s": c("PNETCDF_VAR_F_MAX_READ_TIME") / 1e9,
-            "max_write_time_s": c("PNETCDF_VAR_F_MAX_WRITE_TIME") / 1e9,
-            "errors": c("PNETCDF_VAR_ERRORS"),
-            "writer_ranks": list(self.writer_ranks),
-            "reader_ranks": list(self.reader_ranks),
+            **self.io_json("PNETCDF_VAR"),
             # Independent blocking writes to a file more than one rank opened (0 otherwise): what a rule
             # suggesting the collective (_all) or non-blocking calls would look at.
             "independent_writes_shared": writes["independent"] if shared_file else 0,
@@ -147,31 +125,6 @@ class PnetcdfFile:
         }
 
 
-def _did(values: dict[int, dict[str, int]], *counters: str) -> tuple[int, ...]:
-    return tuple(sorted(r for r, v in values.items() if any(v.get(c, 0) for c in counters)))
-
-
-def _variables(vars_: ModuleRows) -> dict[str, list[PnetcdfVariable]]:
-    by_file: dict[str, list[PnetcdfVariable]] = {}
-    writes = tuple(f"PNETCDF_VAR_{m}_WRITES" for m in MODES.values())
-    reads = tuple(f"PNETCDF_VAR_{m}_READS" for m in MODES.values())
-    for key, counters in vars_.counters.items():
-        name = vars_.texts.get(key, {}).get("variable", "")
-        path = key[: -len(name) - 1] if name and key.endswith(":" + name) else key
-        vals = vars_.rank_values[key]
-        by_file.setdefault(path, []).append(
-            PnetcdfVariable(
-                file=path,
-                name=name or key,
-                counters=counters,
-                ranks=vars_.ranks[key],
-                writer_ranks=_did(vals, *writes),
-                reader_ranks=_did(vals, *reads),
-            )
-        )
-    return by_file
-
-
 def _beneath(job: Job, path: str) -> dict[str, dict[str, int]]:
     """What the MPI-IO and POSIX layers did to the file (every process): the stack under PnetCDF."""
     mpi = next((f for f in job.mpiio if f.path == path), None)
@@ -200,19 +153,9 @@ def _beneath(job: Job, path: str) -> dict[str, dict[str, int]]:
 def pnetcdf_files(job: Job) -> list[PnetcdfFile]:
     """Every PnetCDF file of the job (created or opened, or holding a variable used), by path."""
     files = module_rows(job, "PNETCDF_FILE")
-    by_file = _variables(module_rows(job, "PNETCDF_VAR"))
-    out = []
-    for path in sorted(set(files.counters) | set(by_file)):
-        row = job.files.row_of.get(path)
-        mount = job.files.mount_of(row) if row is not None else None
-        out.append(
-            PnetcdfFile(
-                path=path,
-                counters=files.counters.get(path, {}),
-                ranks=files.ranks.get(path, ()),
-                fs_type=mount[1] if mount else None,
-                variables=sorted(by_file.get(path, []), key=lambda v: v.name),
-                beneath=_beneath(job, path),
-            )
-        )
-    return out
+    writes = tuple(f"PNETCDF_VAR_{m}_WRITES" for m in MODES.values())
+    reads = tuple(f"PNETCDF_VAR_{m}_READS" for m in MODES.values())
+    by_file = objects_by_file(module_rows(job, "PNETCDF_VAR"), "variable", PnetcdfVariable, writes, reads)
+    return [
+        PnetcdfFile(*entry, beneath=_beneath(job, entry[0])) for entry in file_entries(job, files, by_file)
+    ]
