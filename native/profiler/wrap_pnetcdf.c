@@ -94,6 +94,7 @@ static void *nc_real(void **slot, const char *name, const void *ra)
 /* ---- what is known of an ncid and its variables ---- */
 struct ncvar {
     struct iol_file *f;   /* "FILE:VARIABLE" (NULL: not described yet) */
+    struct iol_file *file; /* its file */
     uint32_t name_at;     /* where the variable's name starts in f->path */
     int state;            /* 0: not asked; 1: described; -1: cannot be (an excluded file) */
     int unlim;            /* the file's record dimension (-1: none) */
@@ -191,6 +192,7 @@ static void var_describe(struct iol_thread *t, int ncid, int varid, struct ncvar
     if (v->f == NULL)
         return;
     v->state = 1;
+    v->file = file;
     v->name_at = file->len + 1;
     v->ndims = nd > 0 ? (uint64_t)nd : 0;
     v->type_size = type_size(xt);
@@ -501,7 +503,8 @@ static void acct_xfer(struct nccall *c, int ncid, int varid, const struct ncshap
     struct ncvar d;
     struct iol_tmod *m = NULL;
     uint64_t bytes = 0;
-    if (var_of(c->t, ncid, varid, r == NC_NOERR, &d) && (m = var_rec(c->t, &d)) != NULL) {
+    int known = var_of(c->t, ncid, varid, r == NC_NOERR, &d);
+    if (known && (m = var_rec(c->t, &d)) != NULL) {
         uint64_t *v = m->v;
         if (w)
             VV(F_WRITE_TIME) += c->dur;
@@ -532,7 +535,7 @@ static void acct_xfer(struct nccall *c, int ncid, int varid, const struct ncshap
             }
         }
     }
-    nc_leave(c, op_trace[op], file_of(ncid), bytes, r);
+    nc_leave(c, op_trace[op], known ? d.file : file_of(ncid), bytes, r);
     errno = e;
 }
 
