@@ -8,9 +8,11 @@ without the runtime (its output, and the file, which ncmpidump reads).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -391,3 +393,23 @@ def test_every_put_get_wrapper_records_its_call(
             )
             assert c[f"PNETCDF_VAR_BYTES_{what}"] == expect, (var, what)
     assert got == want
+
+
+def test_text_report_shows_the_layer() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "iolens", "profile", "report", str(DATA / "nc_layers.darshan")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "PnetCDF variables (reads, writes: independent/collective/non-blocking)" in r.stdout
+    rows = [line.split() for line in r.stdout.splitlines() if line.startswith("/") and "layers.nc:" in line]
+    by_var: dict[str, list[str]] = {}
+    for row in rows:  # the layer's table first (the Darshan member's own table of variables follows)
+        by_var.setdefault(row[0].rsplit(":", 1)[1], row)
+    # variable, ranks, opens, reads, writes (independent/collective/non-blocking) ...
+    assert by_var["c"][1:5] == ["all", "2", "0/0/0", "4/2/2"] and by_var["d"][4] == "0/4/0"
+    flat = r.stdout.replace("\n", "")  # the file's line folds at the console's width
+    line = flat[flat.index("PnetCDF file ") :]
+    assert "2 creates, 2 opens" in line and "waits 0/4" in line and "beneath: POSIX" in line
