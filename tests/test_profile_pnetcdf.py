@@ -413,3 +413,30 @@ def test_text_report_shows_the_layer() -> None:
     flat = r.stdout.replace("\n", "")  # the file's line folds at the console's width
     line = flat[flat.index("PnetCDF file ") :]
     assert "2 creates, 2 opens" in line and "waits 0/4" in line and "beneath: POSIX" in line
+
+
+@pytest.mark.mpi
+def test_failed_calls(profile_build: ProfileBuild, tmp_path: Path, mpi_env: dict[str, str]) -> None:
+    """A failed put counts in PNETCDF_VAR_ERRORS alone; a failed open of an unknown file, a failed inq_varid
+    (asking whether a name exists) and a put to an id that names no variable count nothing; the program sees
+    the same return codes."""
+    prog = _compile(DATA / "nc_errors.c", tmp_path / "nc_errors")
+    plain_dir, prof_dir, logs = tmp_path / "plain", tmp_path / "profiled", tmp_path / "logs"
+    for d in (plain_dir, prof_dir, logs):
+        d.mkdir()
+    cmd = ["mpirun", "-np", "1", str(prog)]
+    plain = run([*cmd, str(plain_dir)], {**mpi_env, **plain_env()}, timeout=300)
+    prof = run([*cmd, str(prof_dir)], {**mpi_env, **profiled_env(profile_build, logs)}, timeout=300)
+    assert plain.returncode == prof.returncode == 0, prof.stderr.decode()
+    assert prof.stdout == plain.stdout and b"put past the end 1" in prof.stdout and b"put 0" in prof.stdout
+    (log,) = [
+        log for log in logs_in(logs) if "PNETCDF_FILE" in log.modules and len(log.modules["PNETCDF_FILE"])
+    ]
+    path = str(prof_dir / "errors.nc")
+    assert log.modules["PNETCDF_FILE"].paths == [path]  # the missing file has no record
+    f = _rec(log, "PNETCDF_FILE", path)
+    assert (f["PNETCDF_FILE_CREATES"], f["PNETCDF_FILE_OPENS"], f["PNETCDF_FILE_ERRORS"]) == (1, 0, 0)
+    v = _rec(log, "PNETCDF_VAR", f"{path}:v")
+    assert (v["PNETCDF_VAR_ERRORS"], v["PNETCDF_VAR_COLL_WRITES"], v["PNETCDF_VAR_PUT_VARA"]) == (1, 1, 1)
+    assert (v["PNETCDF_VAR_BYTES_WRITTEN"], v["PNETCDF_VAR_OPENS"]) == (16, 1)
+    assert log.modules["PNETCDF_VAR"].paths == [f"{path}:v"]
