@@ -280,3 +280,26 @@ def test_fortran_mpiio_is_recorded(
         }  # fmt: skip
         assert {k: c[k] for k in want} == want
         assert dict(line.split("=", 1) for line in mod.texts[0]["hints"].splitlines()).get("cb_nodes") == "1"
+
+
+def test_large_count_forms_build_against_an_mpi4_header(tmp_path: Path) -> None:
+    """The MPI-4 large-count wrappers (MPI_File_write_at_all_c, ...) are built only where mpi.h declares
+    MPI 4: Open MPI 4.1's does not (none here), so they are compiled against its header made to
+    (tests/data/mpi4) and must give the 28 _c forms of the transfer calls (all but the split collectives'
+    _end)."""
+    if shutil.which("mpicc") is None:
+        pytest.skip("mpicc not found")
+    repo = Path(__file__).resolve().parent.parent
+    flags = subprocess.run(["mpicc", "--showme:compile"], capture_output=True, text=True).stdout.split()
+    if not flags:
+        pytest.skip("mpicc --showme:compile gives nothing (not Open MPI)")
+    obj = tmp_path / "wrap_mpiio.o"
+    src = repo / "native" / "profiler" / "wrap_mpiio.c"
+    cmd = ["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-fPIC", "-c",
+           f"-I{repo / 'tests' / 'data' / 'mpi4'}", *flags, f"-I{repo / 'native' / 'profiler'}",
+           f"-I{repo / 'native'}", "-o", str(obj), str(src)]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    nm = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True).stdout.split("\n")
+    large = sorted(line.split()[-1] for line in nm if line.endswith("_c") and " T MPI_File_" in line)
+    assert len(large) == 28 and "MPI_File_write_at_all_c" in large and "MPI_File_iread_shared_c" in large

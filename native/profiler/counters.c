@@ -22,6 +22,12 @@ const char iol_names_text[] =
 #define X(name, merge) "H5D " #name " " #merge "\n"
     "module H5D 3\n" IOL_H5D_COUNTERS(X)
 #undef X
+#define X(name, merge) "PNETCDF_FILE " #name " " #merge "\n"
+    "module PNETCDF_FILE 4\n" IOL_PNETCDF_FILE_COUNTERS(X)
+#undef X
+#define X(name, merge) "PNETCDF_VAR " #name " " #merge "\n"
+    "module PNETCDF_VAR 6\n" IOL_PNETCDF_VAR_COUNTERS(X)
+#undef X
     ;
 
 const unsigned iol_names_len = sizeof(iol_names_text) - 1;

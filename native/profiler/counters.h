@@ -65,9 +65,11 @@
     X(MMAPS_UNTRACKED, sum) X(AIOS, sum)
 
 /* Modules: the layers above POSIX (docs/profile-log.md, "Modules"). Each has a fixed id (the MODULE_REC
- * chunk header's `module`), a section of the NAMES chunk named after it, and its own counter list. Ids
- * 4 PNETCDF and 5 STDIO are reserved for the layers that come next. */
-#define IOL_MODULES(X) X(MPIIO, 1, IOL_MPIIO_COUNTERS) X(H5F, 2, IOL_H5F_COUNTERS) X(H5D, 3, IOL_H5D_COUNTERS)
+ * chunk header's `module`), a section of the NAMES chunk named after it, and its own counter list. Id 5
+ * STDIO is reserved for the layer that comes next. */
+#define IOL_MODULES(X) \
+    X(MPIIO, 1, IOL_MPIIO_COUNTERS) X(H5F, 2, IOL_H5F_COUNTERS) X(H5D, 3, IOL_H5D_COUNTERS) \
+    X(PNETCDF_FILE, 4, IOL_PNETCDF_FILE_COUNTERS) X(PNETCDF_VAR, 6, IOL_PNETCDF_VAR_COUNTERS)
 #define IOL_MODULE_MAX 8 /* ids are below this */
 
 /* MPI-IO (wrap_mpiio.c): Darshan's MPIIO counter names with Darshan's meanings, then iolens's own. One record
@@ -101,7 +103,8 @@
     X(MPIIO_ACCESS3_COUNT, topc) X(MPIIO_ACCESS4_COUNT, topc) \
     IOL_RW_TIMES(X, MPIIO) \
     X(MPIIO_CLOSES, sum) X(MPIIO_SET_SIZES, sum) X(MPIIO_PREALLOCATES, sum) X(MPIIO_SPLIT_ENDS, sum) \
-    X(MPIIO_OPEN_COMM_SIZE, max) X(MPIIO_ERRORS, sum)
+    X(MPIIO_OPEN_COMM_SIZE, max) X(MPIIO_ERRORS, sum) X(MPIIO_DELETES, sum) X(MPIIO_SET_INFOS, sum) \
+    X(MPIIO_GET_INFOS, sum)
 
 /* HDF5 (wrap_hdf5.c): Darshan's H5F and H5D counter names with Darshan's meanings, then iolens's own. H5F: one
  * record per (thread, file) the thread opened or created with H5Fopen/H5Fcreate (the file's own id). H5D: one
@@ -129,6 +132,50 @@
     X(H5D_CREATES, sum) X(H5D_CLOSES, sum) X(H5D_ALL_SELECTS, sum) X(H5D_COLL_READS, sum) \
     X(H5D_COLL_WRITES, sum) X(H5D_CHUNKED, max) X(H5D_ERRORS, sum)
 
+/* PnetCDF (wrap_pnetcdf.c): Darshan's PNETCDF_FILE and PNETCDF_VAR counter names with Darshan's meanings,
+ * then iolens's own. PNETCDF_FILE: one record per (thread, file) created or opened with ncmpi_create /
+ * ncmpi_open. PNETCDF_VAR: one record per (thread, variable), named "FILE:VARIABLE" (Darshan's record name),
+ * an entry of the FILES chunk flagged IOLP_FILE_OBJECT. */
+#define IOL_PNETCDF_FILE_COUNTERS(X) \
+    X(PNETCDF_FILE_CREATES, sum) X(PNETCDF_FILE_OPENS, sum) X(PNETCDF_FILE_REDEFS, sum) \
+    X(PNETCDF_FILE_INDEP_WAITS, sum) X(PNETCDF_FILE_COLL_WAITS, sum) X(PNETCDF_FILE_SYNCS, sum) \
+    X(PNETCDF_FILE_BYTES_READ, sum) X(PNETCDF_FILE_BYTES_WRITTEN, sum) X(PNETCDF_FILE_WAIT_FAILURES, sum) \
+    X(PNETCDF_FILE_F_OPEN_START_TIMESTAMP, min) X(PNETCDF_FILE_F_CLOSE_START_TIMESTAMP, min) \
+    X(PNETCDF_FILE_F_WAIT_START_TIMESTAMP, min) X(PNETCDF_FILE_F_OPEN_END_TIMESTAMP, max) \
+    X(PNETCDF_FILE_F_CLOSE_END_TIMESTAMP, max) X(PNETCDF_FILE_F_WAIT_END_TIMESTAMP, max) \
+    X(PNETCDF_FILE_F_META_TIME, sum) X(PNETCDF_FILE_F_WAIT_TIME, sum) \
+    X(PNETCDF_FILE_ENDDEFS, sum) X(PNETCDF_FILE_BEGIN_INDEPS, sum) X(PNETCDF_FILE_END_INDEPS, sum) \
+    X(PNETCDF_FILE_FLUSHES, sum) X(PNETCDF_FILE_CLOSES, sum) X(PNETCDF_FILE_MODE, max) \
+    X(PNETCDF_FILE_OPEN_COMM_SIZE, max) X(PNETCDF_FILE_ERRORS, sum)
+
+/* Calls per API kind: PREFIX_VAR, _VAR1, _VARA, _VARS, _VARM, _VARN (and _VARD for the blocking ones). */
+#define IOL_NC_KINDS(X, P) \
+    X(PNETCDF_VAR_##P##_VAR, sum) X(PNETCDF_VAR_##P##_VAR1, sum) X(PNETCDF_VAR_##P##_VARA, sum) \
+    X(PNETCDF_VAR_##P##_VARS, sum) X(PNETCDF_VAR_##P##_VARM, sum) X(PNETCDF_VAR_##P##_VARN, sum)
+#define IOL_PNETCDF_VAR_COUNTERS(X) \
+    X(PNETCDF_VAR_OPENS, sum) X(PNETCDF_VAR_INDEP_READS, sum) X(PNETCDF_VAR_INDEP_WRITES, sum) \
+    X(PNETCDF_VAR_COLL_READS, sum) X(PNETCDF_VAR_COLL_WRITES, sum) X(PNETCDF_VAR_NB_READS, sum) \
+    X(PNETCDF_VAR_NB_WRITES, sum) X(PNETCDF_VAR_BYTES_READ, sum) X(PNETCDF_VAR_BYTES_WRITTEN, sum) \
+    X(PNETCDF_VAR_RW_SWITCHES, sum) \
+    IOL_NC_KINDS(X, PUT) X(PNETCDF_VAR_PUT_VARD, sum) IOL_NC_KINDS(X, GET) X(PNETCDF_VAR_GET_VARD, sum) \
+    IOL_NC_KINDS(X, IPUT) IOL_NC_KINDS(X, IGET) IOL_NC_KINDS(X, BPUT) \
+    X(PNETCDF_VAR_MAX_READ_TIME_SIZE, max) X(PNETCDF_VAR_MAX_WRITE_TIME_SIZE, max) \
+    IOL_AGG_SIZE_BUCKETS(X, PNETCDF_VAR, READ) IOL_AGG_SIZE_BUCKETS(X, PNETCDF_VAR, WRITE) \
+    X(PNETCDF_VAR_ACCESS1_ACCESS, topv) X(PNETCDF_VAR_ACCESS2_ACCESS, topv) X(PNETCDF_VAR_ACCESS3_ACCESS, topv) \
+    X(PNETCDF_VAR_ACCESS4_ACCESS, topv) X(PNETCDF_VAR_ACCESS1_COUNT, topc) X(PNETCDF_VAR_ACCESS2_COUNT, topc) \
+    X(PNETCDF_VAR_ACCESS3_COUNT, topc) X(PNETCDF_VAR_ACCESS4_COUNT, topc) \
+    X(PNETCDF_VAR_NDIMS, max) X(PNETCDF_VAR_NPOINTS, max) X(PNETCDF_VAR_DATATYPE_SIZE, max) \
+    X(PNETCDF_VAR_IS_RECORD_VAR, max) \
+    IOL_RW_TIMES(X, PNETCDF_VAR) \
+    X(PNETCDF_VAR_DEFS, sum) X(PNETCDF_VAR_ERRORS, sum)
+
+/* PnetCDF trace ops: from 180 up. */
+#define IOL_NC_TRACE_OPS(X) \
+    X(NC_CREATE, 180) X(NC_OPEN, 181) X(NC_CLOSE, 182) X(NC_ENDDEF, 183) X(NC_REDEF, 184) X(NC_SYNC, 185) \
+    X(NC_FLUSH, 186) X(NC_BEGIN_INDEP, 187) X(NC_END_INDEP, 188) X(NC_WAIT, 189) X(NC_WAIT_ALL, 190) \
+    X(NC_DEF_VAR, 191) X(NC_INQ_VARID, 192) X(NC_PUT, 193) X(NC_GET, 194) X(NC_IPUT, 195) X(NC_IGET, 196) \
+    X(NC_BPUT, 197)
+
 /* HDF5 trace ops: from 160 up. */
 #define IOL_H5_TRACE_OPS(X) \
     X(H5F_CREATE, 160) X(H5F_OPEN, 161) X(H5F_FLUSH, 162) X(H5F_CLOSE, 163) X(H5D_CREATE, 164) \
@@ -146,7 +193,8 @@
     X(MPI_WRITE_ORDERED_END, 125) X(MPI_IREAD, 126) X(MPI_IWRITE, 127) X(MPI_IREAD_AT, 128) \
     X(MPI_IWRITE_AT, 129) X(MPI_IREAD_ALL, 130) X(MPI_IWRITE_ALL, 131) X(MPI_IREAD_AT_ALL, 132) \
     X(MPI_IWRITE_AT_ALL, 133) X(MPI_IREAD_SHARED, 134) X(MPI_IWRITE_SHARED, 135) X(MPI_SET_VIEW, 136) \
-    X(MPI_SYNC, 137) X(MPI_SET_SIZE, 138) X(MPI_PREALLOCATE, 139)
+    X(MPI_SYNC, 137) X(MPI_SET_SIZE, 138) X(MPI_PREALLOCATE, 139) X(MPI_DELETE, 140) X(MPI_SET_INFO, 141) \
+    X(MPI_GET_INFO, 142)
 
 /* Trace op numbers (TRACE records' `op`): fixed by the document, never renumbered. */
 #define IOL_TRACE_OPS(X) \
@@ -203,6 +251,20 @@ enum iol_h5d_counter {
     IOL_NH5D
 };
 
+enum iol_pnetcdf_file_counter {
+#define X(name, merge) IOL_M_##name,
+    IOL_PNETCDF_FILE_COUNTERS(X)
+#undef X
+    IOL_NPNETCDF_FILE
+};
+
+enum iol_pnetcdf_var_counter {
+#define X(name, merge) IOL_M_##name,
+    IOL_PNETCDF_VAR_COUNTERS(X)
+#undef X
+    IOL_NPNETCDF_VAR
+};
+
 enum iol_module {
 #define X(name, id, list) IOL_MOD_##name = id,
     IOL_MODULES(X)
@@ -211,7 +273,7 @@ enum iol_module {
 
 enum iol_op {
 #define X(name, num) IOL_OP_##name = num,
-    IOL_TRACE_OPS(X) IOL_MPIIO_TRACE_OPS(X) IOL_H5_TRACE_OPS(X)
+    IOL_TRACE_OPS(X) IOL_MPIIO_TRACE_OPS(X) IOL_H5_TRACE_OPS(X) IOL_NC_TRACE_OPS(X)
 #undef X
 };
 

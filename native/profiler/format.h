@@ -27,8 +27,9 @@ enum iolp_flag { IOLP_CLEAN = 1, IOLP_SIGNALED = 2, IOLP_EXECED = 4, IOLP_TRACE_
 enum iolp_kind { IOLP_NAMES = 1, IOLP_FILES = 2, IOLP_MOUNTS = 3, IOLP_FILE_REC = 4, IOLP_PROC_REC = 5, IOLP_TRACE = 6,
                  IOLP_PATHS = 7, IOLP_FILE_DATA = 8, IOLP_MODULE_REC = 9, IOLP_MODULE_TEXT = 10 };
 /* What a MODULE_TEXT record holds (its head's `d`). */
-enum iolp_text { IOLP_TEXT_HINTS = 1, IOLP_TEXT_DATASET = 2 };
-/* IOLP_FILE_OBJECT (minor 4): the name of an object inside a file (an HDF5 dataset: "FILE:DATASET"), which
+enum iolp_text { IOLP_TEXT_HINTS = 1, IOLP_TEXT_DATASET = 2, IOLP_TEXT_VARIABLE = 3 };
+/* IOLP_FILE_OBJECT (minor 4): the name of an object inside a file (an HDF5 dataset: "FILE:DATASET", a PnetCDF
+ * variable: "FILE:VARIABLE"), which
  * only module records name; never a file of the POSIX layer. */
 enum iolp_file_flag { IOLP_FILE_EXCLUDED = 1, IOLP_FILE_NOT_REGULAR = 2, IOLP_FILE_OBJECT = 4 };
 

@@ -126,6 +126,7 @@ struct iol_thread {
     int mod_depth;                     /* a module's wrapper is running on this thread (its calls below pass) */
     int h5_depth;                      /* an HDF5 wrapper is running (its nested HDF5 calls pass; MPI-IO and
                                         * POSIX beneath it are recorded) */
+    int nc_depth;                      /* a PnetCDF wrapper is running (the same, for PnetCDF) */
 };
 
 extern __thread struct iol_thread iol_tls __attribute__((tls_model("initial-exec")));
@@ -390,6 +391,13 @@ void iol_after_fork_child(void);
 char *const *iol_exec_env(char *const envp[], char **space); /* space: iol_env_count(envp) + 8 entries */
 size_t iol_env_count(char *const envp[]);
 char *iol_env_parent(void);
+
+/* ---- libfind.c: a library the program loaded (the HDF5 and PnetCDF layers) ---- */
+int iol_in_runtime(const void *p); /* p lies in the runtime itself */
+/* The definition of sym (a function the runtime does not define) that a call from return address ra reaches:
+ * the caller's object's own lookup (its dependencies; the global scope for the main program), else
+ * RTLD_NEXT's, else the first loaded object that has it (a library loaded RTLD_LOCAL); NULL when none. */
+void *iol_lib_sym(const void *ra, const char *sym);
 
 /* ---- util ---- */
 void iol_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -26,7 +26,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <link.h>
 #include <string.h>
 
 #include <hdf5.h>
@@ -97,53 +96,12 @@ static struct h5lib *lib_add(void *base, const char *fname)
     return l;
 }
 
-/* The object the runtime is (its own symbols must never be taken for the library's). */
-static int in_runtime(const void *p)
-{
-    Dl_info self, other;
-    return dladdr((const void *)in_runtime, &self) != 0 && dladdr(p, &other) != 0 &&
-           self.dli_fbase == other.dli_fbase;
-}
-
-struct probe {
-    void *fn;
-};
-
-/* The first loaded object (not the runtime) that defines H5open: an HDF5 library loaded RTLD_LOCAL. */
-static int find_any(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
-        return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL)
-        return 0;
-    void *p = dlsym(h, "H5open");
-    dlclose(h);
-    if (p == NULL || in_runtime(p))
-        return 0;
-    ((struct probe *)data)->fn = p;
-    return 1;
-}
-
-/* The library a call from ra reaches when the runtime is not in the way. */
+/* The library a call from ra reaches when the runtime is not in the way (libfind.c). */
 static struct h5lib *lib_resolve(const void *ra)
 {
-    struct probe pr = { NULL };
-    Dl_info di;
-    if (dladdr(ra, &di) != 0 && di.dli_fname != NULL) {
-        void *h = dlopen(di.dli_fname[0] != '\0' ? di.dli_fname : NULL, RTLD_LAZY | RTLD_NOLOAD);
-        if (h != NULL) {
-            pr.fn = dlsym(h, "H5open");
-            dlclose(h);
-        }
-    }
-    if (pr.fn == NULL || in_runtime(pr.fn))
-        pr.fn = dlsym(RTLD_NEXT, "H5open");
-    if (pr.fn == NULL)
-        dl_iterate_phdr(find_any, &pr);
+    void *fn = iol_lib_sym(ra, "H5open");
     Dl_info li;
-    if (pr.fn == NULL || dladdr(pr.fn, &li) == 0 || li.dli_fname == NULL)
+    if (fn == NULL || dladdr(fn, &li) == 0 || li.dli_fname == NULL)
         return NULL;
     iol_lock(&lib_lock);
     struct h5lib *l = lib_add(li.dli_fbase, li.dli_fname);

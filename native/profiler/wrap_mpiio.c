@@ -270,7 +270,7 @@ static struct iol_tmod *mod_of(struct iol_thread *t, struct iol_file *f)
     return f != NULL ? iol_module_rec(t, f, IOL_MOD_MPIIO) : NULL;
 }
 
-static uint64_t xfer_bytes(int count, MPI_Datatype dt)
+static uint64_t xfer_bytes(MPI_Count count, MPI_Datatype dt)
 {
     if (count <= 0)
         return 0;
@@ -284,7 +284,7 @@ static uint64_t xfer_bytes(int count, MPI_Datatype dt)
 
 /* A read or write: counter is the kind's count (INDEP, COLL, SPLIT, NB), or -1 for the end of a split
  * collective (its time only: the bytes were counted at its begin). */
-static void acct_io(struct mcall *c, MPI_File fh, int count, MPI_Datatype dt, int64_t off, int counter, int w,
+static void acct_io(struct mcall *c, MPI_File fh, MPI_Count count, MPI_Datatype dt, int64_t off, int counter, int w,
                     int op, int r)
 {
     int e = errno;
@@ -333,8 +333,10 @@ static void acct_io(struct mcall *c, MPI_File fh, int count, MPI_Datatype dt, in
     errno = e;
 }
 
+static void hints_record(struct iol_thread *t, struct iol_tmod *m, struct iol_file *f, MPI_File fh);
+
 /* A call that moves no data: counter (or -1), its time in F_META_TIME (a sync's in F_WRITE_TIME, as
- * Darshan's). */
+ * Darshan's). Given hints (an info other than MPI_INFO_NULL), the hints now in effect are recorded. */
 static void acct_meta(struct mcall *c, MPI_File fh, int counter, int time_counter, int hints, int op, int r)
 {
     int e = errno;
@@ -349,6 +351,8 @@ static void acct_meta(struct mcall *c, MPI_File fh, int counter, int time_counte
             v[counter]++;
         V(HINTS) += r == MPI_SUCCESS && hints;
         v[time_counter] += dur;
+        if (r == MPI_SUCCESS && hints) /* the hints in effect may have changed */
+            hints_record(c->t, m, f, fh);
     }
     iol_trace(c->t, op, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
     mpi_leave(c);
@@ -388,6 +392,15 @@ static size_t hints_text(MPI_File fh, char *out, size_t cap)
     if (info != pm.info_null && pm.Info_free != NULL)
         pm.Info_free(&info);
     return len;
+}
+
+/* The hints in effect as the record's text (a MODULE_TEXT record when they changed). */
+static void hints_record(struct iol_thread *t, struct iol_tmod *m, struct iol_file *f, MPI_File fh)
+{
+    char text[4096];
+    size_t tl = hints_text(fh, text, sizeof text);
+    if (tl > 0)
+        iol_module_text(t, m, f, IOL_MOD_MPIIO, IOLP_TEXT_HINTS, text, tl);
 }
 
 /* The path an MPI_File_open names, without the file-system prefix ROMIO accepts ("lustre:/x"). */
@@ -440,10 +453,7 @@ static void acct_open(struct mcall *c, MPI_Comm comm, const char *name, int amod
                 V(F_OPEN_START_TIMESTAMP) = iol_stamp(c->t0);
             V(F_OPEN_END_TIMESTAMP) = iol_stamp(t1);
             map_put(fh, f);
-            char text[4096];
-            size_t tl = hints_text(fh, text, sizeof text);
-            if (tl > 0)
-                iol_module_text(t, m, f, IOL_MOD_MPIIO, IOLP_TEXT_HINTS, text, tl);
+            hints_record(t, m, f, fh);
         }
     }
     iol_trace(t, IOL_OP_MPI_OPEN, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
@@ -470,6 +480,31 @@ static void acct_close(struct mcall *c, MPI_File fh, int r)
         V(F_META_TIME) += dur;
     }
     iol_trace(c->t, IOL_OP_MPI_CLOSE, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
+    mpi_leave(c);
+    errno = e;
+}
+
+/* MPI_File_delete: a call on a name, not a handle (iolens's MPIIO_DELETES; Darshan does not wrap it). */
+static void acct_delete(struct mcall *c, const char *name, int r)
+{
+    int e = errno;
+    uint64_t dur, t1 = mpi_after(c, &dur);
+    char abs[PATH_MAX];
+    long len = name != NULL ? iol_path_abs(AT_FDCWD, strip_prefix(name), abs) : -1;
+    struct iol_file *f = NULL;
+    if (len >= 0 && !iol_path_excluded(abs, (size_t)len))
+        f = r == MPI_SUCCESS ? iol_file_get(c->t, abs, (size_t)len, 0, IOL_KIND_UNKNOWN, 0)
+                             : iol_file_find(abs, (size_t)len, 0);
+    struct iol_tmod *m = mod_of(c->t, f);
+    if (m != NULL) {
+        uint64_t *v = m->v;
+        if (r != MPI_SUCCESS)
+            V(ERRORS)++;
+        else
+            V(DELETES)++;
+        V(F_META_TIME) += dur;
+    }
+    iol_trace(c->t, IOL_OP_MPI_DELETE, f != NULL ? f->id : 0, c->t0, t1, 0, 0, r == MPI_SUCCESS ? 0 : -(int64_t)r);
     mpi_leave(c);
     errno = e;
 }
@@ -549,22 +584,60 @@ static void acct_close(struct mcall *c, MPI_File fh, int r)
 #define KIND_OF_NB_READS IOL_M_MPIIO_NB_READS
 #define KIND_OF_NB_WRITES IOL_M_MPIIO_NB_WRITES
 
-#define C_XFER(name, op, kind, w, shape) \
-    IOL_EXPORT int MPI_File_##name C_##shape##_##w \
+/* A C binding whose accounting needs only its arguments and result: its name, the PMPI function's, its
+ * parameters and arguments; the real call, then acct. */
+#define C_BIND(fname, pname, params, args, acct) \
+    IOL_EXPORT int fname params \
     { \
         static void *real; \
-        int(*fn) C_##shape##_##w; \
-        *(void **)&fn = find_fn(&real, FN_PMPI, "PMPI_File_" #name); \
+        int(*fn) params; \
+        *(void **)&fn = find_fn(&real, FN_PMPI, pname); \
         if (IOL_UNLIKELY(fn == NULL)) \
             return MPI_ERR_INTERN; \
         struct mcall c; \
         if (!mpi_enter(&c)) \
-            return fn C_##shape##_A; \
-        int r = fn C_##shape##_A; \
-        acct_io(&c, fh, CNT_##shape, OFF_##shape, KIND_OF(kind), w, IOL_OP_##op, r); \
+            return fn args; \
+        int r = fn args; \
+        acct; \
         return r; \
     }
+/* A read or write binding: its name, the PMPI function's, its parameters; then as in the table. */
+#define C_XFER_FN(fname, pname, params, op, kind, w, shape) \
+    C_BIND(fname, pname, params, C_##shape##_A, \
+           acct_io(&c, fh, CNT_##shape, OFF_##shape, KIND_OF(kind), w, IOL_OP_##op, r))
+#define C_XFER(name, op, kind, w, shape) \
+    C_XFER_FN(MPI_File_##name, "PMPI_File_" #name, C_##shape##_##w, op, kind, w, shape)
 MPIIO_XFERS(C_XFER)
+
+/* The large-count forms of MPI-4 (MPI_File_write_at_all_c, ...: an MPI_Count count), where the mpi.h the
+ * runtime is built with declares them (Open MPI 4.1's does not: MPI_VERSION 3). The same calls as above but
+ * the _end ones, which have no count. */
+#if MPI_VERSION >= 4
+#define C_IO_0_C (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_IO_1_C (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_AT_0_C (MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_AT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *st)
+#define C_BEGIN_0_C (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_BEGIN_1_C (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_BEGINAT_0_C (MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_BEGINAT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt)
+#define C_NB_0_C (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *req)
+#define C_NB_1_C (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *req)
+#define C_NBAT_0_C (MPI_File fh, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *req)
+#define C_NBAT_1_C (MPI_File fh, MPI_Offset off, const void *buf, MPI_Count count, MPI_Datatype dt, \
+                    MPI_Request *req)
+#define C_XFER_LARGE(name, op, kind, w, shape) \
+    C_XFER_FN(MPI_File_##name##_c, "PMPI_File_" #name "_c", C_##shape##_##w##_C, op, kind, w, shape)
+#define C_XFER_C(name, op, kind, w, shape) C_XFER_C_##shape(name, op, kind, w, shape)
+#define C_XFER_C_END(name, op, kind, w, shape)
+#define C_XFER_C_IO C_XFER_LARGE
+#define C_XFER_C_AT C_XFER_LARGE
+#define C_XFER_C_BEGIN C_XFER_LARGE
+#define C_XFER_C_BEGINAT C_XFER_LARGE
+#define C_XFER_C_NB C_XFER_LARGE
+#define C_XFER_C_NBAT C_XFER_LARGE
+MPIIO_XFERS(C_XFER_C)
+#endif
 
 IOL_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
@@ -645,6 +718,13 @@ IOL_EXPORT int MPI_File_sync(MPI_File fh)
     }
 C_SIZE_OP(set_size, SET_SIZES, MPI_SET_SIZE)
 C_SIZE_OP(preallocate, PREALLOCATES, MPI_PREALLOCATE)
+
+#define C_WRAP(name, params, args, acct) C_BIND(MPI_File_##name, "PMPI_File_" #name, params, args, acct)
+C_WRAP(set_info, (MPI_File fh, MPI_Info info), (fh, info),
+       acct_meta(&c, fh, IOL_M_MPIIO_SET_INFOS, IOL_M_MPIIO_F_META_TIME, info != pm.info_null, IOL_OP_MPI_SET_INFO, r))
+C_WRAP(get_info, (MPI_File fh, MPI_Info *info_used), (fh, info_used),
+       acct_meta(&c, fh, IOL_M_MPIIO_GET_INFOS, IOL_M_MPIIO_F_META_TIME, 0, IOL_OP_MPI_GET_INFO, r))
+C_WRAP(delete, (const char *filename, MPI_Info info), (filename, info), acct_delete(&c, filename, r))
 
 /* ---- the Fortran bindings (Open MPI) ----
  * Open MPI's mpif.h and `use mpi` entry points (mpi_file_write_at_, gfortran's names) call PMPI_File_*
@@ -797,4 +877,30 @@ F_META(set_view, VIEW, VIEWS, F_META_TIME, pm.Info_f2c(*info) != pm.info_null, M
 F_META(sync, SYNC, SYNCS, F_WRITE_TIME, 0, MPI_SYNC)
 F_META(set_size, SIZE, SET_SIZES, F_META_TIME, 0, MPI_SET_SIZE)
 F_META(preallocate, SIZE, PREALLOCATES, F_META_TIME, 0, MPI_PREALLOCATE)
+#define F_INFO (MPI_Fint *fh, MPI_Fint *info, MPI_Fint *ierr)
+#define F_INFO_A (fh, info, ierr)
+F_META(set_info, INFO, SET_INFOS, F_META_TIME, pm.Info_f2c(*info) != pm.info_null, MPI_SET_INFO)
+F_META(get_info, INFO, GET_INFOS, F_META_TIME, 0, MPI_GET_INFO)
+
+#define F_DELETE_SYM(sym) \
+    IOL_EXPORT void sym(char *name, MPI_Fint *info, MPI_Fint *ierr, size_t name_len) \
+    { \
+        static void *real; \
+        void (*fn)(char *, MPI_Fint *, MPI_Fint *, size_t); \
+        *(void **)&fn = find_fn(&real, FN_NEXT, #sym); \
+        if (IOL_UNLIKELY(fn == NULL)) { \
+            *ierr = MPI_ERR_INTERN; \
+            return; \
+        } \
+        struct mcall c; \
+        if (!mpi_enter(&c)) { \
+            fn(name, info, ierr, name_len); \
+            return; \
+        } \
+        fn(name, info, ierr, name_len); \
+        char path[PATH_MAX]; \
+        acct_delete(&c, fortran_string(name, name_len, path, sizeof path), (int)*ierr); \
+    }
+F_DELETE_SYM(mpi_file_delete_)
+F_DELETE_SYM(ompi_file_delete_f)
 #endif

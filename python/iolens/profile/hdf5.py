@@ -9,7 +9,7 @@ own name beside them, so the file is that name's prefix, never a guess at where 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -83,8 +83,8 @@ def module_rows(job: Job, module: str) -> ModuleRows:
 
 
 @dataclass
-class Hdf5Dataset:
-    """One dataset over the whole job."""
+class FileObject:
+    """An object inside a file (an HDF5 dataset, a PnetCDF variable) over the whole job."""
 
     file: str
     name: str
@@ -95,6 +95,56 @@ class Hdf5Dataset:
 
     def count(self, name: str) -> int:
         return self.counters.get(name, 0)
+
+    def io_json(self, prefix: str) -> dict[str, Any]:
+        """The JSON entries every such object has, from its module's counters (prefix: H5D, ...)."""
+        c = self.count
+        top = [[c(f"{prefix}_ACCESS{k}_ACCESS"), c(f"{prefix}_ACCESS{k}_COUNT")] for k in range(1, 5)]
+        return {
+            "access_sizes": agg_access_sizes(c, prefix),
+            "common_access_sizes": [pair for pair in top if pair[1]],
+            "rw_switches": c(f"{prefix}_RW_SWITCHES"),
+            "read_time_s": c(f"{prefix}_F_READ_TIME") / 1e9,
+            "write_time_s": c(f"{prefix}_F_WRITE_TIME") / 1e9,
+            "meta_time_s": c(f"{prefix}_F_META_TIME") / 1e9,
+            "max_read_time_s": c(f"{prefix}_F_MAX_READ_TIME") / 1e9,
+            "max_write_time_s": c(f"{prefix}_F_MAX_WRITE_TIME") / 1e9,
+            "errors": c(f"{prefix}_ERRORS"),
+            "writer_ranks": list(self.writer_ranks),
+            "reader_ranks": list(self.reader_ranks),
+        }
+
+
+Obj = TypeVar("Obj", bound=FileObject)
+
+
+def objects_by_file(
+    rows: ModuleRows, text: str, kind: type[Obj], writes: tuple[str, ...], reads: tuple[str, ...]
+) -> dict[str, list[Obj]]:
+    """A module's objects by file. Records are named "FILE:NAME" and the runtime records NAME as the text
+    `text`, so the file is the key without it (never a guess at where a ':' splits them); `writes`, `reads`:
+    the counters that make a rank a writer, a reader."""
+    by_file: dict[str, list[Obj]] = {}
+    for key, counters in rows.counters.items():
+        name = rows.texts.get(key, {}).get(text, "")
+        path = key[: -len(name) - 1] if name and key.endswith(":" + name) else key
+        vals = rows.rank_values[key]
+        by_file.setdefault(path, []).append(
+            kind(
+                file=path,
+                name=name or key,
+                counters=counters,
+                ranks=rows.ranks[key],
+                writer_ranks=_did(vals, *writes),
+                reader_ranks=_did(vals, *reads),
+            )
+        )
+    return by_file
+
+
+@dataclass
+class Hdf5Dataset(FileObject):
+    """One dataset over the whole job."""
 
     @property
     def chunk_shape(self) -> list[int]:
@@ -114,7 +164,6 @@ class Hdf5Dataset:
     def to_json(self, shared_file: bool) -> dict[str, Any]:
         """The dataset's entry in its file's `datasets` (docs/profile.md, "The JSON report")."""
         c = self.count
-        top = [[c(f"H5D_ACCESS{k}_ACCESS"), c(f"H5D_ACCESS{k}_COUNT")] for k in range(1, 5)]
         return {
             "name": self.name,
             "ranks": list(self.ranks),
@@ -136,17 +185,7 @@ class Hdf5Dataset:
             "chunked": bool(c("H5D_CHUNKED")),
             "chunk_shape": self.chunk_shape,
             "deprecated_api": bool(c("H5D_USE_DEPRECATED")),
-            "access_sizes": agg_access_sizes(c, "H5D"),
-            "common_access_sizes": [pair for pair in top if pair[1]],
-            "rw_switches": c("H5D_RW_SWITCHES"),
-            "read_time_s": c("H5D_F_READ_TIME") / 1e9,
-            "write_time_s": c("H5D_F_WRITE_TIME") / 1e9,
-            "meta_time_s": c("H5D_F_META_TIME") / 1e9,
-            "max_read_time_s": c("H5D_F_MAX_READ_TIME") / 1e9,
-            "max_write_time_s": c("H5D_F_MAX_WRITE_TIME") / 1e9,
-            "errors": c("H5D_ERRORS"),
-            "writer_ranks": list(self.writer_ranks),
-            "reader_ranks": list(self.reader_ranks),
+            **self.io_json("H5D"),
             # For the rule "independent H5Dwrite to a shared file": writes not made collectively, to a
             # file more than one rank opened (0 otherwise).
             "independent_writes_shared": self.independent_writes if shared_file else 0,
@@ -217,34 +256,31 @@ def hdf5_files(job: Job) -> list[Hdf5File]:
     """Every HDF5 file of the job (opened with H5Fopen/H5Fcreate, or holding a dataset used), by path."""
     files = module_rows(job, "H5F")
     dsets = module_rows(job, "H5D")
-    by_file: dict[str, list[Hdf5Dataset]] = {}
-    for key, counters in dsets.counters.items():
-        name = dsets.texts.get(key, {}).get("dataset", "")
-        path = key[: -len(name) - 1] if name and key.endswith(":" + name) else key
-        vals = dsets.rank_values[key]
-        by_file.setdefault(path, []).append(
-            Hdf5Dataset(
-                file=path,
-                name=name or key,
-                counters=counters,
-                ranks=dsets.ranks[key],
-                writer_ranks=_did(vals, "H5D_WRITES"),
-                reader_ranks=_did(vals, "H5D_READS"),
-            )
-        )
-    out = []
+    by_file = objects_by_file(dsets, "dataset", Hdf5Dataset, ("H5D_WRITES",), ("H5D_READS",))
     declared = parallel_dirs()
+    return [
+        Hdf5File(*entry, declared_parallel=declared_parallel(entry[0], declared))
+        for entry in file_entries(job, files, by_file)
+    ]
+
+
+def file_entries(
+    job: Job, files: ModuleRows, by_file: dict[str, list[Obj]]
+) -> list[tuple[str, dict[str, int], tuple[int, ...], str | None, list[Obj]]]:
+    """Per file with a record of the file module or an object, by path: its path, merged counters, ranks,
+    file system type (from the POSIX layer's record of the path) and its objects by name."""
+    out = []
     for path in sorted(set(files.counters) | set(by_file)):
         row = job.files.row_of.get(path)
         mount = job.files.mount_of(row) if row is not None else None
+        objects = sorted(by_file.get(path, []), key=lambda o: o.name)
         out.append(
-            Hdf5File(
-                path=path,
-                counters=files.counters.get(path, {}),
-                ranks=files.ranks.get(path, ()),
-                fs_type=mount[1] if mount else None,
-                datasets=sorted(by_file.get(path, []), key=lambda d: d.name),
-                declared_parallel=declared_parallel(path, declared),
+            (
+                path,
+                files.counters.get(path, {}),
+                files.ranks.get(path, ()),
+                mount[1] if mount else None,
+                objects,
             )
         )
     return out

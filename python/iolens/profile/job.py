@@ -25,6 +25,7 @@ from iolens.profile.hdf5 import Hdf5File, hdf5_files
 from iolens.profile.layers import MpiioFile, mpiio_files
 from iolens.profile.merge import Accumulator, MergePlan
 from iolens.profile.places import code_mask
+from iolens.profile.pnetcdf import PnetcdfFile, pnetcdf_files
 from iolens.profile.reader import (
     EXEC_MESSAGE,
     FILE_EXCLUDED,
@@ -244,6 +245,11 @@ class Job:
     def hdf5(self) -> list[Hdf5File]:
         """The HDF5 layer: one entry per HDF5 file, with its datasets (hdf5.py)."""
         return hdf5_files(self)
+
+    @cached_property
+    def pnetcdf(self) -> list[PnetcdfFile]:
+        """The PnetCDF layer: one entry per PnetCDF file, with its variables (pnetcdf.py)."""
+        return pnetcdf_files(self)
 
 
 # --- finding and reading the logs ------------------------------------------------------------------------

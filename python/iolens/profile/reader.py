@@ -73,7 +73,7 @@ KIND_LABELS = {
     9: "MODULE_REC", 10: "MODULE_TEXT",
 }  # fmt: skip
 # What a MODULE_TEXT record holds (its head's fourth word).
-MODULE_TEXTS = {1: "hints", 2: "dataset"}
+MODULE_TEXTS = {1: "hints", 2: "dataset", 3: "variable"}
 # A trace record's file_id with this bit names a PATHS record (a path that is no file of the log).
 PATH_ID_BIT = 0x80000000
 
@@ -99,7 +99,8 @@ MPIIO_TRACE_OPS = (
     "write_shared read_ordered write_ordered read_all_begin write_all_begin read_at_all_begin "
     "write_at_all_begin read_ordered_begin write_ordered_begin read_all_end write_all_end read_at_all_end "
     "write_at_all_end read_ordered_end write_ordered_end iread iwrite iread_at iwrite_at iread_all "
-    "iwrite_all iread_at_all iwrite_at_all iread_shared iwrite_shared set_view sync set_size preallocate"
+    "iwrite_all iread_at_all iwrite_at_all iread_shared iwrite_shared set_view sync set_size preallocate "
+    "delete set_info get_info"
 ).split()
 OP_NAMES.update({100 + i: f"MPI_File_{name}" for i, name in enumerate(MPIIO_TRACE_OPS)})
 # HDF5 calls: ops from 160 up.
@@ -107,6 +108,12 @@ H5_TRACE_OPS = (
     "H5Fcreate H5Fopen H5Fflush H5Fclose H5Dcreate H5Dopen H5Dread H5Dwrite H5Dflush H5Dclose"
 ).split()
 OP_NAMES.update({160 + i: name for i, name in enumerate(H5_TRACE_OPS)})
+# PnetCDF calls: ops from 180 up (a put or get of any form is one op: ncmpi_put, ncmpi_iget ...).
+NC_TRACE_OPS = (
+    "create open close enddef redef sync flush begin_indep_data end_indep_data wait wait_all def_var "
+    "inq_varid put get iput iget bput"
+).split()
+OP_NAMES.update({180 + i: f"ncmpi_{name}" for i, name in enumerate(NC_TRACE_OPS)})
 
 TRACE_DTYPE = np.dtype(
     [

@@ -39,6 +39,7 @@ from iolens.profile.job import (
 from iolens.profile.layers import posix_files
 from iolens.profile.merge import combine_top
 from iolens.profile.places import code_mask
+from iolens.profile.pnetcdf_view import pnetcdf_view
 from iolens.profile.reader import FILE_EXCLUDED, FILE_NOT_REGULAR, ProfileLogError
 from iolens.profile.stack import stacks
 from iolens.render import human_bytes
@@ -366,6 +367,7 @@ def job_report(job: Job) -> dict[str, Any]:
             **{name: layer(job, data, name) for name in LAYERS},
             "mpiio": [f.to_json() for f in job.mpiio],
             "hdf5": [f.to_json() for f in job.hdf5],
+            "pnetcdf": [f.to_json() for f in job.pnetcdf],
         },
         "access_sizes": access_sizes(job, data),
         "access_patterns": access_patterns(job, data),
@@ -885,6 +887,7 @@ def job_view(job: dict[str, Any]) -> Group:
         parts.append(_mounts_table(job["mounts"]))
     if job["ranks"]:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
+    parts.extend(pnetcdf_view(job.get("layers", {}).get("pnetcdf", []), _table, _bytes, _secs))
     parts.extend(_hdf5_view(job.get("layers", {}).get("hdf5", [])))
     parts.extend(_mpiio_view(job.get("layers", {}).get("mpiio", [])))
     parts.extend(stack_view(job.get("layers", {})))

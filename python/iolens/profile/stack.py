@@ -3,8 +3,8 @@ MPI-IO and then in POSIX calls, and whether collective buffering happened, from 
 (the JSON document), so that the text report and the HTML page of a stored profile show the same.
 
 A layer is one entry of LEVELS, top to bottom: the report's list under `layers` and the function that turns
-one file's entry into rows (label, value). A further layer (PnetCDF, between HDF5 and MPI-IO) is one more
-entry; a layer with no entry is not shown.
+one file's entry into rows (label, value). PnetCDF sits between HDF5 and MPI-IO; a further layer is one
+more entry; a layer with no entry is not shown.
 """
 
 from __future__ import annotations
@@ -71,6 +71,26 @@ def hdf5_level(f: dict[str, Any]) -> Rows:
     ]  # fmt: skip
 
 
+def pnetcdf_level(f: dict[str, Any]) -> Rows:
+    vs = f.get("variables") or []
+    names = ", ".join(v["name"] for v in vs[:5]) + (", …" if len(vs) > 5 else "")
+
+    def moved(what: str, key: str) -> str:
+        modes: dict[str, int] = {}
+        for v in vs:
+            for mode, n in v[f"{what}s"].items():
+                modes[mode] = modes.get(mode, 0) + n
+        total = sum(modes.values())
+        kinds = ", ".join(f"{n} {mode}" for mode, n in modes.items() if n)
+        return f"{total} ({kinds or 'none'}), {human_bytes(sum(v[key] for v in vs))}"
+
+    return [
+        ("variables", f"{len(vs)}: {names}" if vs else "0"),
+        ("put calls", moved("write", "bytes_written")),
+        ("get calls", moved("read", "bytes_read")),
+    ]
+
+
 def _by_kind(ops: dict[str, dict[str, int]], what: str) -> str:
     parts = [f"{ops[k][what]} {k}" for k in ops if ops[k][what]]
     return ", ".join(parts) or "0"
@@ -113,6 +133,7 @@ def posix_level(f: dict[str, Any]) -> Rows:
 # Top to bottom: (the key under `layers`, the name shown, the renderer of one file's entry).
 LEVELS: tuple[tuple[str, str, Callable[[dict[str, Any]], Rows]], ...] = (
     ("hdf5", "HDF5", hdf5_level),
+    ("pnetcdf", "PnetCDF", pnetcdf_level),
     ("mpiio", "MPI-IO", mpiio_level),
     ("posix_files", "POSIX", posix_level),
 )
@@ -166,7 +187,22 @@ def _h5_said(h5: dict[str, Any]) -> str:
     )
 
 
-IDLE = {"reads": "read sizes", "writes": "write sizes", "H5Dread": "", "H5Dwrite": ""}
+def _nc_said(nc: dict[str, Any]) -> str:
+    vs = nc.get("variables") or []
+    puts = sum(sum(v["writes"].values()) for v in vs)
+    gets = sum(sum(v["reads"].values()) for v in vs)
+    coll = sum(v["writes"].get("collective", 0) + v["reads"].get("collective", 0) for v in vs)
+    return f"PnetCDF: {puts} put and {gets} get calls on {len(vs)} variable(s), {coll} of them collective."
+
+
+IDLE = {
+    "reads": "read sizes",
+    "writes": "write sizes",
+    "H5Dread": "",
+    "H5Dwrite": "",
+    "put calls": "",
+    "get calls": "",
+}
 
 
 def _drop_idle(rows: Rows) -> Rows:
@@ -194,6 +230,9 @@ def stacks(layers: dict[str, Any]) -> list[Stack]:
         h5 = by_layer["hdf5"].get(path)
         if h5 is not None:
             said.append(_h5_said(h5))
+        nc = by_layer["pnetcdf"].get(path)
+        if nc is not None:
+            said.append(_nc_said(nc))
         mpi = by_layer["mpiio"].get(path)
         posix = by_layer["posix_files"].get(path)
         if mpi is not None:

@@ -12,15 +12,17 @@
 #include <string.h>
 
 enum { OPENS_C, OPENS_I, IW, IR, CW, CR, SW, SR, NW, NR, SYNCS, VIEWS, SIZES, PREALLOC, BW, BR, HINTS, SPLIT_ENDS,
-       MODE, COMM, NT };
+       MODE, COMM, SET_INFOS, GET_INFOS, DELETES, NT };
 static const char *const NAMES[NT] = {
     "MPIIO_COLL_OPENS", "MPIIO_INDEP_OPENS", "MPIIO_INDEP_WRITES", "MPIIO_INDEP_READS", "MPIIO_COLL_WRITES",
     "MPIIO_COLL_READS", "MPIIO_SPLIT_WRITES", "MPIIO_SPLIT_READS", "MPIIO_NB_WRITES", "MPIIO_NB_READS",
     "MPIIO_SYNCS", "MPIIO_VIEWS", "MPIIO_SET_SIZES", "MPIIO_PREALLOCATES", "MPIIO_BYTES_WRITTEN",
-    "MPIIO_BYTES_READ", "MPIIO_HINTS", "MPIIO_SPLIT_ENDS", "MPIIO_MODE", "MPIIO_OPEN_COMM_SIZE" };
+    "MPIIO_BYTES_READ", "MPIIO_HINTS", "MPIIO_SPLIT_ENDS", "MPIIO_MODE", "MPIIO_OPEN_COMM_SIZE",
+    "MPIIO_SET_INFOS", "MPIIO_GET_INFOS", "MPIIO_DELETES" };
 
-#define NFILES 5
-static const char *const FILES[NFILES] = { "shared.dat", "own", "ordered.dat", "coll.dat", "every.dat" };
+#define NFILES 6
+static const char *const FILES[NFILES] = { "shared.dat", "own", "ordered.dat", "coll.dat", "every.dat",
+                                           "gone.dat" };
 static long tally[NFILES][NT];
 static int rank, size, failures;
 static int ibuf[1000];
@@ -226,8 +228,29 @@ int main(int argc, char **argv)
     WAIT();
     CALL(4, "iread_at_all", NR, BR, 100, NULL, MPI_File_iread_at_all(fh, 0, cbuf, 100, MPI_BYTE, &req));
     WAIT();
+    MPI_Info used;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_nodes", "1");
+    CALL(4, "set_info", SET_INFOS, HINTS, 1, NULL, MPI_File_set_info(fh, info));
+    CALL(4, "get_info", GET_INFOS, -1, 0, NULL, MPI_File_get_info(fh, &used));
+    if (rc == MPI_SUCCESS)
+        MPI_Info_free(&used);
+    MPI_Info_free(&info);
     rc = MPI_File_close(&fh);
     said("close", rc, NULL);
+
+    /* a file made, written and closed, then deleted by rank 0 */
+    fh = open_file(5, MPI_COMM_WORLD, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL);
+    CALL(5, "write_at_all", CW, BW, 10, &st,
+         MPI_File_write_at_all(fh, (MPI_Offset)rank * 10, cbuf, 10, MPI_BYTE, &st));
+    rc = MPI_File_close(&fh);
+    said("close", rc, NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        char gone[4096];
+        snprintf(gone, sizeof gone, "%s/%s", dir, FILES[5]);
+        CALL(5, "delete", DELETES, -1, 0, NULL, MPI_File_delete(gone, MPI_INFO_NULL));
+    }
 
     printf("TALLY %d {", rank);
     for (int f = 0; f < NFILES; f++) {

@@ -24,6 +24,7 @@ import numpy as np
 
 from iolens.profile import merge as mg
 from iolens.profile.darshan_log import format as fmt
+from iolens.profile.darshan_log.modules import pnetcdf_modules
 from iolens.profile.darshan_log.reader import DarshanLog, Records, Sink, parse_darshan_bytes, read_darshan_log
 from iolens.profile.job import Job, build_job
 from iolens.profile.reader import (
@@ -304,6 +305,7 @@ def darshan_job(
             hosts.get(rank, "") if rank >= 0 or len(set(hosts.values())) != 1 else next(iter(hosts.values()))
         )
         logs.append(_process_log(log, rank, label, table, names, merges, host))
+        logs[-1].modules.update(pnetcdf_modules(log, rank, table))  # the layer as iolens's logs have it
     if not logs:
         empty = FileTable(names, [], np.zeros(0, np.uint32), np.zeros(0, np.intp), mount_list,
                           [b[:0] for b in blocks], np.zeros(0, np.uint32),
