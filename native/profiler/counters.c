@@ -22,6 +22,9 @@ const char iol_names_text[] =
 #define X(name, merge) "H5D " #name " " #merge "\n"
     "module H5D 3\n" IOL_H5D_COUNTERS(X)
 #undef X
+#define X(name, merge) "SPREAD " #name " " #merge "\n"
+    "module SPREAD 6\n" IOL_SPREAD_COUNTERS(X)
+#undef X
     ;
 
 const unsigned iol_names_len = sizeof(iol_names_text) - 1;

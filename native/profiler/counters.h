@@ -67,7 +67,8 @@
 /* Modules: the layers above POSIX (docs/profile-log.md, "Modules"). Each has a fixed id (the MODULE_REC
  * chunk header's `module`), a section of the NAMES chunk named after it, and its own counter list. Ids
  * 4 PNETCDF and 5 STDIO are reserved for the layers that come next. */
-#define IOL_MODULES(X) X(MPIIO, 1, IOL_MPIIO_COUNTERS) X(H5F, 2, IOL_H5F_COUNTERS) X(H5D, 3, IOL_H5D_COUNTERS)
+#define IOL_MODULES(X) X(MPIIO, 1, IOL_MPIIO_COUNTERS) X(H5F, 2, IOL_H5F_COUNTERS) X(H5D, 3, IOL_H5D_COUNTERS) \
+    X(SPREAD, 6, IOL_SPREAD_COUNTERS)
 #define IOL_MODULE_MAX 8 /* ids are below this */
 
 /* MPI-IO (wrap_mpiio.c): Darshan's MPIIO counter names with Darshan's meanings, then iolens's own. One record
@@ -128,6 +129,19 @@
     IOL_RW_TIMES(X, H5D) \
     X(H5D_CREATES, sum) X(H5D_CLOSES, sum) X(H5D_ALL_SELECTS, sum) X(H5D_COLL_READS, sum) \
     X(H5D_COLL_WRITES, sum) X(H5D_CHUNKED, max) X(H5D_ERRORS, sum)
+
+/* SPREAD (joblog.c): the per-rank spread of a file reduced over the ranks of an MPI job at MPI_Finalize,
+ * Darshan's names and meanings (darshan-posix-log-format.h, darshan-mpiio-log-format.h): the fastest and
+ * slowest rank by the layer's read + write + metadata time on the file, their bytes (read + written) and
+ * times (ns), and the population variance over the ranks of that time (s^2) and of those bytes (bytes^2),
+ * each stored as the bits of an IEEE double. Then iolens's own: the ranks the file was reduced over, and per
+ * layer the ranks that had a record of that layer. Only a job log's reduced records have one (never a live
+ * log); "max" because a file has one such record. */
+#define IOL_SPREAD_LAYER(X, L) \
+    X(L##_FASTEST_RANK, max) X(L##_FASTEST_RANK_BYTES, max) X(L##_SLOWEST_RANK, max) \
+    X(L##_SLOWEST_RANK_BYTES, max) X(L##_F_FASTEST_RANK_TIME, max) X(L##_F_SLOWEST_RANK_TIME, max) \
+    X(L##_F_VARIANCE_RANK_TIME, max) X(L##_F_VARIANCE_RANK_BYTES, max) X(L##_RANKS, max)
+#define IOL_SPREAD_COUNTERS(X) X(REDUCED_RANKS, max) IOL_SPREAD_LAYER(X, POSIX) IOL_SPREAD_LAYER(X, MPIIO)
 
 /* HDF5 trace ops: from 160 up. */
 #define IOL_H5_TRACE_OPS(X) \
@@ -201,6 +215,13 @@ enum iol_h5d_counter {
     IOL_H5D_COUNTERS(X)
 #undef X
     IOL_NH5D
+};
+
+enum iol_spread_counter {
+#define X(name, merge) IOL_S_##name,
+    IOL_SPREAD_COUNTERS(X)
+#undef X
+    IOL_NSPREAD
 };
 
 enum iol_module {

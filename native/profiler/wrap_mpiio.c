@@ -798,3 +798,9 @@ F_META(sync, SYNC, SYNCS, F_WRITE_TIME, 0, MPI_SYNC)
 F_META(set_size, SIZE, SET_SIZES, F_META_TIME, 0, MPI_SET_SIZE)
 F_META(preallocate, SIZE, PREALLOCATES, F_META_TIME, 0, MPI_PREALLOCATE)
 #endif
+
+/* The MPI library's function or object of this name, wherever the library was loaded (wrap_finalize.c). */
+void *iol_pmpi_lookup(const char *name)
+{
+    return pmpi_sym(name);
+}
