@@ -43,7 +43,10 @@ def profiled_env(build: ProfileBuild, logs: Path, **extra: str) -> dict[str, str
     for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "LSB_JOBINDEX", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                 "PMIX_RANK", "SLURM_PROCID"):  # fmt: skip
         env.pop(var, None)
-    env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), **extra)
+    # One log per process: an MPI rank's log is replaced by the job's log at MPI_Finalize unless told not to
+    # (tests/test_profile_joblog.py turns it on).
+    env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), IOLENS_JOB_LOG="0")
+    env.update(extra)
     return env
 
 
