@@ -273,6 +273,29 @@ static uint64_t chunks_for(size_t recs, unsigned nvals, uint32_t cs)
     return (recs + per - 1) / per;
 }
 
+/* A FILES chunk of a member: rank 0 flags the reduced files' records; another rank leaves them out unless
+ * its trace may name them. */
+static void files_of_member(const struct iol_jl_snap *s, struct iolp_chunk *c, int rank0)
+{
+    uint8_t *p = (uint8_t *)c + IOLP_CHUNK_HEAD, *end = p + c->used, *dst = p;
+    int keep_all = !rank0 && (((struct iolp_header *)s->img)->flags & IOLP_TRACE_ON);
+    while (p + sizeof(struct iolp_var) <= end) {
+        struct iolp_var *v = (struct iolp_var *)p;
+        size_t size = sizeof *v + ((v->c + 7u) & ~7u);
+        int red = v->a < s->nids && s->ids[v->a].row >= 0;
+        if (red && rank0)
+            v->d |= IOLP_FILE_REDUCED;
+        if (!red || rank0 || keep_all) {
+            if (dst != p)
+                memmove(dst, p, size);
+            dst += size;
+        }
+        p += size;
+    }
+    memset(dst, 0, (size_t)(end - dst));
+    c->used = (uint64_t)(dst - ((uint8_t *)c + IOLP_CHUNK_HEAD));
+}
+
 uint8_t *iol_jl_member(struct iol_jl_snap *s, const uint64_t *reduced, uint64_t nranks, size_t *len)
 {
     const struct iol_red_layout *l = iol_red_layout();
@@ -293,14 +316,12 @@ uint8_t *iol_jl_member(struct iol_jl_snap *s, const uint64_t *reduced, uint64_t 
     for (uint64_t k = 0; k < s->nchunks; k++) {
         struct iolp_chunk *c = (struct iolp_chunk *)(out + IOLP_HEADER_SIZE + k * s->cs);
         unsigned nv = is_chunk(c, s->cs) ? nvals_of(c) : 0;
-        if (is_chunk(c, s->cs) && c->kind == IOLP_FILES && reduced != NULL) {
-            uint8_t *p = (uint8_t *)c + IOLP_CHUNK_HEAD, *end = p + c->used;
-            while (p + sizeof(struct iolp_var) <= end) {
-                struct iolp_var *v = (struct iolp_var *)p;
-                if (v->a < s->nids && s->ids[v->a].row >= 0)
-                    v->d |= IOLP_FILE_REDUCED;
-                p += sizeof *v + ((v->c + 7u) & ~7u);
-            }
+        if (is_chunk(c, s->cs) && c->kind == IOLP_FILES)
+            files_of_member(s, c, reduced != NULL);
+        if (is_chunk(c, s->cs) && c->kind == IOLP_NAMES && reduced == NULL) {
+            /* The schema is rank 0's (the same runtime): a member of another rank leaves it out. */
+            memset((uint8_t *)c + IOLP_CHUNK_HEAD, 0, c->used);
+            c->used = 0;
         }
         if (nv == 0 || c->record_size != 8 + 8 * nv)
             continue;
@@ -313,6 +334,7 @@ uint8_t *iol_jl_member(struct iol_jl_snap *s, const uint64_t *reduced, uint64_t 
                 memmove(dst, src, c->record_size);
             dst += c->record_size;
         }
+        memset(dst, 0, (size_t)(end - dst)); /* the room the records left: zeros, as a chunk's unused room */
         c->used = (uint64_t)(dst - ((uint8_t *)c + IOLP_CHUNK_HEAD));
     }
     uint64_t k = s->nchunks;

@@ -104,6 +104,7 @@ def read_job_log(path: str | Path) -> JobLog:
     name = job_id.split(b"\0", 1)[0].decode("utf-8", "replace")
     header = JobLogHeader(version, nranks, reduced, created, name)
     logs: list[ProcessLog] = []
+    names = b""  # rank 0's counter schema, which the other members leave out
     for rank in range(nranks):
         off, length = struct.unpack_from("<QQ", data, index_at + rank * ENTRY_SIZE)
         if off < index_end or off + length > len(data) or length < 24:
@@ -111,23 +112,24 @@ def read_job_log(path: str | Path) -> JobLog:
                 f"{p}: rank {rank}'s log is at bytes {off}..{off + length}, the file has {len(data)} "
                 "(truncated or corrupt job log)"
             )
-        logs.append(_member(p, rank, data[off : off + length], header.job_id))
+        log, names = _member(p, rank, data[off : off + length], header.job_id, names)
+        logs.append(log)
     return JobLog(p, header, logs)
 
 
-def _member(p: Path, rank: int, blob: bytes, job_id: str) -> ProcessLog:
+def _member(p: Path, rank: int, blob: bytes, job_id: str, names: bytes) -> tuple[ProcessLog, bytes]:
     (name_len,) = struct.unpack_from("<I", blob)
     start = 8 + ((name_len + 7) & ~7)
     if name_len > MAX_NAME or start + 16 > len(blob):
         raise ProfileLogError(f"{p}: rank {rank}'s log: a name of {name_len} bytes (corrupt job log)")
     name = blob[8 : 8 + name_len].decode("utf-8", "replace")
-    log = read_compressed(p, blob[start:], f"rank {rank}")
+    log, names = read_compressed(p, blob[start:], f"rank {rank}", names)
     if log.truncated:
         raise ProfileLogError(f"{p}: rank {rank}'s log: {log.messages[0]} (corrupt job log)")
     # The ranks' logs are one job: the job log's id (a rank started outside a batch job names its own).
     log.header = dataclasses.replace(log.header, job_id=job_id)
     log.member = name
-    return log
+    return log, names
 
 
 @dataclass(frozen=True)

@@ -1255,8 +1255,10 @@ def read_log(path: str | Path) -> ProcessLog:
     return _assemble(p, header, got, notes)
 
 
-def read_compressed(p: Path, data: bytes, what: str) -> ProcessLog:
-    """A compressed image held in memory (a job log's member: joblog.py); `what` names it in messages."""
+def read_compressed(p: Path, data: bytes, what: str, names: bytes = b"") -> tuple[ProcessLog, bytes]:
+    """A compressed image held in memory (a job log's member: joblog.py); `what` names it in messages. An
+    image without a NAMES chunk takes `names` (a job log's members share rank 0's). Returns the log and the
+    NAMES it was read with."""
     import io
 
     where = Path(f"{p} ({what})")
@@ -1265,7 +1267,10 @@ def read_compressed(p: Path, data: bytes, what: str) -> ProcessLog:
     f = io.BytesIO(data)
     f.seek(8)
     header, got, notes = _read_image(where, _Inflater(where, f, len(data)))
-    return _assemble(p, header, got, notes)
+    if not b"".join(got.names).strip(b"\0") and names:
+        got.names = [names]
+    used = b"".join(got.names)
+    return _assemble(p, header, got, notes), used
 
 
 def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> ProcessLog:
