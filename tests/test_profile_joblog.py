@@ -366,3 +366,32 @@ def test_the_job_log_is_stored_as_one_profile(ranks_run: Run, db_url: str, tmp_p
     assert p["job_id"] == JOB and p["processes"] == NP
     common = str(ranks_run.work / "common.dat")
     assert files[common]["bytes_written"] == sum(t["common_bytes"] for t in ranks_run.tallies.values())
+
+
+FORTRAN = {"mpifh": (), "f08": ("-DF08",)}
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("binding", sorted(FORTRAN))
+def test_fortran_mpi_finalize_writes_the_job_log(
+    binding: str, profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Open MPI's Fortran MPI_FINALIZE (mpif.h's mpi_finalize_, mpi_f08's through ompi_finalize_f) calls
+    PMPI_Finalize, never the C MPI_Finalize: the runtime wraps those entry points too."""
+    if shutil.which("mpifort") is None:
+        pytest.skip("mpifort not found")
+    prog = tmp_path / binding
+    src = DATA / "mpiio" / "mpiio_fortran.F90"
+    c = subprocess.run(["mpifort", "-O1", *FORTRAN[binding], "-o", str(prog), str(src)], capture_output=True)
+    assert c.returncode == 0, c.stderr.decode()
+    r = _run(prog, tmp_path, profile_build, mpi_env, np_=2)
+    assert r.proc is not None and r.proc.returncode == 0, r.proc.stderr.decode()
+    [path] = r.job_logs()
+    assert r.process_logs() == []
+    jl = read_job_log(path)
+    mod = jl.logs[0].modules["MPIIO"]
+    got = mod.counters(mod.row_of[str(r.work / "fortran.dat")])
+    # each of the 2 ranks: 3 collective writes of 1 KiB, 2 independent of 256 B, 1 non-blocking of 64 B
+    want = {"MPIIO_COLL_OPENS": 2, "MPIIO_COLL_WRITES": 6, "MPIIO_INDEP_WRITES": 4, "MPIIO_NB_WRITES": 2,
+            "MPIIO_BYTES_WRITTEN": 2 * (3 * 1024 + 2 * 256 + 64), "MPIIO_OPEN_COMM_SIZE": 2}  # fmt: skip
+    assert {k: got[k] for k in want} == want
