@@ -168,13 +168,7 @@ def part_scale(args: argparse.Namespace, tmp: Path, base: dict[str, str], report
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.common_args(p, default_runs=5)
-    p.add_argument("--build", default=str(bl.REPO_DIR / "build" / "native"), help="a CMake build of native/")
-    args = p.parse_args()
-    lib = Path(args.build) / "libiolens-profile.so"
-    if not lib.is_file():
-        raise SystemExit(f"{lib}: not built (make native)")
-    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
-        raise SystemExit("mpicc and mpirun are needed")
+    args, lib = bl.profiler_lib(p)
     report = bl.Report("joblog", "One log per job: log bytes per rank, time to finish, the reduction's cost")
     report.header += bl.machine_lines(paths=[Path("/dev/shm")])
     report.header.append(f"runtime: {lib}; 1-minute load average at the start: {os.getloadavg()[0]:.2f}")

@@ -70,20 +70,27 @@ static unsigned nvals_of(const struct iolp_chunk *c)
     }
 }
 
-struct read_req {
-    uint8_t *buf;
+/* The live log opened aside: read into buf (len bytes, fewer if the file is shorter), or mapped shared. */
+struct log_req {
+    uint8_t *p;
     size_t len;
+    int map;
 };
 
-static int read_aside(void *arg)
+static int log_aside(void *arg)
 {
-    struct read_req *r = arg;
-    int fd = iol_sys_openat(AT_FDCWD, iol_g.log_path, O_RDONLY | O_CLOEXEC, 0);
+    struct log_req *r = arg;
+    int fd = iol_sys_openat(AT_FDCWD, iol_g.log_path, (r->map ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
+    if (r->map) {
+        r->p = iol_sys_mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        iol_sys_close(fd);
+        return r->p == MAP_FAILED ? -ENOMEM : 0;
+    }
     size_t at = 0;
     while (at < r->len) {
-        ssize_t n = iol_sys_pread(fd, r->buf + at, r->len - at, (off_t)at);
+        ssize_t n = iol_sys_pread(fd, r->p + at, r->len - at, (off_t)at);
         if (n <= 0)
             break;
         at += (size_t)n;
@@ -108,11 +115,11 @@ struct iol_jl_snap *iol_jl_snapshot(void)
     s->cs = iol_g.hdr->chunk_size;
     s->nchunks = iol_g.hdr->chunk_count;
     s->nids = iol_g.next_file_id + 1;
-    struct read_req r = { NULL, IOLP_HEADER_SIZE + s->nchunks * s->cs };
-    r.buf = malloc(r.len);
-    int rc = r.buf == NULL ? -ENOMEM : iol_aside(read_aside, &r);
+    struct log_req r = { NULL, IOLP_HEADER_SIZE + s->nchunks * s->cs, 0 };
+    r.p = malloc(r.len);
+    int rc = r.p == NULL ? -ENOMEM : iol_aside(log_aside, &r);
     iol_unlock(&iol_g.lock);
-    s->img = r.buf;
+    s->img = r.p;
     s->len = r.len;
     s->ids = calloc(s->nids, sizeof *s->ids);
     if (rc != 0 || s->ids == NULL || s->len < IOLP_HEADER_SIZE) {
@@ -410,22 +417,6 @@ uint64_t iol_jl_start_wall(void)
 
 /* ---- the live log after the job log took it ---- */
 
-struct map_req {
-    uint8_t *p;
-    size_t len;
-};
-
-static int map_aside(void *arg)
-{
-    struct map_req *r = arg;
-    int fd = iol_sys_openat(AT_FDCWD, iol_g.log_path, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    r->p = iol_sys_mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    iol_sys_close(fd);
-    return r->p == MAP_FAILED ? -ENOMEM : 0;
-}
-
 /* What keeps a log after the job log took it: a count on a file (any layer), or a change of the namespace.
  * Reads and writes of pipes and sockets (the MPI library's and the launcher's own talk while the process
  * ends), which only the process counters hold, do not. */
@@ -439,8 +430,8 @@ static int counts_after(uint32_t kind, unsigned i)
 /* Each counter record of the live log: zeroed (zero = 1), or tested for a value (zero = 0: 1 if any). */
 static int walk_live(int zero)
 {
-    struct map_req r = { MAP_FAILED, IOLP_HEADER_SIZE + iol_g.hdr->chunk_count * iol_g.hdr->chunk_size };
-    if (iol_aside(map_aside, &r) != 0)
+    struct log_req r = { MAP_FAILED, IOLP_HEADER_SIZE + iol_g.hdr->chunk_count * iol_g.hdr->chunk_size, 1 };
+    if (iol_aside(log_aside, &r) != 0)
         return zero ? -1 : 1; /* not known: keep the log */
     int any = 0;
     uint32_t cs = iol_g.hdr->chunk_size;
