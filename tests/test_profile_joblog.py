@@ -395,3 +395,36 @@ def test_fortran_mpi_finalize_writes_the_job_log(
     want = {"MPIIO_COLL_OPENS": 2, "MPIIO_COLL_WRITES": 6, "MPIIO_INDEP_WRITES": 4, "MPIIO_NB_WRITES": 2,
             "MPIIO_BYTES_WRITTEN": 2 * (3 * 1024 + 2 * 256 + 64), "MPIIO_OPEN_COMM_SIZE": 2}  # fmt: skip
     assert {k: got[k] for k in want} == want
+
+
+@pytest.mark.mpi
+def test_a_rank_without_a_log_makes_every_rank_keep_its_own(
+    ranks_prog: Path, profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Rank 0 cannot create its log (its profile directory does not exist): it still takes part in the
+    collectives (no rank waits forever), no job log is written, rank 1 keeps its per-process log and says
+    why."""
+    r = Run(tmp_path)
+    env = {**mpi_env, **profiled_env(profile_build, r.logs, IOLENS_JOB_ID=JOB, IOLENS_JOB_LOG="1")}
+    common = [
+        "-x",
+        f"LD_PRELOAD={profile_build.lib}",
+        "-x",
+        f"IOLENS_PROFILE_DEBUG={r.debug}",
+        "-x",
+        "IOLENS_JOB_ID",
+    ]
+    prog = [str(ranks_prog), str(r.work)]
+    cmd = [
+        "mpirun", "-x", "IOLENS_JOB_LOG",
+        "-np", "1", *common, "-x", f"IOLENS_PROFILE_DIR={tmp_path / 'missing'}", *prog, ":",
+        "-np", "1", *common, "-x", f"IOLENS_PROFILE_DIR={r.logs}", *prog,
+    ]  # fmt: skip
+    proc = run(cmd, {k: v for k, v in env.items() if k != "LD_PRELOAD"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert r.job_logs() == []
+    [kept] = r.process_logs()
+    log = read_log(kept)
+    assert log.header.rank == 1 and log.clean
+    assert log.files[str(r.work / "rank.1.dat")]["POSIX_WRITES"] == 2
+    assert "job log: not written (a rank has no log, or could not read its own)" in r.debug.read_text()

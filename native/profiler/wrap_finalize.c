@@ -230,8 +230,10 @@ static void job_log(void)
 {
     if (__atomic_exchange_n(&finalize_done, 1, __ATOMIC_ACQ_REL))
         return;
-    if (!__atomic_load_n(&iol_g.on, __ATOMIC_ACQUIRE) || iol_sys_getpid() != iol_g.pid || iol_g.hdr == NULL)
-        return;
+    /* A rank whose runtime records nothing (its log could not be made) still takes part, saying so: the
+     * others would otherwise wait for it in the collectives below. */
+    int recording = __atomic_load_n(&iol_g.on, __ATOMIC_ACQUIRE) && iol_sys_getpid() == iol_g.pid &&
+                    iol_g.hdr != NULL;
     const char *off = getenv("IOLENS_JOB_LOG");
     if (off != NULL && strcmp(off, "0") == 0)
         return;
@@ -254,14 +256,14 @@ static void job_log(void)
     jm.Comm_size(comm, &size);
     const struct iol_red_layout *l = iol_red_layout();
     const char *why = NULL;
-    struct iol_jl_snap *s = iol_jl_snapshot();
+    struct iol_jl_snap *s = recording ? iol_jl_snapshot() : NULL;
     uint64_t *hashes = NULL, *reduced = NULL, *rows = NULL;
     uint8_t *have = NULL, *all = NULL, *member = NULL;
     size_t n_shared = 0, mlen = 0;
     static char path[PATH_MAX + 600], tmp[PATH_MAX + 600];
     int ok = 0;
     if (!all_ok(comm, s != NULL)) {
-        why = "a rank could not read its own log";
+        why = "a rank has no log, or could not read its own";
         goto out;
     }
     /* 1. the files every rank has a record of */
@@ -327,7 +329,7 @@ out:
         iol_debug("job log: %s written: rank %d of %d, %zu file(s) reduced, member %zu bytes, %.3f ms in "
                   "MPI_Finalize's wrapper",
                   path, rank, size, n_shared, mlen, (double)dt / 1e6);
-    else
+    else if (recording)
         iol_debug("job log: not written (%s): the per-process log %s stays (%.3f ms)", why ? why : "?",
                   iol_g.log_name, (double)dt / 1e6);
     iol_jl_free(s);
