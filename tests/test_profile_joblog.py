@@ -428,3 +428,46 @@ def test_a_rank_without_a_log_makes_every_rank_keep_its_own(
     assert log.header.rank == 1 and log.clean
     assert log.files[str(r.work / "rank.1.dat")]["POSIX_WRITES"] == 2
     assert "job log: not written (a rank has no log, or could not read its own)" in r.debug.read_text()
+
+
+@pytest.mark.mpi
+def test_hdf5_files_and_datasets_reduce_by_meaning(
+    profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """tests/data/hdf5/h5_parallel.c at 2 ranks: each rank creates p.h5 collectively (alignment 64 KiB),
+    writes its 1000 doubles of /coll collectively and reads them back, and writes /indep in two independent
+    halves. The H5F and H5D records become one each, in rank 0's member, by their counters' meanings."""
+    flags = None
+    for name in ("hdf5-openmpi", "hdf5-mpich"):
+        r = subprocess.run(["pkg-config", "--cflags", "--libs", name], capture_output=True, text=True)
+        if r.returncode == 0:
+            flags = r.stdout.split()
+            break
+    if flags is None or shutil.which("mpicc") is None:
+        pytest.skip("no parallel HDF5 or mpicc")
+    prog = tmp_path / "h5_parallel"
+    c = subprocess.run(["mpicc", "-O1", "-o", str(prog), str(DATA / "hdf5" / "h5_parallel.c"), *flags])
+    assert c.returncode == 0
+    r = _run(prog, tmp_path, profile_build, mpi_env, np_=2)
+    assert r.proc is not None and r.proc.returncode == 0, r.proc.stderr.decode()
+    [path] = r.job_logs()
+    jl = read_job_log(path)
+    p = str(r.work / "p.h5")
+    others = [log for log in jl.logs[1:] if "H5F" in log.modules and p in log.modules["H5F"].row_of]
+    assert others == []  # one record, rank 0's
+    h5f = jl.logs[0].modules["H5F"]
+    f = h5f.counters(h5f.row_of[p])
+    assert (f["H5F_OPENS"], f["H5F_CREATES"], f["H5F_CLOSES"]) == (2, 2, 2)  # sums
+    assert (f["H5F_USE_MPIIO"], f["H5F_ALIGNMENT"]) == (1, 65536)  # max
+    h5d = jl.logs[0].modules["H5D"]
+    coll = h5d.counters(h5d.row_of[f"{p}:/coll"])
+    assert (coll["H5D_WRITES"], coll["H5D_COLL_WRITES"], coll["H5D_BYTES_WRITTEN"]) == (2, 2, 16000)
+    assert coll["H5D_DATASPACE_NPOINTS"] == 2000  # max, not a sum
+    indep = h5d.counters(h5d.row_of[f"{p}:/indep"])
+    assert (indep["H5D_WRITES"], indep["H5D_BYTES_WRITTEN"], indep["H5D_SIZE_WRITE_AGG_1K_10K"]) == (
+        4,
+        16000,
+        4,
+    )
+    job = load_job(path)
+    assert [h.path for h in job.hdf5 if h.path == p] == [p]
