@@ -471,3 +471,25 @@ def test_hdf5_files_and_datasets_reduce_by_meaning(
     )
     job = load_job(path)
     assert [h.path for h in job.hdf5 if h.path == p] == [p]
+
+
+@pytest.mark.mpi
+def test_data_handed_between_ranks_is_seen_through_the_reduction(
+    ranks_prog: Path, profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """At 2 ranks each rank reads, after a barrier, the file the other wrote: both files are every rank's,
+    so reduced; the job still knows one rank wrote and another read it afterwards."""
+    r = _run(ranks_prog, tmp_path, profile_build, mpi_env, "handoff", np_=2)
+    assert r.proc is not None and r.proc.returncode == 0, r.proc.stderr.decode()
+    job = load_job(r.job_logs()[0])
+    for rank in range(2):
+        path = str(r.work / f"rank.{rank}.dat")
+        [red] = [f for f in job.reduced if f.path == path]
+        assert (red.writer_ranks, red.reader_ranks, red.read_write_ranks) == (1, 1, 0)
+        assert red.read_after_other_write
+        row = job.files.row_of[path]
+        assert (job.procs[row], job.writers[row], job.readers[row], job.both[row]) == (2, 1, 1, 0)
+        assert job.read_after_write[row]
+    # the common file: every rank wrote it, none read it
+    row = job.files.row_of[str(r.work / "common.dat")]
+    assert (job.writers[row], job.readers[row], bool(job.read_after_write[row])) == (2, 0, False)

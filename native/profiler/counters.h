@@ -141,7 +141,12 @@
     X(L##_FASTEST_RANK, max) X(L##_FASTEST_RANK_BYTES, max) X(L##_SLOWEST_RANK, max) \
     X(L##_SLOWEST_RANK_BYTES, max) X(L##_F_FASTEST_RANK_TIME, max) X(L##_F_SLOWEST_RANK_TIME, max) \
     X(L##_F_VARIANCE_RANK_TIME, max) X(L##_F_VARIANCE_RANK_BYTES, max) X(L##_RANKS, max)
-#define IOL_SPREAD_COUNTERS(X) X(REDUCED_RANKS, max) IOL_SPREAD_LAYER(X, POSIX) IOL_SPREAD_LAYER(X, MPIIO)
+/* ... and iolens's own: the ranks that wrote the file, read it, did both (POSIX or STDIO), and 1 when some
+ * rank's first read came after another rank's first write (what a reader of per-process logs finds by
+ * comparing them: data handed between ranks through the file). */
+#define IOL_SPREAD_COUNTERS(X) \
+    X(REDUCED_RANKS, max) IOL_SPREAD_LAYER(X, POSIX) IOL_SPREAD_LAYER(X, MPIIO) X(WRITER_RANKS, max) \
+    X(READER_RANKS, max) X(READ_WRITE_RANKS, max) X(READ_AFTER_OTHER_WRITE, max)
 
 /* HDF5 trace ops: from 160 up. */
 #define IOL_H5_TRACE_OPS(X) \

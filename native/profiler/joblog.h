@@ -59,6 +59,10 @@ enum { IOL_RL_POSIX = 0, IOL_RL_MPIIO = 1, IOL_RL_LAYERS = 2 };
  * pairwise update, the same as Darshan's variance reduction). */
 enum { SP_FRANK, SP_FBYTES, SP_FTIME, SP_SRANK, SP_SBYTES, SP_STIME, SP_N, SP_TMEAN, SP_TM2, SP_BMEAN, SP_BM2,
        SP_WORDS };
+/* Roles scratch words (after the layers' spreads): ranks that wrote, read, did both (sums); the two earliest
+ * first writes of distinct ranks (time in rank 0's base + 1, 0: none; rank + 1) and the two latest first
+ * reads. Ranks of two partial results are disjoint, so the two best of four are of distinct ranks. */
+enum { RO_W, RO_R, RO_B, RO_W1, RO_W1R, RO_W2, RO_W2R, RO_R1, RO_R1R, RO_R2, RO_R2R, RO_WORDS };
 
 struct iol_red_layout {
     unsigned words;                   /* per row */
@@ -66,6 +70,7 @@ struct iol_red_layout {
     unsigned file, data;              /* first word of the FILE_REC and FILE_DATA values */
     unsigned module[IOL_MODULE_MAX];  /* first word of module m's values (0: not reduced) */
     unsigned spread;                  /* first word of the spread scratch (IOL_RL_LAYERS x SP_WORDS) */
+    unsigned roles;                   /* first word of the roles scratch (RO_WORDS) */
     uint8_t *kind;                    /* enum iol_red_kind of each word */
     uint8_t *stamp;                   /* 1: a timestamp (ns since the process start + 1) */
 };

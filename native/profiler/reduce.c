@@ -15,7 +15,7 @@
 enum { IOL_RED_MODWORDS = NMODWORDS IOL_MODULES(X)) };
 #undef X
 #undef NMODWORDS
-#define NWORDS (NPRESENT + IOL_NFILE + IOL_NDATA + IOL_RED_MODWORDS + IOL_RL_LAYERS * SP_WORDS)
+#define NWORDS (NPRESENT + IOL_NFILE + IOL_NDATA + IOL_RED_MODWORDS + IOL_RL_LAYERS * SP_WORDS + RO_WORDS)
 
 static uint8_t kinds[NWORDS], stamps[NWORDS];
 static struct iol_red_layout layout;
@@ -53,6 +53,8 @@ const struct iol_red_layout *iol_red_layout(void)
 #undef X
     layout.spread = at;
     at += IOL_RL_LAYERS * SP_WORDS; /* merged as a block, not by kind */
+    layout.roles = at;
+    at += RO_WORDS;
     layout.words = at;
     layout.kind = kinds;
     layout.stamp = stamps;
@@ -160,6 +162,32 @@ static void merge_spread(const uint64_t *in, uint64_t *io)
     io[SP_N] += in[SP_N];
 }
 
+/* The two best (time, rank) pairs of a and b, earliest (latest when late) first; time 0 is none. */
+static void best_two(const uint64_t *a, uint64_t *io, int late)
+{
+    uint64_t t[4] = { io[0], io[2], a[0], a[2] }, r[4] = { io[1], io[3], a[1], a[3] };
+    for (unsigned k = 0; k < 2; k++) {
+        unsigned best = 4;
+        for (unsigned i = 0; i < 4; i++)
+            if (t[i] != 0 && (best == 4 || (late ? t[i] > t[best] : t[i] < t[best]) ||
+                              (t[i] == t[best] && r[i] < r[best])))
+                best = i;
+        io[2 * k] = best < 4 ? t[best] : 0;
+        io[2 * k + 1] = best < 4 ? r[best] : 0;
+        if (best < 4)
+            t[best] = 0;
+    }
+}
+
+static void merge_roles(const uint64_t *in, uint64_t *io)
+{
+    io[RO_W] += in[RO_W];
+    io[RO_R] += in[RO_R];
+    io[RO_B] += in[RO_B];
+    best_two(in + RO_W1, io + RO_W1, 0);
+    best_two(in + RO_R1, io + RO_R1, 1);
+}
+
 void iol_red_merge(const uint64_t *in, uint64_t *inout, size_t rows)
 {
     const struct iol_red_layout *l = iol_red_layout();
@@ -169,7 +197,15 @@ void iol_red_merge(const uint64_t *in, uint64_t *inout, size_t rows)
         iol_red_merge_words(a, b, 0, l->spread);
         for (unsigned k = 0; k < IOL_RL_LAYERS; k++)
             merge_spread(a + l->spread + k * SP_WORDS, b + l->spread + k * SP_WORDS);
+        merge_roles(a + l->roles, b + l->roles);
     }
+}
+
+/* The first read or write (`start`: the two layers' start timestamps) of a row: the smaller non-zero. */
+static uint64_t first_of(const uint64_t *row, unsigned posix, unsigned stdio)
+{
+    uint64_t a = row[posix], b = row[stdio];
+    return a == 0 || (b != 0 && b < a) ? b : a;
 }
 
 void iol_red_spread_init(uint64_t *row, int64_t rank)
@@ -188,6 +224,23 @@ void iol_red_spread_init(uint64_t *row, int64_t rank)
         row[m + IOL_M_MPIIO_BYTES_READ] + row[m + IOL_M_MPIIO_BYTES_WRITTEN],
     };
     int has[IOL_RL_LAYERS] = { (present & 3u) != 0, (present & (4u << IOL_MOD_MPIIO)) != 0 };
+    uint64_t *ro = row + l->roles;
+    memset(ro, 0, RO_WORDS * sizeof *ro);
+    int wrote = row[l->data + IOL_D_POSIX_WRITES] + row[l->data + IOL_D_STDIO_WRITES] > 0;
+    int read = row[l->data + IOL_D_POSIX_READS] + row[l->data + IOL_D_STDIO_READS] > 0;
+    ro[RO_W] = (uint64_t)wrote, ro[RO_R] = (uint64_t)read, ro[RO_B] = (uint64_t)(wrote && read);
+    if (wrote) {
+        ro[RO_W1] = first_of(row, l->data + IOL_D_POSIX_F_WRITE_START_TIMESTAMP,
+                             l->data + IOL_D_STDIO_F_WRITE_START_TIMESTAMP);
+        ro[RO_W1] = ro[RO_W1] ? ro[RO_W1] : 1; /* a write without a time: the start (as the reader's rule) */
+        ro[RO_W1R] = (uint64_t)rank + 1;
+    }
+    if (read) {
+        ro[RO_R1] = first_of(row, l->data + IOL_D_POSIX_F_READ_START_TIMESTAMP,
+                             l->data + IOL_D_STDIO_F_READ_START_TIMESTAMP);
+        ro[RO_R1] = ro[RO_R1] ? ro[RO_R1] : 1;
+        ro[RO_R1R] = (uint64_t)rank + 1;
+    }
     for (unsigned k = 0; k < IOL_RL_LAYERS; k++) {
         uint64_t *s = row + l->spread + k * SP_WORDS;
         memset(s, 0, SP_WORDS * sizeof *s);
@@ -224,12 +277,29 @@ void iol_red_spread_values(const uint64_t *row, uint64_t nranks, uint64_t *out)
         o[IOL_S_POSIX_F_VARIANCE_RANK_BYTES - IOL_S_POSIX_FASTEST_RANK] = of_f64(as_f64(s[SP_BM2]) / n);
         o[IOL_S_POSIX_RANKS - IOL_S_POSIX_FASTEST_RANK] = s[SP_N];
     }
+    const uint64_t *ro = row + l->roles;
+    out[IOL_S_WRITER_RANKS] = ro[RO_W];
+    out[IOL_S_READER_RANKS] = ro[RO_R];
+    out[IOL_S_READ_WRITE_RANKS] = ro[RO_B];
+    /* Some rank's first read after another rank's first write: the latest first read of a rank other than
+     * the first writer against the first write, or the first writer's own against the second write. */
+    int after = 0;
+    for (unsigned k = 0; k < 2 && ro[RO_W1] != 0; k++) {
+        uint64_t t = ro[RO_R1 + 2 * k], r = ro[RO_R1R + 2 * k];
+        if (t == 0)
+            continue;
+        if (r != ro[RO_W1R])
+            after |= t > ro[RO_W1];
+        else
+            after |= ro[RO_W2] != 0 && t > ro[RO_W2];
+    }
+    out[IOL_S_READ_AFTER_OTHER_WRITE] = (uint64_t)after;
 }
 
 void iol_red_shift_stamps(uint64_t *row, int64_t delta)
 {
     const struct iol_red_layout *l = iol_red_layout();
-    for (unsigned i = 0; i < l->spread; i++) {
+    for (unsigned i = 0; i < l->spread; i++) { /* (before spread_init fills the scratch) */
         if (!l->stamp[i] || row[i] == 0)
             continue;
         int64_t v = (int64_t)row[i] + delta;

@@ -135,6 +135,51 @@ static void check_spread(void)
     CHECK(s[IOL_S_MPIIO_SLOWEST_RANK] == 1 && s[IOL_S_MPIIO_SLOWEST_RANK_BYTES] == 8000);
 }
 
+/* A rank's row that wrote first at `w` and read first at `r` (0: did not). */
+static uint64_t *role_row(int64_t rank, uint64_t w, uint64_t r)
+{
+    uint64_t *x = row();
+    x[L->present] = 3u;
+    x[L->data + IOL_D_POSIX_WRITES] = w != 0;
+    x[L->data + IOL_D_POSIX_F_WRITE_START_TIMESTAMP] = w;
+    x[L->data + IOL_D_STDIO_READS] = r != 0; /* a stdio read counts as a read */
+    x[L->data + IOL_D_STDIO_F_READ_START_TIMESTAMP] = r;
+    iol_red_spread_init(x, rank);
+    return x;
+}
+
+/* Data handed between ranks: some rank's first read after another rank's first write. */
+static int handed(const uint64_t (*wr)[2], int n, uint64_t *roles)
+{
+    uint64_t *acc = role_row(0, wr[0][0], wr[0][1]);
+    for (int k = 1; k < n; k++) {
+        uint64_t *x = role_row(k, wr[k][0], wr[k][1]);
+        iol_red_merge(x, acc, 1);
+        free(x);
+    }
+    uint64_t out[IOL_NSPREAD];
+    iol_red_spread_values(acc, (uint64_t)n, out);
+    free(acc);
+    for (int i = 0; i < 3; i++)
+        roles[i] = out[IOL_S_WRITER_RANKS + i];
+    return (int)out[IOL_S_READ_AFTER_OTHER_WRITE];
+}
+
+static void check_roles(void)
+{
+    uint64_t roles[3];
+    const uint64_t handoff[2][2] = { { 10, 30 }, { 12, 25 } }; /* each reads what the other wrote */
+    CHECK(handed(handoff, 2, roles) == 1 && roles[0] == 2 && roles[1] == 2 && roles[2] == 2);
+    const uint64_t own[3][2] = { { 10, 5 }, { 0, 0 }, { 0, 0 } }; /* rank 0 read before writing: nobody after */
+    CHECK(handed(own, 3, roles) == 0 && roles[0] == 1 && roles[1] == 1 && roles[2] == 1);
+    const uint64_t self[2][2] = { { 10, 40 }, { 0, 0 } }; /* rank 0 reads its own write: not handed */
+    CHECK(handed(self, 2, roles) == 0);
+    const uint64_t late[3][2] = { { 10, 50 }, { 20, 0 }, { 0, 0 } }; /* rank 0 reads after rank 1's write */
+    CHECK(handed(late, 3, roles) == 1);
+    const uint64_t early[3][2] = { { 0, 5 }, { 60, 0 }, { 70, 0 } }; /* the read came before any write */
+    CHECK(handed(early, 3, roles) == 0 && roles[0] == 2 && roles[1] == 1 && roles[2] == 0);
+}
+
 int main(void)
 {
     L = iol_red_layout();
@@ -142,6 +187,7 @@ int main(void)
     check_top();
     check_kinds();
     check_spread();
+    check_roles();
     if (failures == 0)
         printf("profile_reduce: ok\n");
     return failures ? 1 : 0;

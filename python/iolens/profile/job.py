@@ -623,6 +623,16 @@ def build_job(
         mark_code(log.table, all_files)
     nodes, roots = _tree(logs, messages)
     files, merges, procs, readers, writers, both, raw = _merge_files(logs, process_of(nodes), messages)
+    for f in reduced_files(logs):
+        # One record (rank 0's) stands for every rank: it counted as one process, one reader, one writer.
+        row = files.row_of.get(f.path)
+        if row is None:
+            continue
+        procs[row] = max(int(procs[row]), f.ranks)
+        readers[row] += f.reader_ranks - (f.reader_ranks > 0)
+        writers[row] += f.writer_ranks - (f.writer_ranks > 0)
+        both[row] += f.read_write_ranks - (f.reader_ranks > 0 and f.writer_ranks > 0)
+        raw[row] |= f.read_after_other_write
     proc_acc = _merge_procs(logs)
     execs = 0
     for log in logs:

@@ -156,11 +156,21 @@ class ReducedFile:
     ranks: int  # the ranks it was reduced over: all the job's
     posix: RankSpread | None
     mpiio: RankSpread | None
+    # iolens's own: the ranks that wrote it, read it, did both; whether a rank's first read came after
+    # another rank's first write (data handed between ranks through the file)
+    writer_ranks: int = 0
+    reader_ranks: int = 0
+    read_write_ranks: int = 0
+    read_after_other_write: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "ranks": self.ranks,
+            "writer_ranks": self.writer_ranks,
+            "reader_ranks": self.reader_ranks,
+            "read_write_ranks": self.read_write_ranks,
+            "read_after_other_write": self.read_after_other_write,
             "posix": self.posix.to_json() if self.posix else None,
             "mpiio": self.mpiio.to_json() if self.mpiio else None,
         }
@@ -197,7 +207,11 @@ def reduced_files(logs: Sequence[ProcessLog]) -> list[ReducedFile]:
         for row, path in enumerate(table.paths):
             c = table.counters(row)
             if c.get("REDUCED_RANKS", 0):
-                out[path] = ReducedFile(path, c["REDUCED_RANKS"], _spread(c, "POSIX"), _spread(c, "MPIIO"))
+                out[path] = ReducedFile(
+                    path, c["REDUCED_RANKS"], _spread(c, "POSIX"), _spread(c, "MPIIO"),
+                    c.get("WRITER_RANKS", 0), c.get("READER_RANKS", 0), c.get("READ_WRITE_RANKS", 0),
+                    bool(c.get("READ_AFTER_OTHER_WRITE", 0)),
+                )  # fmt: skip
     return [out[p] for p in sorted(out)]
 
 

@@ -1,8 +1,9 @@
 /* joblog_ranks.c — the job log's test program (tests/test_profile_joblog.py): every rank writes one common
  * file and a file of its own, rank 1 twice as much as the others, then MPI_Finalize. Usage:
- *   joblog_ranks DIR [after|kill|fortran-free]
+ *   joblog_ranks DIR [after|kill|handoff]
  * after: each rank then writes DIR/after.RANK.dat (3 writes of 100 bytes) after MPI_Finalize;
- * kill:  rank 1 kills itself with SIGKILL before MPI_Finalize.
+ * kill:  rank 1 kills itself with SIGKILL before MPI_Finalize;
+ * handoff: after a barrier, rank r reads the first block of rank (r + 1) % size's own file.
  * Each rank prints "TALLY RANK {json}": what it did, counted by the program itself. */
 #include <fcntl.h>
 #include <mpi.h>
@@ -33,7 +34,7 @@ static long write_blocks(int fd, long n, long first)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s DIR [after|kill]\n", argv[0]);
+        fprintf(stderr, "usage: %s DIR [after|kill|handoff]\n", argv[0]);
         return 2;
     }
     const char *mode = argc > 2 ? argv[2] : "";
@@ -57,6 +58,15 @@ int main(int argc, char **argv)
            rank, n_common, common, rank + 1, own);
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (strcmp(mode, "handoff") == 0) {
+        /* rank r reads the file of its own the next rank wrote (at 2 ranks: every rank has both files) */
+        static char buf[BLOCK];
+        snprintf(path, sizeof path, "%s/rank.%d.dat", argv[1], (rank + 1) % size);
+        fd = open(path, O_RDONLY);
+        if (fd < 0 || read(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+            return 1;
+        close(fd);
+    }
     if (strcmp(mode, "kill") == 0 && rank == 1)
         raise(SIGKILL);
     if (strcmp(mode, "kill") == 0)
