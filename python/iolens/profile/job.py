@@ -24,6 +24,7 @@ import numpy as np
 from iolens.profile.hdf5 import Hdf5File, hdf5_files
 from iolens.profile.joblog import (
     FILE_REDUCED,
+    FLAG_AFTER_JOBLOG,
     JOB_SUFFIX,
     ReducedFile,
     is_job_log,
@@ -641,6 +642,12 @@ def build_job(
     if execs:
         what = "1 log ends" if execs == 1 else f"{execs} logs end"
         messages.append(f"{what} where the process called exec: it goes on in its successor's log")
+    after = sum(1 for log in logs if log.header.flags & FLAG_AFTER_JOBLOG and not log.member)
+    if after:
+        messages.append(
+            f"{after} per-process log(s) hold only what their rank did after MPI_Finalize (the rest is in "
+            "the job log)"
+        )
     return Job(
         job_id=job_id,
         logs=logs,
