@@ -263,7 +263,9 @@ def test_io_after_finalize_is_counted_once(
     for rank in range(NP):
         assert job.file(str(r.work / f"after.{rank}.dat"))["POSIX_WRITES"] == 3
         assert job.file(str(r.work / f"rank.{rank}.dat"))["POSIX_WRITES"] == rank + 1
-    assert f"{NP} per-process log(s) hold only what their rank did after MPI_Finalize" in " ".join(job.messages)
+    assert f"{NP} per-process log(s) hold only what their rank did after MPI_Finalize" in " ".join(
+        job.messages
+    )
     for log in job.logs:
         if log.path != path and log.header.rank >= 0:  # kept for what its rank did after MPI_Finalize, only
             assert log.header.flags & FLAG_AFTER_JOBLOG
