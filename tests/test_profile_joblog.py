@@ -496,3 +496,14 @@ def test_data_handed_between_ranks_is_seen_through_the_reduction(
     # the common file: every rank wrote it, none read it
     row = job.files.row_of[str(r.work / "common.dat")]
     assert (job.writers[row], job.readers[row], bool(job.read_after_write[row])) == (2, 0, False)
+
+
+def test_iolens_profile_keeps_the_job_log_in_its_out_dir(tmp_path: Path) -> None:
+    """A center's IOLENS_LOG_DIR is for the jobs it profiles itself: `iolens profile` empties it for its run,
+    whose report reads --out."""
+    from iolens.profile.run import profile_vars
+
+    lib = tmp_path / "lib.so"
+    central = {"IOLENS_LOG_DIR": "/center/logs", "IOLENS_LOG_LAYOUT": "%Y/%u"}
+    assert profile_vars(lib, tmp_path, False, central)["IOLENS_LOG_DIR"] == ""
+    assert "IOLENS_LOG_DIR" not in profile_vars(lib, tmp_path, False, {})
