@@ -8,7 +8,7 @@
  * the job log is complete.
  *
  * The pieces here need no MPI: the reduction's row layout and merge (reduce.c), the image surgery and the
- * job log's bytes (joblog.c). The collectives are wrap_finalize.c's. */
+ * job log's bytes (joblog.c), its place (joblog_place.c). The collectives are wrap_finalize.c's. */
 #ifndef IOL_PROF_JOBLOG_H
 #define IOL_PROF_JOBLOG_H
 #include <stddef.h>
@@ -114,6 +114,7 @@ void iol_jl_reset(void);
 /* At a clean end (finish.c): 1 when the live log was removed (nothing counted after the job log took it). */
 int iol_jl_finish(void);
 
+/* ---- where it goes (joblog_place.c) ---- */
 /* The directory of the job log: IOLENS_LOG_DIR/LAYOUT (made), else the profile directory; its file name. 0
  * or -1 with why in err. */
 int iol_jl_place(char *dir, size_t dcap, char *name, size_t ncap, const char *job_id, const char *host, long pid,
