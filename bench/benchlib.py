@@ -429,5 +429,18 @@ def common_args(p: argparse.ArgumentParser, default_runs: int = 5) -> None:
     p.add_argument("--out", default=None, help="write the results here instead of bench/results/<name>.txt")
 
 
+def profiler_lib(p: argparse.ArgumentParser) -> tuple[argparse.Namespace, Path]:
+    """The arguments of a profiler benchmark (--build too) and the runtime built there; exits when it is not
+    built or MPI's mpicc and mpirun are not on PATH."""
+    p.add_argument("--build", default=str(REPO_DIR / "build" / "native"), help="a CMake build of native/")
+    args = p.parse_args()
+    lib = Path(args.build) / "libiolens-profile.so"
+    if not lib.is_file():
+        raise SystemExit(f"{lib}: not built (make native)")
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        raise SystemExit("mpicc and mpirun are needed")
+    return args, lib
+
+
 def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)

@@ -45,14 +45,8 @@ def one(prog: Path, target: Path, n: int, size: int, env: dict[str, str], report
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.common_args(p, default_runs=7)
-    p.add_argument("--build", default=str(bl.REPO_DIR / "build" / "native"), help="a CMake build of native/")
-    args = p.parse_args()
-    lib = Path(args.build) / "libiolens-profile.so"
-    if not lib.is_file():
-        raise SystemExit(f"{lib}: not built (make native)")
-    mpicc = shutil.which("mpicc")
-    if mpicc is None or shutil.which("mpirun") is None:
-        raise SystemExit("mpicc and mpirun are needed")
+    args, lib = bl.profiler_lib(p)
+    mpicc = shutil.which("mpicc") or "mpicc"
     runs = args.runs or (1 if args.quick else 7)
     report = bl.Report("profile_mpiio", "Profiler runtime: wall time added per MPI_File_write_at_all")
     report.header += bl.machine_lines(paths=[Path("/dev/shm")])

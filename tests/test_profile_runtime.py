@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from iolens.profile.job import Job, load_job
+from iolens.profile.joblog import read_job_log
 from iolens.profile.reader import ProcessLog, read_log
 
 from .conftest import ProfileBuild
@@ -43,7 +44,10 @@ def profiled_env(build: ProfileBuild, logs: Path, **extra: str) -> dict[str, str
     for var in ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "LSB_JOBINDEX", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                 "PMIX_RANK", "SLURM_PROCID"):  # fmt: skip
         env.pop(var, None)
-    env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), **extra)
+    # One log per process: an MPI rank's log is replaced by the job's log at MPI_Finalize unless told not to
+    # (tests/test_profile_joblog.py turns it on).
+    env.update(LD_PRELOAD=str(build.lib), IOLENS_PROFILE_DIR=str(logs), IOLENS_JOB_LOG="0")
+    env.update(extra)
     return env
 
 
@@ -1496,7 +1500,11 @@ def test_iolens_profile_with_the_real_mpirun(
     mine = {f["path"]: f for f in job["top_files_by_bytes"] if f["path"].startswith(str(tmpfs_dir / "rank."))}
     assert sorted(mine) == [str(tmpfs_dir / "rank.0"), str(tmpfs_dir / "rank.1")]
     assert all(f["bytes_written"] == f["bytes_read"] == 1 << 20 for f in mine.values())
-    exes = {read_log(p).header.exe for p in out.iterdir()}
+    # (the ranks' logs are one job log's members: docs/profile.md, "One log per job")
+    files = list(out.iterdir())
+    logs = [log for p in files for log in (read_job_log(p).logs if p.suffix == ".iolj" else [read_log(p)])]
+    assert any(p.suffix == ".iolj" for p in files)
+    exes = {log.header.exe for log in logs}
     assert exes and not any(Path(e).name.startswith(("mpirun", "orterun", "prterun")) for e in exes)
 
 

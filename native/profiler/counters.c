@@ -28,6 +28,9 @@ const char iol_names_text[] =
 #define X(name, merge) "PNETCDF_VAR " #name " " #merge "\n"
     "module PNETCDF_VAR 6\n" IOL_PNETCDF_VAR_COUNTERS(X)
 #undef X
+#define X(name, merge) "SPREAD " #name " " #merge "\n"
+    "module SPREAD 7\n" IOL_SPREAD_COUNTERS(X)
+#undef X
     ;
 
 const unsigned iol_names_len = sizeof(iol_names_text) - 1;

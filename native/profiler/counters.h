@@ -69,7 +69,8 @@
  * STDIO is reserved for the layer that comes next. */
 #define IOL_MODULES(X) \
     X(MPIIO, 1, IOL_MPIIO_COUNTERS) X(H5F, 2, IOL_H5F_COUNTERS) X(H5D, 3, IOL_H5D_COUNTERS) \
-    X(PNETCDF_FILE, 4, IOL_PNETCDF_FILE_COUNTERS) X(PNETCDF_VAR, 6, IOL_PNETCDF_VAR_COUNTERS)
+    X(PNETCDF_FILE, 4, IOL_PNETCDF_FILE_COUNTERS) X(PNETCDF_VAR, 6, IOL_PNETCDF_VAR_COUNTERS) \
+    X(SPREAD, 7, IOL_SPREAD_COUNTERS)
 #define IOL_MODULE_MAX 8 /* ids are below this */
 
 /* MPI-IO (wrap_mpiio.c): Darshan's MPIIO counter names with Darshan's meanings, then iolens's own. One record
@@ -176,6 +177,24 @@
     X(NC_DEF_VAR, 191) X(NC_INQ_VARID, 192) X(NC_PUT, 193) X(NC_GET, 194) X(NC_IPUT, 195) X(NC_IGET, 196) \
     X(NC_BPUT, 197)
 
+/* SPREAD (joblog.c): the per-rank spread of a file reduced over the ranks of an MPI job at MPI_Finalize,
+ * Darshan's names and meanings (darshan-posix-log-format.h, darshan-mpiio-log-format.h): the fastest and
+ * slowest rank by the layer's read + write + metadata time on the file, their bytes (read + written) and
+ * times (ns), and the population variance over the ranks of that time (s^2) and of those bytes (bytes^2),
+ * each stored as the bits of an IEEE double. Then iolens's own: the ranks the file was reduced over, and per
+ * layer the ranks that had a record of that layer. Only a job log's reduced records have one (never a live
+ * log); "max" because a file has one such record. */
+#define IOL_SPREAD_LAYER(X, L) \
+    X(L##_FASTEST_RANK, max) X(L##_FASTEST_RANK_BYTES, max) X(L##_SLOWEST_RANK, max) \
+    X(L##_SLOWEST_RANK_BYTES, max) X(L##_F_FASTEST_RANK_TIME, max) X(L##_F_SLOWEST_RANK_TIME, max) \
+    X(L##_F_VARIANCE_RANK_TIME, max) X(L##_F_VARIANCE_RANK_BYTES, max) X(L##_RANKS, max)
+/* ... and iolens's own: the ranks that wrote the file, read it, did both (POSIX or STDIO), and 1 when some
+ * rank's first read came after another rank's first write (what a reader of per-process logs finds by
+ * comparing them: data handed between ranks through the file). */
+#define IOL_SPREAD_COUNTERS(X) \
+    X(REDUCED_RANKS, max) IOL_SPREAD_LAYER(X, POSIX) IOL_SPREAD_LAYER(X, MPIIO) X(WRITER_RANKS, max) \
+    X(READER_RANKS, max) X(READ_WRITE_RANKS, max) X(READ_AFTER_OTHER_WRITE, max)
+
 /* HDF5 trace ops: from 160 up. */
 #define IOL_H5_TRACE_OPS(X) \
     X(H5F_CREATE, 160) X(H5F_OPEN, 161) X(H5F_FLUSH, 162) X(H5F_CLOSE, 163) X(H5D_CREATE, 164) \
@@ -263,6 +282,13 @@ enum iol_pnetcdf_var_counter {
     IOL_PNETCDF_VAR_COUNTERS(X)
 #undef X
     IOL_NPNETCDF_VAR
+};
+
+enum iol_spread_counter {
+#define X(name, merge) IOL_S_##name,
+    IOL_SPREAD_COUNTERS(X)
+#undef X
+    IOL_NSPREAD
 };
 
 enum iol_module {

@@ -7,6 +7,7 @@
  * mapping (full trace chunks are no longer mapped); the page cache makes both the same bytes. The files are
  * opened aside (aside.c): other threads of the program may still run while exit() runs destructors. */
 #include "rt.h"
+#include "joblog.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -222,7 +223,9 @@ void iol_finish(int status, int known)
         h->exit_status = status & 0xff;
     iol_log_set_flag(IOLP_CLEAN);
     iol_lock(&iol_g.lock); /* a thread adding a chunk finishes before the image is read */
-    iol_compress_log(iol_g.dir, iol_g.log_name);
+    /* A rank whose counts a job log took at MPI_Finalize keeps its log only for what came after. */
+    if (!iol_jl_finish())
+        iol_compress_log(iol_g.dir, iol_g.log_name);
     iol_unlock(&iol_g.lock);
     iol_compress_predecessor();
     errno = saved;

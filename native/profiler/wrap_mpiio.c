@@ -904,3 +904,9 @@ F_META(get_info, INFO, GET_INFOS, F_META_TIME, 0, MPI_GET_INFO)
 F_DELETE_SYM(mpi_file_delete_)
 F_DELETE_SYM(ompi_file_delete_f)
 #endif
+
+/* The MPI library's function or object of this name, wherever the library was loaded (wrap_finalize.c). */
+void *iol_pmpi_lookup(const char *name)
+{
+    return pmpi_sym(name);
+}

@@ -22,6 +22,15 @@ from pathlib import Path
 import numpy as np
 
 from iolens.profile.hdf5 import Hdf5File, hdf5_files
+from iolens.profile.joblog import (
+    FILE_REDUCED,
+    FLAG_AFTER_JOBLOG,
+    JOB_SUFFIX,
+    ReducedFile,
+    is_job_log,
+    read_job_log,
+    reduced_files,
+)
 from iolens.profile.layers import MpiioFile, mpiio_files
 from iolens.profile.merge import Accumulator, MergePlan
 from iolens.profile.places import code_mask
@@ -242,6 +251,11 @@ class Job:
         return mpiio_files(self)
 
     @cached_property
+    def reduced(self) -> list[ReducedFile]:
+        """The files of a job log reduced over all ranks, with their per-rank spread (joblog.py)."""
+        return reduced_files(self.logs)
+
+    @cached_property
     def hdf5(self) -> list[Hdf5File]:
         """The HDF5 layer: one entry per HDF5 file, with its datasets (hdf5.py)."""
         return hdf5_files(self)
@@ -260,7 +274,7 @@ def log_paths(path: str | Path) -> list[Path]:
     and the compressed `.iolpz` of one process are there, both are returned (load_jobs picks one)."""
     p = Path(path)
     if p.is_dir():
-        return sorted(q for q in p.iterdir() if q.suffix in LOG_SUFFIXES and q.is_file())
+        return sorted(q for q in p.iterdir() if q.suffix in (*LOG_SUFFIXES, JOB_SUFFIX) and q.is_file())
     if p.exists():
         return [p]
     raise ProfileLogError(f"{p}: no such file or directory")
@@ -269,10 +283,26 @@ def log_paths(path: str | Path) -> list[Path]:
 def _read_all(paths: Sequence[Path], single: bool) -> tuple[list[ProcessLog], list[str]]:
     """Read the logs; with several, a broken one is skipped (and said), a single one is an error."""
     by_stem: dict[str, list[Path]] = {}
-    for p in paths:
-        by_stem.setdefault(log_stem(p.name), []).append(p)
     logs: list[ProcessLog] = []
     messages: list[str] = []
+    for p in paths:
+        if not is_job_log(p):
+            by_stem.setdefault(log_stem(p.name), []).append(p)
+            continue
+        # A job log's members are the ranks' logs: never a choice between them and a per-process log of the
+        # same name (which, beside a job log, holds what its rank counted after MPI_Finalize).
+        try:
+            job_log = read_job_log(p)
+        except ProfileLogError as exc:
+            if single:
+                raise
+            messages.append(f"skipped: {exc}")
+            continue
+        logs.extend(job_log.logs)
+        messages.append(
+            f"{p.name}: one log of {job_log.header.nranks} rank(s), {job_log.header.reduced_files} file(s) "
+            "reduced over all ranks"
+        )
     for stem, group in by_stem.items():
         # The compressed log is the finished one; the live one is the fallback if it is damaged.
         group.sort(key=lambda q: q.suffix != ".iolpz")
@@ -561,10 +591,12 @@ def _rank_totals(nodes: list[ProcessNode]) -> list[RankTotals]:
         rt = ranks.setdefault(rank, RankTotals(rank, 0, IoTotals()))
         rt.logs += 1
         files = rt.totals.files
-        rt.totals.add(n.totals)
-        rt.totals.files = files
         t = n.log.table
-        mask = data_rows(t) & opened_rows(t)
+        # A file reduced over all ranks is every rank's: its spread says who did what (reduced_files).
+        own = (t.flags & FILE_REDUCED) == 0
+        rt.totals.add(n.totals if own.all() else table_totals(t, data_rows(t) & own, n.totals.meta_time_ns))
+        rt.totals.files = files
+        mask = data_rows(t) & opened_rows(t) & own
         paths.setdefault(rank, set()).update(t.paths[i] for i in np.flatnonzero(mask).tolist())
     for rank, rt in ranks.items():
         rt.totals.files = len(paths[rank])
@@ -598,6 +630,16 @@ def build_job(
         mark_code(log.table, all_files)
     nodes, roots = _tree(logs, messages)
     files, merges, procs, readers, writers, both, raw = _merge_files(logs, process_of(nodes), messages)
+    for f in reduced_files(logs):
+        # One record (rank 0's) stands for every rank: it counted as one process, one reader, one writer.
+        row = files.row_of.get(f.path)
+        if row is None:
+            continue
+        procs[row] = max(int(procs[row]), f.ranks)
+        readers[row] += f.reader_ranks - (f.reader_ranks > 0)
+        writers[row] += f.writer_ranks - (f.writer_ranks > 0)
+        both[row] += f.read_write_ranks - (f.reader_ranks > 0 and f.writer_ranks > 0)
+        raw[row] |= f.read_after_other_write
     proc_acc = _merge_procs(logs)
     execs = 0
     for log in logs:
@@ -606,6 +648,12 @@ def build_job(
     if execs:
         what = "1 log ends" if execs == 1 else f"{execs} logs end"
         messages.append(f"{what} where the process called exec: it goes on in its successor's log")
+    after = sum(1 for log in logs if log.header.flags & FLAG_AFTER_JOBLOG and not log.member)
+    if after:
+        messages.append(
+            f"{after} per-process log(s) hold only what their rank did after MPI_Finalize (the rest is in "
+            "the job log)"
+        )
     return Job(
         job_id=job_id,
         logs=logs,

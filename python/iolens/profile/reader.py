@@ -400,18 +400,21 @@ class ProcessLog:
     trace_paths: dict[int, str] = field(default_factory=dict)
     # Minor version 4: the layers above POSIX, by module name ("MPIIO"); empty in older logs.
     modules: dict[str, ModuleTable] = field(default_factory=dict)
+    # A job log's member (joblog.py): the name of the per-process log the rank's image was taken from ("" for
+    # a log read from its own file). It names the log in reports and links it to its children's parent_log.
+    member: str = ""
     # file id -> row of `table`, for the trace (sorted ids, their rows).
     _ids: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.uint64))
     _id_rows: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.intp))
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return self.member or self.path.name
 
     @property
     def stem(self) -> str:
         """The log's name without .iolp/.iolpz: how parent_log links are matched."""
-        return log_stem(self.path.name)
+        return log_stem(self.name)
 
     @property
     def clean(self) -> bool:
@@ -536,7 +539,7 @@ class _Inflater:
 
     what = "compressed image"
 
-    def __init__(self, path: Path, f: IO[bytes]) -> None:
+    def __init__(self, path: Path, f: IO[bytes], size: int | None = None) -> None:
         self.path = path
         self._f = f
         head = f.read(8)
@@ -545,7 +548,7 @@ class _Inflater:
                 f"{path}: compressed log too short ({8 + len(head)} bytes): no image length"
             )
         (self.length,) = struct.unpack("<Q", head)
-        comp_size = max(os.fstat(f.fileno()).st_size - 16, 0)
+        comp_size = max((os.fstat(f.fileno()).st_size if size is None else size) - 16, 0)
         if self.length < HEADER_SIZE:
             raise ProfileLogError(
                 f"{path}: compressed log declares a {self.length}-byte image, less than its "
@@ -1257,6 +1260,24 @@ def read_log(path: str | Path) -> ProcessLog:
         except OSError as exc:
             raise ProfileLogError(f"{p}: cannot read: {exc.strerror}") from None
     return _assemble(p, header, got, notes)
+
+
+def read_compressed(p: Path, data: bytes, what: str, names: bytes = b"") -> tuple[ProcessLog, bytes]:
+    """A compressed image held in memory (a job log's member: joblog.py); `what` names it in messages. An
+    image without a NAMES chunk takes `names` (a job log's members share rank 0's). Returns the log and the
+    NAMES it was read with."""
+    import io
+
+    where = Path(f"{p} ({what})")
+    if data[:8] != ZMAGIC:
+        raise ProfileLogError(f"{where}: not a compressed iolens profile log (magic {bytes(data[:8])!r})")
+    f = io.BytesIO(data)
+    f.seek(8)
+    header, got, notes = _read_image(where, _Inflater(where, f, len(data)))
+    if not b"".join(got.names).strip(b"\0") and names:
+        got.names = [names]
+    used = b"".join(got.names)
+    return _assemble(p, header, got, notes), used
 
 
 def _assemble(p: Path, header: Header, got: _Collected, notes: list[str]) -> ProcessLog:

@@ -178,6 +178,8 @@ def _file_row(job: Job, i: int) -> dict[str, Any]:
         "mount": mount[0] if mount else None,
         "fs_type": mount[1] if mount else None,
         "processes": int(job.procs[i]),
+        # A file of a job log reduced over all ranks: how many (None: the records of each process are here).
+        "reduced_over_ranks": _reduced_ranks(job).get(t.paths[i]),
         "opens": c("opens"),
         "bytes_read": c("bytes_read"),
         "bytes_written": c("bytes_written"),
@@ -187,6 +189,20 @@ def _file_row(job: Job, i: int) -> dict[str, Any]:
         "write_time_s": _s(c("write_time_ns")),
         "meta_time_s": _s(c("meta_time_ns")),
     }
+
+
+def _reduced_files(job: Job, mask: np.ndarray) -> list[dict[str, Any]]:
+    """The reduced files among the rows of mask (data, neither code nor excluded), most bytes first."""
+    t = job.files
+    moved = io_column(t, "bytes_read") + io_column(t, "bytes_written")
+    rows = [(f, t.row_of.get(f.path)) for f in job.reduced]
+    kept = [(f, int(moved[r])) for f, r in rows if r is not None and mask[r]]
+    kept.sort(key=lambda fm: (-fm[1], fm[0].path))
+    return [f.to_json() for f, _ in kept]
+
+
+def _reduced_ranks(job: Job) -> dict[str, int]:
+    return {f.path: f.ranks for f in job.reduced}
 
 
 def _top(job: Job, key: np.ndarray, mask: np.ndarray, n: int = TOP_FILES) -> list[dict[str, Any]]:
@@ -383,6 +399,8 @@ def job_report(job: Job) -> dict[str, Any]:
         ],
         "ranks": ranks,
         "rank_imbalance": rank_imbalance(ranks),
+        # A job log's files reduced over all ranks, with Darshan's per-rank spread (profile/joblog.py).
+        "reduced_files": _reduced_files(job, listed & data),
         "processes": _processes(job),
         "roots": [job.nodes[i].log.name for i in job.roots],
     }
@@ -598,7 +616,7 @@ def _files_table(title: str, rows: list[dict[str, Any]]) -> Table:
             (
                 Text(r["path"]),
                 r["fs_type"] or "?",
-                str(r["processes"]),
+                f"all {r['reduced_over_ranks']}" if r.get("reduced_over_ranks") else str(r["processes"]),
                 _bytes(r["bytes_read"]),
                 _bytes(r["bytes_written"]),
                 _secs(r["read_time_s"]),
@@ -607,6 +625,38 @@ def _files_table(title: str, rows: list[dict[str, Any]]) -> Table:
             )
             for r in rows
         ],
+    )
+
+
+def _rank_cell(sp: dict[str, Any], which: str) -> str:
+    return f"{sp[which + '_rank']}: {_secs(sp[which + '_rank_time_s'])}, {_bytes(sp[which + '_rank_bytes'])}"
+
+
+def _reduced_table(files: list[dict[str, Any]]) -> Table:
+    """A job log's files reduced over all ranks: the spread of each layer (Darshan's fastest and slowest rank
+    by the layer's I/O time on the file, their bytes, the standard deviation over the ranks)."""
+    rows: list[tuple[str | Text, ...]] = []
+    for f in files[:TOP_FILES]:
+        for name in ("posix", "mpiio"):
+            sp = f[name]
+            if sp is None:
+                continue
+            rows.append(
+                (
+                    Text(f["path"]),
+                    f"all {f['ranks']}",
+                    name.upper(),
+                    _rank_cell(sp, "fastest"),
+                    _rank_cell(sp, "slowest"),
+                    _secs(sp["variance_rank_time_s2"] ** 0.5),
+                    _bytes(sp["variance_rank_bytes"] ** 0.5),
+                )
+            )
+    return _table(
+        "Files reduced over all ranks (one record each: the per-rank spread)"
+        + (f", the first {TOP_FILES} of {len(files)}" if len(files) > TOP_FILES else ""),
+        ["path", "ranks", "layer", "fastest rank", "slowest rank", "time sd", "bytes sd"],
+        rows,
     )
 
 
@@ -887,6 +937,8 @@ def job_view(job: dict[str, Any]) -> Group:
         parts.append(_mounts_table(job["mounts"]))
     if job["ranks"]:
         parts.extend(_ranks(job["ranks"], job["rank_imbalance"]))
+    if job.get("reduced_files"):
+        parts.append(_reduced_table(job["reduced_files"]))
     parts.extend(pnetcdf_view(job.get("layers", {}).get("pnetcdf", []), _table, _bytes, _secs))
     parts.extend(_hdf5_view(job.get("layers", {}).get("hdf5", [])))
     parts.extend(_mpiio_view(job.get("layers", {}).get("mpiio", [])))

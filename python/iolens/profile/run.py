@@ -30,6 +30,7 @@ from rich.text import Text
 from iolens import launch
 from iolens.profile.interrupt import Interruption, KillAfterError, RunSignals, kill_after_s
 from iolens.profile.job import load_jobs
+from iolens.profile.joblog import JOB_SUFFIX
 from iolens.profile.reader import LOG_SUFFIXES, ProfileLogError, log_stem
 from iolens.profile.report import build, print_report
 
@@ -39,6 +40,7 @@ ENV_DIR = "IOLENS_PROFILE_DIR"
 ENV_TRACE = "IOLENS_TRACE"
 ENV_EXCLUDE = "IOLENS_PROFILE_EXCLUDE"
 ENV_JOB_ID = "IOLENS_JOB_ID"
+ENV_LOG_DIR = "IOLENS_LOG_DIR"
 # The runtime takes the job id from the batch system when there is one (docs/profile-log.md).
 SCHEDULER_JOB_IDS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID")
 
@@ -186,7 +188,8 @@ def profile_vars(lib: Path, out_dir: Path, trace: bool, env: Mapping[str, str]) 
 
     LD_PRELOAD: the runtime first, then whatever was preloaded already. IOLENS_JOB_ID: set so that every
     process of the run, ranks started by mpirun included, shares one job id (the runtime prefers the batch
-    system's id when there is one). IOLENS_PROFILE_EXCLUDE and IOLENS_TRACE pass on as the user set them.
+    system's id when there is one). IOLENS_PROFILE_EXCLUDE and IOLENS_TRACE pass on as the user set them;
+    IOLENS_LOG_DIR is emptied (an MPI job's log goes to the out directory).
     """
     out: dict[str, str] = {}
     existing = [p for p in env.get("LD_PRELOAD", "").replace(" ", ":").split(":") if p]
@@ -200,6 +203,10 @@ def profile_vars(lib: Path, out_dir: Path, trace: bool, env: Mapping[str, str]) 
         out[ENV_EXCLUDE] = env[ENV_EXCLUDE]
     if not any(env.get(k) for k in SCHEDULER_JOB_IDS):
         out[ENV_JOB_ID] = env.get(ENV_JOB_ID) or job_id()
+    if env.get(ENV_LOG_DIR):
+        # A center's central log directory (docs/profile.md, "One log per job") is for the jobs it profiles
+        # itself: this run's job log goes to the out directory, which the report reads.
+        out[ENV_LOG_DIR] = ""
     return out
 
 
@@ -235,14 +242,18 @@ def exit_status(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+# The logs a run leaves: per-process logs, and an MPI job's one log (profile/joblog.py).
+RUN_SUFFIXES = (*LOG_SUFFIXES, JOB_SUFFIX)
+
+
 def _existing_stems(directory: Path) -> set[str]:
-    return {log_stem(p.name) for p in directory.iterdir() if p.suffix in LOG_SUFFIXES}
+    return {log_stem(p.name) for p in directory.iterdir() if p.suffix in RUN_SUFFIXES}
 
 
 def new_logs(directory: Path, before: set[str]) -> list[Path]:
     """The logs written in directory since `before` (the stems that were there already)."""
     return sorted(
-        p for p in directory.iterdir() if p.suffix in LOG_SUFFIXES and log_stem(p.name) not in before
+        p for p in directory.iterdir() if p.suffix in RUN_SUFFIXES and log_stem(p.name) not in before
     )
 
 

@@ -3,7 +3,7 @@
 - a JSON file: an iolens result document (docs/schema.md);
 - a directory with result.txt: an IO500 result directory (iolens-io500.json in it, when iolens io500 wrote
   it, is taken instead of the app's text files, and the per-phase documents beside it are part of that run);
-- an iolens profile log (*.iolp, *.iolpz) or a directory of them: one profile per job;
+- an iolens profile log (*.iolp, *.iolpz, a job log *.iolj) or a directory of them: one profile per job;
 - a Darshan log (*.darshan): one profile;
 - a JSON-lines file (*.jsonl, *.ndjson, or any file of one JSON object per line): monitoring samples;
 - any other directory: everything importable under it.
@@ -26,7 +26,7 @@ from iolens.store.store import Store, Stored
 
 DOCUMENT_SUFFIXES = (".json",)
 SAMPLE_SUFFIXES = (".jsonl", ".ndjson")
-PROFILE_SUFFIXES = (".iolp", ".iolpz")
+PROFILE_SUFFIXES = (".iolp", ".iolpz", ".iolj")  # .iolj: one MPI job's log (profile/joblog.py)
 DARSHAN_SUFFIXES = (".darshan",)
 IOLENS_IO500_DOCUMENT = "iolens-io500.json"
 

@@ -82,11 +82,12 @@ def logs_uid(logs: Sequence[Any]) -> str:
     their names or order nor on the report this iolens derives from them (a newer iolens whose report differs
     still finds the job stored)."""
     digests = []
-    for log in logs:
+    # A job log's members share its file: hashed once.
+    for path in dict.fromkeys(log.path for log in logs):
         try:
-            digests.append(file_sha256(log.path))
+            digests.append(file_sha256(path))
         except OSError as exc:
-            raise ProfileImportError(f"{log.path}: cannot read: {exc.strerror}") from None
+            raise ProfileImportError(f"{path}: cannot read: {exc.strerror}") from None
     return sha256("iolens-logs\0" + "\n".join(sorted(digests)))
 
 
