@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from iolens.profile.job import build_job
+from iolens.profile.job import build_job, load_job
 from iolens.profile.reader import ProcessLog
 from iolens.profile.report import job_report
 from iolens.profile.stack import stacks
@@ -235,6 +235,35 @@ def test_report_stacks_pnetcdf_over_mpiio_and_posix(nc_run) -> None:
     assert rows["put calls"].startswith(f"{puts} (") and "non-blocking" in rows["put calls"]
     (posix,) = [f for f in report["layers"]["posix_files"] if f["path"] == path]
     assert posix["writes"] > 0 and f"{posix['writes']} POSIX writes" in st.sentence
+
+
+@pytest.mark.mpi
+def test_the_job_log_reduces_the_pnetcdf_layer_to_the_same_totals(
+    nc_run, profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The same program with one log per job (MPI_Finalize reduces the files every rank has): the PnetCDF
+    layer's file and variables say what the per-process logs said, summed over the ranks."""
+    _, prof_dir, _, _, logs = nc_run
+    prog = prof_dir.parent / "nc_layers"  # nc_run's build of the program
+    work, jlogs = tmp_path / "work", tmp_path / "logs"
+    work.mkdir()
+    jlogs.mkdir()
+    env = {**mpi_env, **profiled_env(profile_build, jlogs, IOLENS_JOB_ID="nc-job", IOLENS_JOB_LOG="1")}
+    r = run(["mpirun", "-np", str(NP), str(prog), str(work)], env, timeout=300)
+    assert r.returncode == 0, r.stderr.decode()
+    (job_log,) = sorted(jlogs.glob("*.iolj"))
+    reduced = {f["path"]: f for f in job_report(load_job(job_log))["layers"]["pnetcdf"]}
+    per_process = {f["path"]: f for f in job_report(build_job("nc-job", logs_in(logs)))["layers"]["pnetcdf"]}
+    got, want = reduced[str(work / "layers.nc")], per_process[str(prof_dir / "layers.nc")]
+    keys = ("creates", "opens", "closes", "enddefs", "syncs", "waits", "bytes_written", "bytes_read")
+    assert {k: got[k] for k in keys} == {k: want[k] for k in keys}
+    assert got["creates"] == NP
+    vars_got = {v["name"]: v for v in got["variables"]}
+    vars_want = {v["name"]: v for v in want["variables"]}
+    assert set(vars_got) == set(vars_want)
+    for name, v in vars_want.items():
+        for k in ("reads", "writes", "calls", "bytes_read", "bytes_written", "ndims", "npoints"):
+            assert vars_got[name][k] == v[k], (name, k)
 
 
 def test_program_without_pnetcdf_has_no_pnetcdf_records(profile_build: ProfileBuild, tmp_path: Path) -> None:
