@@ -95,13 +95,5 @@ def darshan_view(
                   "yes" if ds["H5D_USE_MPIIO_COLLECTIVE"] > 0 else "no") for ds in d["datasets"][:10]],
             )
         )  # fmt: skip
-    if d.get("variables"):
-        out.append(
-            table(
-                "PnetCDF variables (by bytes)",
-                ["variable", "rank", "read", "written"],
-                [(Text(v["name"]), str(v["rank"]), size(max(v["PNETCDF_VAR_BYTES_READ"], 0)),
-                  size(max(v["PNETCDF_VAR_BYTES_WRITTEN"], 0))) for v in d["variables"][:10]],
-            )
-        )  # fmt: skip
+    # PnetCDF variables: the report's PnetCDF layer (layers.pnetcdf) shows them, as for iolens's own logs.
     return out
