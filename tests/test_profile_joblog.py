@@ -477,24 +477,27 @@ def test_hdf5_files_and_datasets_reduce_by_meaning(
 
 
 @pytest.mark.mpi
-def test_data_handed_between_ranks_is_seen_through_the_reduction(
+def test_data_handed_between_ranks_stays_per_rank(
     ranks_prog: Path, profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """At 2 ranks each rank reads, after a barrier, the file the other wrote: both files are every rank's,
-    so reduced; the job still knows one rank wrote and another read it afterwards."""
+    """At 2 ranks each rank reads, after a barrier, the file the other wrote: every rank has both files, but
+    the ranks made different kinds of calls on each (one wrote, the other read), so each file keeps its
+    per-rank records (reduced, which rank wrote and which read would be lost); the job knows one rank wrote
+    and another read it afterwards. The common file, which every rank wrote alike, is reduced."""
     r = _run(ranks_prog, tmp_path, profile_build, mpi_env, "handoff", np_=2)
     assert r.proc is not None and r.proc.returncode == 0, r.proc.stderr.decode()
     job = load_job(r.job_logs()[0])
+    reduced = {f.path for f in job.reduced}
     for rank in range(2):
         path = str(r.work / f"rank.{rank}.dat")
-        [red] = [f for f in job.reduced if f.path == path]
-        assert (red.writer_ranks, red.reader_ranks, red.read_write_ranks) == (1, 1, 0)
-        assert red.read_after_other_write
+        assert path not in reduced
         row = job.files.row_of[path]
         assert (job.procs[row], job.writers[row], job.readers[row], job.both[row]) == (2, 1, 1, 0)
         assert job.read_after_write[row]
     # the common file: every rank wrote it, none read it
-    row = job.files.row_of[str(r.work / "common.dat")]
+    common = str(r.work / "common.dat")
+    assert common in reduced
+    row = job.files.row_of[common]
     assert (job.writers[row], job.readers[row], bool(job.read_after_write[row])) == (2, 0, False)
 
 
@@ -507,3 +510,30 @@ def test_iolens_profile_keeps_the_job_log_in_its_out_dir(tmp_path: Path) -> None
     central = {"IOLENS_LOG_DIR": "/center/logs", "IOLENS_LOG_LAYOUT": "%Y/%u"}
     assert profile_vars(lib, tmp_path, False, central)["IOLENS_LOG_DIR"] == ""
     assert "IOLENS_LOG_DIR" not in profile_vars(lib, tmp_path, False, {})
+
+
+@pytest.mark.mpi
+def test_ranks_preloaded_by_hand_make_one_job(
+    ranks_prog: Path, profile_build: ProfileBuild, mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`mpirun -x LD_PRELOAD=… ./app` without a batch system or IOLENS_JOB_ID (how Darshan is used): the ranks
+    name their job after the launcher's id of the launch ("mpi-ID"), so their logs make one job, whether each
+    keeps its own log or the job log replaces them."""
+    for job_log in ("0", "1"):
+        (tmp_path / job_log).mkdir()
+        r = Run(tmp_path / job_log)
+        env = {**mpi_env, **profiled_env(profile_build, r.logs, IOLENS_JOB_LOG=job_log)}
+        assert "IOLENS_JOB_ID" not in env and "SLURM_JOB_ID" not in env
+        # the ranks alone are profiled (mpirun itself, profiled, would name the job for its children)
+        lib = env.pop("LD_PRELOAD")
+        cmd = ["mpirun", "-x", f"LD_PRELOAD={lib}", "-np", str(NP), str(ranks_prog), str(r.work)]
+        proc = run(cmd, env, timeout=300)
+        assert proc.returncode == 0, proc.stderr.decode()
+        if job_log == "0":
+            logs = [read_log(p) for p in r.process_logs()]
+        else:
+            (path,) = r.job_logs()
+            logs = read_job_log(path).logs
+        assert sorted(log.header.rank for log in logs) == list(range(NP))
+        ids = {log.header.job_id for log in logs}
+        assert len(ids) == 1 and next(iter(ids)).startswith("mpi-"), ids

@@ -250,6 +250,47 @@ uint64_t *iol_jl_rows(struct iol_jl_snap *s, const uint64_t *hashes, const uint8
     return s->rows;
 }
 
+void iol_jl_signatures(const struct iol_jl_snap *s, uint64_t *sig)
+{
+    const struct iol_red_layout *l = iol_red_layout();
+    memset(sig, 0, s->n_shared * IOL_SIG_WORDS * 8);
+    for (size_t r = 0; r < s->n_shared; r++) {
+        const uint64_t *row = s->rows + r * l->words;
+        uint64_t *g = sig + r * IOL_SIG_WORDS;
+        g[0] = row[l->present] & ((1u << IOL_SIG_FIRST) - 1);
+        for (unsigned w = 0; w < l->words; w++) {
+            unsigned b = l->sigbit[w];
+            if (b != 0 && row[w] != 0)
+                g[b / 64] |= 1ull << (b % 64);
+        }
+    }
+}
+
+size_t iol_jl_keep_alike(struct iol_jl_snap *s, const uint64_t *band, const uint64_t *bor)
+{
+    const struct iol_red_layout *l = iol_red_layout();
+    /* The new number of each row (-1: its file stays per rank), then each id's row renumbered through it. */
+    int32_t *to = malloc((s->n_shared > 0 ? s->n_shared : 1) * sizeof *to);
+    if (to == NULL)
+        return (size_t)-1;
+    size_t k = 0;
+    for (size_t r = 0; r < s->n_shared; r++) {
+        int alike = memcmp(band + r * IOL_SIG_WORDS, bor + r * IOL_SIG_WORDS, IOL_SIG_WORDS * 8) == 0;
+        to[r] = alike ? (int32_t)k : -1;
+        if (alike) {
+            if (k != r)
+                memmove(s->rows + k * l->words, s->rows + r * l->words, (size_t)l->words * 8);
+            k++;
+        }
+    }
+    for (uint32_t id = 1; id < s->nids; id++)
+        if (s->ids[id].row >= 0)
+            s->ids[id].row = to[s->ids[id].row];
+    free(to);
+    s->n_shared = k;
+    return k;
+}
+
 /* ---- the member ---- */
 
 /* Appends records (head id, thread; n values each) to new chunks of kind/module at *k. */

@@ -73,7 +73,13 @@ struct iol_red_layout {
     unsigned roles;                   /* first word of the roles scratch (RO_WORDS) */
     uint8_t *kind;                    /* enum iol_red_kind of each word */
     uint8_t *stamp;                   /* 1: a timestamp (ns since the process start + 1) */
+    uint8_t *sigbit;                  /* the word's bit in a file's signature (0: none; see below) */
 };
+/* A file's signature on one rank: which sections it had (the present word, bits 0..IOL_SIG_FIRST-1) and,
+ * for each counter of calls of one kind, whether it is non-zero (a bit from IOL_SIG_FIRST on; past the
+ * words' room counters share bits, which only makes files look alike more often). Ranks that differ in it
+ * made different kinds of calls on the file: reduced, which rank made which would be lost. */
+enum { IOL_SIG_WORDS = 2, IOL_SIG_FIRST = 16 };
 /* The layout (built once; kind/stamp arrays are static). */
 const struct iol_red_layout *iol_red_layout(void);
 /* inout[i] = inout[i] (+) in[i] for n rows: each word by its kind, top-4 sets by adding counts of equal
@@ -91,6 +97,12 @@ void iol_red_shift_stamps(uint64_t *row, int64_t delta);
 
 /* ---- the job log's pieces (joblog.c) ---- */
 struct iol_jl_snap;
+/* Each candidate row's signature (after iol_jl_rows): n_shared x IOL_SIG_WORDS words. */
+void iol_jl_signatures(const struct iol_jl_snap *s, uint64_t *sig);
+/* Keeps the rows whose signature every rank had (band == bor over the ranks), in order; the others' files
+ * stay per rank (their records stay in each member). Returns the new number of rows, (size_t)-1 when out of
+ * memory (nothing changed). */
+size_t iol_jl_keep_alike(struct iol_jl_snap *s, const uint64_t *band, const uint64_t *bor);
 /* The process's log image, read from its file, and its files. NULL (and a debug line) on failure. */
 struct iol_jl_snap *iol_jl_snapshot(void);
 void iol_jl_free(struct iol_jl_snap *s);

@@ -18,6 +18,7 @@ enum { IOL_RED_MODWORDS = NMODWORDS IOL_MODULES(X)) };
 #define NWORDS (NPRESENT + IOL_NFILE + IOL_NDATA + IOL_RED_MODWORDS + IOL_RL_LAYERS * SP_WORDS + RO_WORDS)
 
 static uint8_t kinds[NWORDS], stamps[NWORDS];
+static uint8_t sigbits[NWORDS];
 static struct iol_red_layout layout;
 static int built;
 
@@ -27,17 +28,29 @@ static int built;
 #define KIND_topv RK_TOPV
 #define KIND_topc RK_TOPC
 
-/* Kinds and timestamp marks of a counter list, from word *at on. */
+/* A counter of the calls of one kind that the layers' rank sets are made of (which ranks wrote a file
+ * through POSIX, made collective MPI-IO reads, independent H5Dwrite calls, ...): a name ending in _READS or
+ * _WRITES, but not the sequential/consecutive counts (which differ between ranks that do the same calls). */
+static int counts_calls(const char *name)
+{
+    size_t n = strlen(name);
+    int ends = (n > 6 && strcmp(name + n - 6, "_READS") == 0) || (n > 7 && strcmp(name + n - 7, "_WRITES") == 0);
+    return ends && strstr(name, "_SEQ_") == NULL && strstr(name, "_CONSEC_") == NULL;
+}
+
+/* Kinds, timestamp marks and signature bits of a counter list, from word *at on. */
 #define PUT(name, merge) \
     kinds[at] = KIND_##merge; \
     stamps[at] = strstr(#name, "_TIMESTAMP") != NULL; \
+    if (counts_calls(#name)) \
+        sigbits[at] = (uint8_t)(IOL_SIG_FIRST + nsig++ % (64 * IOL_SIG_WORDS - IOL_SIG_FIRST)); \
     at++;
 
 const struct iol_red_layout *iol_red_layout(void)
 {
     if (__atomic_load_n(&built, __ATOMIC_ACQUIRE))
         return &layout;
-    unsigned at = 0;
+    unsigned at = 0, nsig = 0;
     layout.present = at;
     kinds[at++] = RK_OR;
     layout.file = at;
@@ -58,6 +71,7 @@ const struct iol_red_layout *iol_red_layout(void)
     layout.words = at;
     layout.kind = kinds;
     layout.stamp = stamps;
+    layout.sigbit = sigbits;
     __atomic_store_n(&built, 1, __ATOMIC_RELEASE);
     return &layout;
 }

@@ -9,7 +9,8 @@
  *                            /dev/shm); the profile directory is always excluded
  *   IOLENS_PROFILE_DEBUG     a file the runtime appends its own error messages to (nothing is ever written
  *                            to the program's stdout or stderr)
- *   SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, else IOLENS_JOB_ID (generated and exported by the first process)
+ *   SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, else IOLENS_JOB_ID, else an MPI launcher's PMIX_NAMESPACE or
+ *                            OMPI_MCA_ess_base_jobid ("mpi-ID"), else one the first process generates
  *   OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID: the rank
  *   IOLENS_PARENT_LOG        the log of the process that started this one (set by the runtime itself) */
 #include "wrap.h"
@@ -112,6 +113,19 @@ static void sanitize(char *dst, const char *src, size_t cap)
     dst[i] = '\0';
 }
 
+/* The id an MPI launcher gives the ranks of one launch: PMIx's namespace (Open MPI 4 and 5, PRRTE, srun
+ * --mpi=pmix), else Open MPI's own job id (its ORTE launches without PMIx). NULL when neither is set. */
+static const char *mpi_launch_id(void)
+{
+    static const char *const vars[] = { "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0')
+            return v;
+    }
+    return NULL;
+}
+
 static void set_job_id(void)
 {
     static const char *const sched[] = { "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "IOLENS_JOB_ID" };
@@ -129,6 +143,12 @@ static void set_job_id(void)
         snprintf(iol_g.job_id, sizeof iol_g.job_id, "%s[%s]", id, index);
     } else if (id != NULL) {
         iol_strlcpy(iol_g.job_id, id, sizeof iol_g.job_id);
+    } else if ((id = mpi_launch_id()) != NULL) {
+        /* Ranks an MPI launcher started outside a batch system (`mpirun -x LD_PRELOAD=...`, as Darshan users
+         * run): each would otherwise name a job of its own, the launcher's id puts them in one. */
+        snprintf(iol_g.job_id, sizeof iol_g.job_id, "mpi-%s", id);
+        snprintf(env_job + 14, sizeof env_job - 14, "%s", iol_g.job_id);
+        putenv(env_job);
     } else {
         /* The first profiled process of a job names it, and its children inherit the name. */
         time_t now = time(NULL);

@@ -48,7 +48,7 @@ static struct {
 #undef X
     MPI_Comm world;
     MPI_Datatype byte, u64, i32;
-    MPI_Op sum, min, band;
+    MPI_Op sum, min, band, bor;
     MPI_Info info_null;
 } jm;
 
@@ -70,13 +70,14 @@ static int jl_setup(void)
     jm.sum = iol_pmpi_lookup("ompi_mpi_op_sum");
     jm.min = iol_pmpi_lookup("ompi_mpi_op_min");
     jm.band = iol_pmpi_lookup("ompi_mpi_op_band");
+    jm.bor = iol_pmpi_lookup("ompi_mpi_op_bor");
     jm.info_null = iol_pmpi_lookup("ompi_mpi_info_null");
     if (jm.world == NULL || jm.byte == NULL || jm.u64 == NULL || jm.i32 == NULL || jm.sum == NULL ||
-        jm.min == NULL || jm.band == NULL || jm.info_null == NULL)
+        jm.min == NULL || jm.band == NULL || jm.bor == NULL || jm.info_null == NULL)
         return -1; /* not the Open MPI whose handles the runtime knows */
 #else
     jm.world = MPI_COMM_WORLD, jm.byte = MPI_BYTE, jm.u64 = MPI_UINT64_T, jm.i32 = MPI_INT;
-    jm.sum = MPI_SUM, jm.min = MPI_MIN, jm.band = MPI_BAND, jm.info_null = MPI_INFO_NULL;
+    jm.sum = MPI_SUM, jm.min = MPI_MIN, jm.band = MPI_BAND, jm.bor = MPI_BOR, jm.info_null = MPI_INFO_NULL;
 #endif
     return 0;
 }
@@ -94,6 +95,33 @@ static int all_ok(MPI_Comm comm, int ok)
     if (jm.Allreduce(&ok, &all, 1, jm.i32, jm.min, comm) != MPI_SUCCESS)
         return 0;
     return all;
+}
+
+/* Keeps the rows of the files every rank made the same kinds of calls on (iol_jl_keep_alike): the
+ * signatures' AND and OR over the ranks are equal. The same rows on every rank, or 0 when a rank ran out of
+ * memory. */
+static int alike_only(MPI_Comm comm, struct iol_jl_snap *s, size_t *n_shared)
+{
+    size_t words = *n_shared * IOL_SIG_WORDS;
+    uint64_t *sig = malloc(words > 0 ? 3 * words * 8 : 8);
+    if (!all_ok(comm, sig != NULL)) {
+        free(sig);
+        return 0;
+    }
+    uint64_t *band = sig + words, *bor = sig + 2 * words;
+    iol_jl_signatures(s, sig);
+    for (size_t at = 0; at < words;) {
+        int k = words - at > (1u << 28) ? 1 << 28 : (int)(words - at);
+        jm.Allreduce(sig + at, band + at, k, jm.u64, jm.band, comm);
+        jm.Allreduce(sig + at, bor + at, k, jm.u64, jm.bor, comm);
+        at += (size_t)k;
+    }
+    size_t k = iol_jl_keep_alike(s, band, bor);
+    free(sig);
+    if (!all_ok(comm, k != (size_t)-1))
+        return 0;
+    *n_shared = k;
+    return 1;
 }
 
 struct rename_req {
@@ -293,6 +321,12 @@ static void job_log(void)
     if (rank == 0)
         reduced = malloc(n_shared > 0 ? n_shared * l->words * 8 : 8);
     if (!all_ok(comm, rows != NULL && (rank != 0 || reduced != NULL))) {
+        why = "out of memory";
+        goto out;
+    }
+    /* 2b. a file whose ranks made different kinds of calls on it (one wrote, another read; aggregators
+     * wrote beneath collective calls) stays per rank: reduced, which rank made which would be lost */
+    if (!alike_only(comm, s, &n_shared)) {
         why = "out of memory";
         goto out;
     }
