@@ -232,7 +232,7 @@ def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[A
                 first = group[0].tolist()
                 # Counter names need no escaping, nor hold a %.
                 template = "{" + ",".join(
-                    f'"{names[c]}":' + ("%d" % first[k] if same[k] else "%d")
+                    f'"{names[c]}":' + (f"{int(first[k])}" if same[k] else "%d")
                     for k, c in enumerate(cols.tolist())
                 ) + "}"  # fmt: skip
                 group = group[:, ~same]
