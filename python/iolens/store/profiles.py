@@ -8,13 +8,13 @@ bins). Every file of the job is a row of profile_files, with all its non-zero co
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from operator import add, truediv
 from pathlib import Path
 from typing import Any
 
+from iolens.profile.sizes import bucket_upper
 from iolens.store.records import FileColumns, ProfileRecord, file_sha256, sha256
 
 TIMELINE_BINS = 200
@@ -23,7 +23,6 @@ TIMELINE_BINS = 200
 # so a transfer of exactly 1 MiB is small: the label says "up to".
 SMALL_IO_BYTES = 1 << 20
 SMALL_IOS_LABEL = "small I/Os (up to 1 MiB)"
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 READ_OPS = frozenset("read pread readv preadv fread fgets fscanf aio_read".split())
 WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf aio_write".split())
@@ -31,19 +30,6 @@ WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf aio_writ
 
 class ProfileImportError(ValueError):
     """Logs that cannot be read; the message names the file and says why."""
-
-
-def bucket_upper(label: str) -> float:
-    """The upper bound, inclusive, of a size bucket label ("100K-1M" → 1 MiB; "1G+" → infinity)."""
-    if label.endswith("+"):
-        return math.inf
-    top = label.rsplit("-", 1)[-1]
-    unit = top[-1] if top[-1] in _SIZE_UNITS and not top[-1].isdigit() else ""
-    number = top[: -len(unit)] if unit else top
-    try:
-        return float(number) * _SIZE_UNITS[unit]
-    except ValueError:
-        return math.inf
 
 
 def small_ios(access_sizes: dict[str, Any]) -> int:
