@@ -26,6 +26,7 @@ SMALL_IOS_LABEL = "small I/Os (up to 1 MiB)"
 
 READ_OPS = frozenset("read pread readv preadv fread fgets fscanf aio_read".split())
 WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf aio_write".split())
+AIO_TRANSFER_OPS = frozenset(("aio_read", "aio_write"))
 
 
 class ProfileImportError(ValueError):
@@ -244,17 +245,23 @@ def _timeline(job: Any) -> dict[str, Any] | None:
     # 0 metadata, 1 read, 2 write, 3 a call of a layer above POSIX (MPI-IO, HDF5): not counted, its bytes and
     # its metadata are the POSIX calls it made, traced beneath it
     op_kind = np.zeros(max(OP_NAMES) + 1, dtype=np.int8)
+    # An AIO read or write is one record, written when aio_return collected it, from its submission to that
+    # aio_return (docs/profile-log.md): it counts at its end, when the counters count it, with the bytes
+    # aio_return gave (its submission moved none).
+    at_end = np.zeros(len(op_kind), dtype=bool)
     for code, name in OP_NAMES.items():
         upper = name.startswith(("MPI_File_", "H5"))
         op_kind[code] = 3 if upper else 1 if name in READ_OPS else 2 if name in WRITE_OPS else 0
+        at_end[code] = name in AIO_TRANSFER_OPS
     read_b = np.zeros(bins)
     write_b = np.zeros(bins)
     counts = np.zeros((3, bins))
     for log in traced:
         a = log.trace_array
-        t = (a["start_ns"].astype(np.float64) + (log.header.start_wall_ns - job.start_wall_ns)) / 1e9
-        k = np.clip((t / width).astype(np.int64), 0, bins - 1)
         ops = np.clip(a["op"].astype(np.int64), 0, len(op_kind) - 1)
+        when = np.where(at_end[ops], a["start_ns"] + a["dur_ns"], a["start_ns"])
+        t = (when.astype(np.float64) + (log.header.start_wall_ns - job.start_wall_ns)) / 1e9
+        k = np.clip((t / width).astype(np.int64), 0, bins - 1)
         kind = op_kind[ops]
         moved = np.where(a["result"] > 0, a["result"], 0).astype(np.float64)
         read_b += np.bincount(k, weights=np.where(kind == 1, moved, 0), minlength=bins)
