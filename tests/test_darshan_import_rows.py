@@ -18,10 +18,7 @@ import pytest
 from iolens.store import Store, darshan_logs, profiles
 from iolens.store import store as store_module
 
-from .conftest import REPO
-from .test_db_imports import darshan_example
-
-LAYERS_LOG = REPO / "tests" / "data" / "darshan" / "layers-np2.darshan"
+from .test_darshan_logs import EXAMPLES, LAYERS_LOG, log_path
 
 # log → (files stored, digest of the profile_files rows, digest of the profile's columns and document)
 PINS: dict[str, tuple[int, str, str]] = {
@@ -37,10 +34,6 @@ PINS: dict[str, tuple[int, str, str]] = {
         "6ff930724e8bc7a2",
     ),
 }
-
-
-def log_path(name: str) -> Path:
-    return LAYERS_LOG if name == "layers-np2.darshan" else darshan_example(name)
 
 
 def digest(value: Any) -> str:
@@ -72,23 +65,12 @@ def stored(url: str) -> tuple[int, str, str, list[Any]]:
 
 
 @pytest.mark.parametrize("batch", [None, 7], ids=["batch-default", "batch-7"])
-@pytest.mark.parametrize(
-    "name",
-    [
-        "layers-np2.darshan",
-        "dxt.darshan",
-        "example.darshan",
-        "ior_hdf5_example.darshan",
-        "noposix.darshan",
-        "sample-badost.darshan",
-        "shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158.darshan",
-    ],
-    ids=lambda n: n[:20],
-)
+@pytest.mark.parametrize("name", [*EXAMPLES, str(LAYERS_LOG)], ids=lambda n: Path(n).name[:20])
 def test_import_stores_the_pinned_rows(
     name: str, batch: int | None, db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = log_path(name)
+    name = log.name
     if batch is not None:
         for module in (profiles, store_module):
             if hasattr(module, "FILE_BATCH"):

@@ -32,12 +32,11 @@ static void pause_s(double s)
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
 }
 
-static ssize_t collect(struct aiocb *cb)
+static void wait_done(const struct aiocb *cb)
 {
     const struct aiocb *list[1] = { cb };
     while (aio_error(cb) == EINPROGRESS)
         aio_suspend(list, 1, NULL);
-    return aio_return(cb);
 }
 
 int main(int argc, char **argv)
@@ -47,23 +46,16 @@ int main(int argc, char **argv)
     memset(buf, 'x', sizeof buf);
     dir = argv[1];
     int fd = open(P("late"), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    struct aiocb w, r;
-    memset(&w, 0, sizeof w);
-    w.aio_fildes = fd, w.aio_buf = buf, w.aio_nbytes = sizeof buf;
-    say("aio_write %d at %.3f\n", aio_write(&w), now() - t0);
-    const struct aiocb *wl[1] = { &w };
-    while (aio_error(&w) == EINPROGRESS)
-        aio_suspend(wl, 1, NULL);
-    pause_s(%PAUSE%);
-    say("write-return %zd at %.3f\n", collect(&w), now() - t0);
-    memset(&r, 0, sizeof r);
-    r.aio_fildes = fd, r.aio_buf = back, r.aio_nbytes = sizeof back;
-    say("aio_read %d at %.3f\n", aio_read(&r), now() - t0);
-    const struct aiocb *rl[1] = { &r };
-    while (aio_error(&r) == EINPROGRESS)
-        aio_suspend(rl, 1, NULL);
-    pause_s(%PAUSE%);
-    say("read-return %zd at %.3f\n", collect(&r), now() - t0);
+    struct aiocb cb[2];
+    memset(cb, 0, sizeof cb);
+    for (int k = 0; k < 2; k++) { /* the write, then the read */
+        cb[k].aio_fildes = fd, cb[k].aio_buf = k ? back : buf, cb[k].aio_nbytes = sizeof buf;
+        int submitted = k ? aio_read(&cb[k]) : aio_write(&cb[k]);
+        say("%s %d at %.3f\n", k ? "aio_read" : "aio_write", submitted, now() - t0);
+        wait_done(&cb[k]);
+        pause_s(%PAUSE%);
+        say("%s %zd at %.3f\n", k ? "read-return" : "write-return", aio_return(&cb[k]), now() - t0);
+    }
     close(fd);
     flush_say();
     return 0;
