@@ -85,3 +85,27 @@ def test_import_stores_the_pinned_rows(
     assert [r["file_no"] for r in rows] == list(range(files))
     assert all(r["path"] for r in rows)
     assert (files, rows_digest, profile_digest) == PINS[name]
+
+
+def test_counters_json_is_each_rows_non_zero_counters() -> None:
+    """The batch formatting (rows grouped by their non-zero counters, the counters the same in a whole group
+    written into its format string) gives, row for row, the JSON object of the row's non-zero counters."""
+    import numpy as np
+
+    names = [f"C{i}" for i in range(70)]
+    rng = np.random.default_rng(17)
+    values = np.zeros((300, 70), dtype=np.uint64)
+    values[:40, :5] = 7  # a group whose counters are all the same in every row
+    values[40:100, 3:9] = rng.integers(1, 2**63, size=(60, 6), dtype=np.uint64)  # a group of varying ones
+    values[40:100, 4] = 12  # ... one of them the same throughout
+    values[100:110, 60:70] = 5  # a small group (formatted as it is)
+    values[110:200] = rng.integers(0, 3, size=(90, 70), dtype=np.uint64)  # rows of their own patterns
+    values[250, 69] = np.iinfo(np.uint64).max  # the largest counter; rows 200..249, 251.. have none
+    got = profiles._counters_json(values, names, {})
+    want = [
+        json.dumps({names[c]: int(v) for c, v in enumerate(row) if v}, separators=(",", ":"))
+        if row.any()
+        else None
+        for row in values
+    ]
+    assert got == want
