@@ -9,7 +9,6 @@ could save), the thresholds they crossed, a one-line finding and a concrete sugg
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -22,6 +21,7 @@ from iolens.profile.job import NOT_DATA, Job, code_rows, data_rows, extent, io_c
 from iolens.profile.layers import MpiioFile
 from iolens.profile.places import code_mask, fs_kind, libraries, parallel_dirs, parallel_mask
 from iolens.profile.reader import FILE_NOT_REGULAR, NESTED_STDIO
+from iolens.profile.sizes import bucket_upper
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -68,20 +68,6 @@ class Advice:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-_UNITS = {"": 1, "K": KiB, "M": MiB, "G": 1024 * MiB, "T": 1024 * 1024 * MiB}
-
-
-def bucket_upper(label: str) -> float:
-    """Upper bound in bytes, inclusive, of a histogram bucket labelled like "10K-100K" (Darshan's buckets:
-    that one holds 10241..102400 bytes) or "1G+" (infinite)."""
-    if label.endswith("+"):
-        return float("inf")
-    m = re.fullmatch(r"\d+[KMGT]?-(\d+)([KMGT]?)", label)
-    if not m:
-        return float("inf")
-    return float(int(m[1]) * _UNITS[m[2]])
 
 
 def _pct(x: float) -> str:

@@ -8,12 +8,14 @@ bins). Every file of the job is a row of profile_files, with all its non-zero co
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
+from itertools import repeat
+from operator import add, truediv
 from pathlib import Path
 from typing import Any
 
-from iolens.store.records import ProfileFile, ProfileRecord, file_sha256, sha256
+from iolens.profile.sizes import bucket_upper
+from iolens.store.records import FileColumns, ProfileRecord, file_sha256, sha256
 
 TIMELINE_BINS = 200
 # An access is small when its size bucket ends at or below 1 MiB. Darshan's buckets include their upper bound
@@ -21,27 +23,14 @@ TIMELINE_BINS = 200
 # so a transfer of exactly 1 MiB is small: the label says "up to".
 SMALL_IO_BYTES = 1 << 20
 SMALL_IOS_LABEL = "small I/Os (up to 1 MiB)"
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 READ_OPS = frozenset("read pread readv preadv fread fgets fscanf aio_read".split())
 WRITE_OPS = frozenset("write pwrite writev pwritev fwrite fputs fprintf aio_write".split())
+AIO_TRANSFER_OPS = frozenset(("aio_read", "aio_write"))
 
 
 class ProfileImportError(ValueError):
     """Logs that cannot be read; the message names the file and says why."""
-
-
-def bucket_upper(label: str) -> float:
-    """The upper bound, inclusive, of a size bucket label ("100K-1M" → 1 MiB; "1G+" → infinity)."""
-    if label.endswith("+"):
-        return math.inf
-    top = label.rsplit("-", 1)[-1]
-    unit = top[-1] if top[-1] in _SIZE_UNITS and not top[-1].isdigit() else ""
-    number = top[: -len(unit)] if unit else top
-    try:
-        return float(number) * _SIZE_UNITS[unit]
-    except ValueError:
-        return math.inf
 
 
 def small_ios(access_sizes: dict[str, Any]) -> int:
@@ -131,7 +120,7 @@ def job_record(job: Any, source_path: str | None = None, uid: str | None = None)
         small_ios=small_ios(report.get("access_sizes") or {}),
         truncated=bool(s.get("truncated_logs") or s.get("unclean_logs") or s.get("trace_dropped")),
         source_path=source_path,
-        file_rows=_file_rows(job),
+        file_columns=_file_rows(job),
     )
 
 
@@ -145,10 +134,11 @@ _FIXED = (
 )  # fmt: skip
 
 
-def _file_rows(job: Any) -> Iterator[ProfileFile]:
-    """Every file the job recorded (not the excluded paths), its counters merged over processes; `counters`
-    is the JSON object of its non-zero counters, in schema order. The figures are iolens's own: a file's
-    POSIX and stdio calls together (job.io_column)."""
+def _file_rows(job: Any) -> Iterator[FileColumns]:
+    """Every file the job recorded (not the excluded paths), its counters merged over processes, as batches
+    of columns (ProfileFile.COLUMNS, then `counters`: the JSON object of its non-zero counters, in schema
+    order). The figures are iolens's own: a file's POSIX and stdio calls together (job.io_column). The values
+    are Python's, made as a row at a time would make them (ints from the counters, / 1e9 for seconds)."""
     import numpy as np
 
     from iolens.profile.job import LAYERED, io_column
@@ -163,29 +153,44 @@ def _file_rows(job: Any) -> Iterator[ProfileFile]:
     mounts = [m[1] for m in t.mount_list] + [None]  # index -1: no mount
     keep = np.flatnonzero((t.flags & FILE_EXCLUDED) == 0)
     never = np.iinfo(np.uint64).max
+    # Each figure once for every kept file (io_column adds two whole columns: not once a batch).
+    fixed_all = [(io_column(t, n) if n in LAYERED else t.column(n))[keep] for n in _FIXED]
     templates: dict[bytes, tuple[np.ndarray, str]] = {}
+    paths, procs_all, mount_all = t.paths, job.procs, t.mount
     for at in range(0, keep.size, FILE_BATCH):
         rows = keep[at : at + FILE_BATCH]
-        fixed = [(io_column(t, n) if n in LAYERED else t.column(n))[rows].tolist() for n in _FIXED]
+        opens, reads, writes, stats, seeks, fsyncs, fdsyncs, br, bw, rt, wt, mt = (
+            c[at : at + FILE_BATCH].tolist() for c in fixed_all
+        )
         zero = np.zeros((rows.size, 1), np.uint64)
         first = np.where((f := t.columns(stamps[0], rows) if stamps[0] else zero) > 0, f, never).min(axis=1)
         last = (t.columns(stamps[1], rows) if stamps[1] else zero).max(axis=1)
         counters = _counters_json(np.hstack([b[rows] for b in t.blocks]), names, templates)
-        rows_l, procs, mount_of = rows.tolist(), job.procs[rows].tolist(), t.mount[rows].tolist()
-        first_l, last_l = first.tolist(), last.tolist()
-        for k, c in enumerate(zip(*fixed, strict=True)):
-            opens, reads, writes, stats, seeks, fsyncs, fdsyncs, br, bw, rt, wt, mt = c
-            f0, l0 = first_l[k], last_l[k]
-            yield ProfileFile(
-                t.paths[rows_l[k]], mounts[mount_of[k]], int(procs[k]), opens, reads, writes, stats, seeks,
-                fsyncs + fdsyncs, br, bw, rt / 1e9, wt / 1e9, mt / 1e9,
-                # Timestamps are ns since the process started, + 1 (0: never).
-                (f0 - 1) / 1e9 if f0 != never else None, (l0 - 1) / 1e9 if l0 else None, counters[k],
-            )  # fmt: skip
+        rows_l = rows.tolist()
+        yield FileColumns((
+            list(map(paths.__getitem__, rows_l)),
+            list(map(mounts.__getitem__, mount_all[rows].tolist())),
+            list(map(int, procs_all[rows].tolist())),
+            opens, reads, writes, stats, seeks,
+            list(map(add, fsyncs, fdsyncs)),
+            br, bw,
+            list(map(truediv, rt, repeat(1e9))),
+            list(map(truediv, wt, repeat(1e9))),
+            list(map(truediv, mt, repeat(1e9))),
+            # Timestamps are ns since the process started, + 1 (0: never).
+            [(f0 - 1) / 1e9 if f0 != never else None for f0 in first.tolist()],
+            [(l0 - 1) / 1e9 if l0 else None for l0 in last.tolist()],
+            counters,
+        ))  # fmt: skip
+
+
+# A group of at least this many rows has the counters it holds the same in every row written into its format
+# string once (a 100k-file job's files mostly differ only in their times): fewer numbers formatted a row.
+_BAKE_ROWS = 16
 
 
 def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[Any, str]]) -> list[Any]:
-    """Each row's non-zero counters as a JSON object ({} for none). Rows with the same non-zero counters
+    """Each row's non-zero counters as a JSON object (None for none). Rows with the same non-zero counters
     share one format string (the files of a job mostly do), so a row is one C-level formatting."""
     import numpy as np
 
@@ -198,19 +203,31 @@ def _counters_json(values: Any, names: list[str], templates: dict[bytes, tuple[A
     new[1:] = (sw[1:] != sw[:-1]).any(axis=1)
     bounds = [*np.flatnonzero(new).tolist(), order.size]
     out = np.empty(values.shape[0], dtype=object)
-    out[:] = [{}]
     for g in range(len(bounds) - 1):
         rows = order[bounds[g] : bounds[g + 1]]
         bits = packed[rows[0]]
         key = bits.tobytes()
         if key not in templates:
             cols = np.flatnonzero(np.unpackbits(bits)[: len(names)])
-            body = ",".join(f'"{names[c]}":%d' for c in cols.tolist())  # counter names need no escaping
-            templates[key] = (cols, "{" + body + "}")
+            templates[key] = (cols, "{" + ",".join(f'"{names[c]}":%d' for c in cols.tolist()) + "}")
         cols, template = templates[key]
         if not cols.size:
             continue
-        out[rows] = list(map(template.__mod__, map(tuple, values[np.ix_(rows, cols)].tolist())))
+        group = values[np.ix_(rows, cols)]
+        if rows.size >= _BAKE_ROWS:
+            same = (group == group[0]).all(axis=0)
+            if same.any():
+                first = group[0].tolist()
+                # Counter names need no escaping, nor hold a %.
+                template = "{" + ",".join(
+                    f'"{names[c]}":' + (f"{int(first[k])}" if same[k] else "%d")
+                    for k, c in enumerate(cols.tolist())
+                ) + "}"  # fmt: skip
+                group = group[:, ~same]
+        if group.shape[1]:
+            out[rows] = list(map(template.__mod__, map(tuple, group.tolist())))
+        else:
+            out[rows] = template
     return out.tolist()  # type: ignore[no-any-return]
 
 
@@ -229,17 +246,23 @@ def _timeline(job: Any) -> dict[str, Any] | None:
     # 0 metadata, 1 read, 2 write, 3 a call of a layer above POSIX (MPI-IO, HDF5): not counted, its bytes and
     # its metadata are the POSIX calls it made, traced beneath it
     op_kind = np.zeros(max(OP_NAMES) + 1, dtype=np.int8)
+    # An AIO read or write is one record, written when aio_return collected it, from its submission to that
+    # aio_return (docs/profile-log.md): it counts at its end, when the counters count it, with the bytes
+    # aio_return gave (its submission moved none).
+    at_end = np.zeros(len(op_kind), dtype=bool)
     for code, name in OP_NAMES.items():
         upper = name.startswith(("MPI_File_", "H5"))
         op_kind[code] = 3 if upper else 1 if name in READ_OPS else 2 if name in WRITE_OPS else 0
+        at_end[code] = name in AIO_TRANSFER_OPS
     read_b = np.zeros(bins)
     write_b = np.zeros(bins)
     counts = np.zeros((3, bins))
     for log in traced:
         a = log.trace_array
-        t = (a["start_ns"].astype(np.float64) + (log.header.start_wall_ns - job.start_wall_ns)) / 1e9
-        k = np.clip((t / width).astype(np.int64), 0, bins - 1)
         ops = np.clip(a["op"].astype(np.int64), 0, len(op_kind) - 1)
+        when = np.where(at_end[ops], a["start_ns"] + a["dur_ns"], a["start_ns"])
+        t = (when.astype(np.float64) + (log.header.start_wall_ns - job.start_wall_ns)) / 1e9
+        k = np.clip((t / width).astype(np.int64), 0, bins - 1)
         kind = op_kind[ops]
         moved = np.where(a["result"] > 0, a["result"], 0).astype(np.float64)
         read_b += np.bincount(k, weights=np.where(kind == 1, moved, 0), minlength=bins)

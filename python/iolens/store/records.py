@@ -188,6 +188,19 @@ class ProfileFile:
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class FileColumns:
+    """A batch of files as columns: `columns` holds one list per ProfileFile.COLUMNS, then the counters' JSON
+    objects (None: no counter), all of one length. A 100k-file job is stored from these without a Python
+    object per file (ProfileFile): making those took 1 s of its 2.4 s import (docs/profile.md, "Darshan
+    logs")."""
+
+    columns: tuple[list[Any], ...]
+
+    def __len__(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+
 @dataclass
 class ProfileRecord:
     uid: str
@@ -219,6 +232,8 @@ class ProfileRecord:
     truncated: bool = False
     source_path: str | None = None
     file_rows: Iterable[ProfileFile] = ()
+    # Files as column batches (after file_rows, numbered on from them): how a job's own files are given.
+    file_columns: Iterable[FileColumns] = ()
 
     COLUMNS = (
         "origin", "job_id", "user_name", "exe", "command", "hosts", "processes", "started_at", "ended_at",

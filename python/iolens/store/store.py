@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -233,6 +234,12 @@ class Store:
                 ):
                     self.db.bulk_insert("profile_files", fcols, chunk)
                     count += len(chunk)
+                for batch in record.file_columns:
+                    # The rows are zipped from the columns as the driver binds them: no list of tuples.
+                    n = len(batch)
+                    rows = zip(repeat(pid, n), range(count, count + n), *batch.columns, strict=True)
+                    self.db.bulk_insert("profile_files", fcols, rows)
+                    count += n
         except _AlreadyStored as done:
             return Stored("profile", done.id, False)
         return Stored("profile", pid, True, f"{count} files")

@@ -117,7 +117,7 @@ class _Module:
             else:
                 src = records.fcounters[:, layout.fcounters.index(name)]
             block[:, k] = _convert(name, src, records)
-        self.data += block.tobytes()
+        self.data += memoryview(block).cast("B")  # no bytes copy of the block on the way
 
     def matrix(self, extra_rows: int = 0) -> np.ndarray:
         """The rows (then extra_rows rows of zeros): a view of the buffer, which then cannot grow."""
