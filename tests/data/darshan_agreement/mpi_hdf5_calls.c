@@ -1,7 +1,8 @@
 /* mpi_hdf5_calls DIR — a fixed set of MPI-IO and HDF5 calls on two files in DIR, the same on every rank, for
  * comparing the MPIIO, H5F and H5D counters of iolens with Darshan's (tests/test_darshan_agreement.py). Each
  * rank prints "DID {json}": what it did, by Darshan's counter names, for one rank (a file opened by every rank
- * sums them over the ranks). */
+ * sums them over the ranks), and, in iolens's names, how many of its dataset reads and writes asked for a
+ * collective transfer. */
 #include <hdf5.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -24,11 +25,11 @@ static void check(int ok, const char *what)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank = 0, ranks = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     if (argc < 2)
         check(0, "arguments (usage: mpi_hdf5_calls DIR)");
+    int ranks, rank;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char path[4096];
     static char buf[XFER];
     memset(buf, 'a' + rank, sizeof buf);
@@ -95,7 +96,10 @@ int main(int argc, char **argv)
     check(H5Dwrite(dset, H5T_NATIVE_UINT32, mfour, space, indep, vals) >= 0, "H5Dwrite (points)");
     static unsigned all[N * 64];
     check(ranks <= 64, "at most 64 ranks");
-    check(H5Dread(dset, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, coll, all) >= 0, "H5Dread (all)");
+    /* the independent list made collective, then independent again: the mode at each call counts */
+    H5Pset_dxpl_mpio(indep, H5FD_MPIO_COLLECTIVE);
+    check(H5Dread(dset, H5T_NATIVE_UINT32, H5S_ALL, H5S_ALL, indep, all) >= 0, "H5Dread (all)");
+    H5Pset_dxpl_mpio(indep, H5FD_MPIO_INDEPENDENT);
     check(H5Fflush(dset, H5F_SCOPE_LOCAL) >= 0, "H5Fflush");
     H5Dclose(dset);
     H5Fclose(file);
@@ -129,7 +133,7 @@ int main(int argc, char **argv)
            "\"H5D_BYTES_READ\": %d, \"H5D_REGULAR_HYPERSLAB_SELECTS\": 2, \"H5D_POINT_SELECTS\": 1, "
            "\"H5D_IRREGULAR_HYPERSLAB_SELECTS\": 1, \"H5D_USE_MPIIO_COLLECTIVE\": 1, \"H5D_DATATYPE_SIZE\": 4, "
            "\"H5D_DATASPACE_NDIMS\": 1, \"H5D_DATASPACE_NPOINTS\": %d, \"H5D_CHUNK_SIZE_D1\": %d, "
-           "\"H5D_RW_SWITCHES\": 1}}\n",
+           "\"H5D_RW_SWITCHES\": 1, \"H5D_COLL_READS\": 1, \"H5D_COLL_WRITES\": 2}}\n",
            6 * XFER + 2 * SMALL, XFER, (N + 4) * 4, (N * ranks + 30) * 4, N * ranks, CHUNK);
     MPI_Finalize();
     return 0;
