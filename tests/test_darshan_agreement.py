@@ -115,8 +115,8 @@ def both(
     for d in ("d", "i", "dlog", "ilog"):
         (root / d).mkdir()
     denv = {**mpi_env, **plain_env(), "LD_PRELOAD": str(darshan / "lib" / "libdarshan.so")}
-    # Darshan leaves out /dev/ (and /var/, /tmp/ is kept) by default: the same list for both, the test's files
-    # are under pytest's temporary directory.
+    # Darshan's default list leaves out /dev/, /var/, /usr/, …, where pytest's temporary directory may be
+    # (TMPDIR): it gets iolens's list instead.
     denv.update(DARSHAN_LOGPATH=str(root / "dlog"), DARSHAN_EXCLUDE_DIRS="/proc/,/sys/")
     dr = _mpirun(program, root / "d", denv, NP)
     assert dr.returncode == 0, dr.stderr.decode()[-1000:]
