@@ -249,6 +249,25 @@ def bootstrap_ci(
     return (lo, hi)
 
 
+def bootstrap_rounds_ci(
+    rounds: Sequence[Any], stat: Any, level: float = 0.95, draws: int = 4000, seed: int = 1
+) -> tuple[float, float]:
+    """A percentile-bootstrap confidence interval of stat(rounds), resampling whole rounds (each round holds
+    every configuration's run of that moment, so the pairing survives the resampling). For a statistic of
+    several medians, such as the ratio of two added costs, where a run-by-run ratio of small differences
+    would be mostly noise."""
+    if len(rounds) < 2:
+        return (float("nan"), float("nan"))
+    rng = random.Random(seed)
+    draws_ = (stat(rng.choices(list(rounds), k=len(rounds))) for _ in range(draws))
+    vals = sorted(v for v in draws_ if v == v)  # a draw whose denominator was 0 gives NaN: left out
+    if not vals:
+        return (float("nan"), float("nan"))
+    lo = vals[int((1 - level) / 2 * len(vals))]
+    hi = vals[min(len(vals) - 1, int((1 + level) / 2 * len(vals)))]
+    return (lo, hi)
+
+
 def alternating(tools: Sequence[str], rounds: int) -> Iterator[tuple[int, str]]:
     """(round, tool) in an order that alternates the tools run by run and flips the order every other
     round (ABC CBA ABC …), so a slow drift of the machine does not favour the tool that runs first."""

@@ -56,6 +56,7 @@ struct h5lib {
 #define X(ret, name, params) ret (*name) params;
     H5_WRAPPED(X) H5_QUERIES(X)
 #undef X
+    herr_t (*Pset_dxpl_mpio)(hid_t, int); /* wrapped in parallel builds (the transfer-mode cache below) */
     hid_t (*mpio_init)(void); /* HDF5 1.10/1.12 parallel builds: the MPI-IO driver's id */
     hid_t *mpio_id;           /* 1.14 parallel builds: the same, a variable */
 };
@@ -89,6 +90,7 @@ static struct h5lib *lib_add(void *base, const char *fname)
 #define X(ret, name, params) *(void **)&l->name = dlsym(h, "H5" #name);
     H5_WRAPPED(X) H5_QUERIES(X)
 #undef X
+    *(void **)&l->Pset_dxpl_mpio = dlsym(h, "H5Pset_dxpl_mpio");
     *(void **)&l->mpio_init = dlsym(h, "H5FD_mpio_init");
     l->mpio_id = dlsym(h, "H5FD_MPIO_id_g");
     __atomic_store_n(&l->base, base, __ATOMIC_RELEASE);
@@ -207,6 +209,57 @@ static void obj_put(const struct hobj *src)
         o->next = next;
     }
     iol_unlock(&obj_lock);
+}
+
+/* ---- transfer lists: whether each asks for collective transfers ----
+ * H5Pget_dxpl_mpio costs about 900 instructions (HDF5's API context and property lookup), more than the rest
+ * of a read's or write's accounting together, and a program passes the same list to every call. So the answer
+ * is kept per (library, list id), in a small direct-mapped table, and dropped when the program changes the
+ * list's mode (the H5Pset_dxpl_mpio wrapper). A list id is not reused within a run (HDF5 1.10+); a copy is a
+ * new id. The generation keeps a query that raced with a change from storing the old answer. (A mode set
+ * through the generic H5Pset/H5Pcopy_prop on HDF5's internal property name is not seen: no program does.) */
+#ifdef H5_HAVE_PARALLEL
+#define XFER_CACHE 1
+#else
+#define XFER_CACHE 0
+#endif
+struct xmode {
+    struct h5lib *lib;
+    hid_t id;
+    int coll;
+};
+#define XMODES 64
+static struct xmode xmodes[XMODES];
+static uint64_t xmode_gen;
+static struct iol_lock xmode_lock;
+
+/* Under the guard (the query is the runtime's own call). */
+static int xfer_collective(struct h5lib *l, hid_t dxpl)
+{
+    struct xmode *x = &xmodes[bucket_of(dxpl) % XMODES];
+    iol_lock(&xmode_lock);
+    int hit = XFER_CACHE && x->lib == l && x->id == dxpl, coll = x->coll;
+    uint64_t gen = xmode_gen;
+    iol_unlock(&xmode_lock);
+    if (hit)
+        return coll;
+    int mode = 0;
+    coll = l->Pget_dxpl_mpio != NULL && l->Pget_dxpl_mpio(dxpl, &mode) >= 0 && mode == XFER_COLLECTIVE;
+    iol_lock(&xmode_lock);
+    if (xmode_gen == gen)
+        *x = (struct xmode){ l, dxpl, coll };
+    iol_unlock(&xmode_lock);
+    return coll;
+}
+
+static void xfer_forget(struct h5lib *l, hid_t dxpl)
+{
+    struct xmode *x = &xmodes[bucket_of(dxpl) % XMODES];
+    iol_lock(&xmode_lock);
+    xmode_gen++;
+    if (x->lib == l && x->id == dxpl)
+        x->lib = NULL;
+    iol_unlock(&xmode_lock);
 }
 
 /* ---- describing ids (after a successful call, under the guard) ---- */
@@ -496,9 +549,7 @@ static void acct_dio(struct hcall *c, hid_t id, hid_t fspace, hid_t dxpl, int w,
             }
             dataset_static(v, &o);
             bytes = points * o.type_size;
-            int coll = 0, mode = 0;
-            if (dxpl != H5P_DEFAULT && l->Pget_dxpl_mpio != NULL && l->Pget_dxpl_mpio(dxpl, &mode) >= 0)
-                coll = mode == XFER_COLLECTIVE;
+            int coll = dxpl != H5P_DEFAULT && xfer_collective(l, dxpl);
             if (coll)
                 D(USE_MPIIO_COLLECTIVE) = 1;
             if (w) {
@@ -652,6 +703,18 @@ IOL_EXPORT herr_t H5Dclose(hid_t id)
     H5_LIB(Dclose)
     return h5_close(l, id, l->Dclose, 0);
 }
+
+#if XFER_CACHE
+/* Changes what a transfer list asks for: the cached answer of the list is dropped (whether the runtime is on
+ * or not: the list may be used once it is). */
+IOL_EXPORT herr_t H5Pset_dxpl_mpio(hid_t dxpl, H5FD_mpio_xfer_t mode)
+{
+    H5_LIB(Pset_dxpl_mpio)
+    herr_t r = l->Pset_dxpl_mpio(dxpl, (int)mode);
+    xfer_forget(l, dxpl);
+    return r;
+}
+#endif
 
 IOL_EXPORT int H5Idec_ref(hid_t id)
 {
