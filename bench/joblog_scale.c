@@ -71,10 +71,13 @@ int main(int argc, char **argv)
     MPI_Type_contiguous((int)(l->words * 8), MPI_BYTE, &row_t);
     MPI_Type_commit(&row_t);
     MPI_Op_create(merge_op, 1, &op);
-    const char *names[] = { "allreduce_ok", "bcast_count", "bcast_hashes", "allreduce_band", "reduce_rows",
-                            "exscan", "gather" };
+    const char *names[] = { "allreduce_ok", "bcast_count", "bcast_hashes", "allreduce_band", "allreduce_sig",
+                            "reduce_rows", "exscan", "gather" };
+    /* the files' signatures (IOL_SIG_WORDS words each): an AND and an OR allreduce (joblog.h) */
+    uint64_t *sig = calloc(f * IOL_SIG_WORDS, 8), *band = calloc(f * IOL_SIG_WORDS, 8),
+             *bor = calloc(f * IOL_SIG_WORDS, 8);
     double *t = malloc(sizeof(double) * (size_t)reps);
-    for (int ph = 0; ph < 7; ph++) {
+    for (int ph = 0; ph < 8; ph++) {
         for (int k = 0; k < reps; k++) {
             int ok = 1, allok;
             MPI_Barrier(comm);
@@ -93,12 +96,16 @@ int main(int argc, char **argv)
                 MPI_Allreduce(have, all, (int)f, MPI_BYTE, MPI_BAND, comm);
                 break;
             case 4:
-                MPI_Reduce(rows, red, (int)f, row_t, op, 0, comm);
+                MPI_Allreduce(sig, band, (int)(f * IOL_SIG_WORDS), MPI_UINT64_T, MPI_BAND, comm);
+                MPI_Allreduce(sig, bor, (int)(f * IOL_SIG_WORDS), MPI_UINT64_T, MPI_BOR, comm);
                 break;
             case 5:
-                MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+                MPI_Reduce(rows, red, (int)f, row_t, op, 0, comm);
                 break;
             case 6:
+                MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+                break;
+            case 7:
                 MPI_Gather(&mine, 1, MPI_UINT64_T, lens, 1, MPI_UINT64_T, 0, comm);
                 break;
             }
@@ -110,6 +117,9 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("phase P=%d F=%zu %s us=%.1f\n", size, f, names[ph], t[reps / 2] * 1e6);
     }
+    free(sig);
+    free(band);
+    free(bor);
     MPI_Op_free(&op);
     MPI_Type_free(&row_t);
     MPI_Comm_free(&comm);

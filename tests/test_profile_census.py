@@ -26,7 +26,7 @@ ELSEWHERE = {
 MPIIO_PREFIXES = ("MPI_File_", "mpi_file_", "ompi_file_")
 # The HDF5 layer's entry points: called by tests/test_profile_hdf5.py's programs (which checks that they call
 # every one).
-HDF5_PREFIXES = ("H5F", "H5D", "H5I")
+HDF5_PREFIXES = ("H5F", "H5D", "H5I", "H5P")
 # The PnetCDF layer's entry points: called by tests/test_profile_pnetcdf.py's programs (which checks that they
 # call every one).
 PNETCDF_PREFIXES = ("ncmpi_",)

@@ -67,9 +67,9 @@ def module_rows(job: Job, module: str) -> ModuleRows:
         vals[:, [col[n] for n in mod.section.names]] = mod.values
         parts.append((np.array([row_of.setdefault(p, len(row_of)) for p in mod.paths], dtype=np.intp), vals))
         for k, p in enumerate(mod.paths):
-            out.rank_values.setdefault(p, {})[log.header.rank] = dict(
-                zip(names, vals[k].tolist(), strict=True)
-            )
+            values = dict(zip(names, vals[k].tolist(), strict=True))
+            for rank in job.record_ranks(log, p):
+                out.rank_values.setdefault(p, {})[rank] = values
             for key, text in mod.texts[k].items():
                 out.texts.setdefault(p, {}).setdefault(key, text)
     acc = Accumulator(MergePlan.build(names, merges)[0], len(row_of))

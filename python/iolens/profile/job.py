@@ -256,6 +256,19 @@ class Job:
         return reduced_files(self.logs)
 
     @cached_property
+    def reduced_ranks(self) -> dict[str, int]:
+        """Path (or object name) -> the number of ranks its one reduced record stands for."""
+        return {f.path: f.ranks for f in self.reduced}
+
+    def record_ranks(self, log: ProcessLog, path: str) -> Sequence[int]:
+        """The ranks a log's record of path stands for. A record reduced over all ranks (rank 0's member of a
+        job log holds it, the others hold none) is every rank's, and its ranks made the same kinds of calls
+        on it (the runtime reduces no other file): a kind of call it counts, every rank made. Any other record
+        is its log's own rank's."""
+        n = self.reduced_ranks.get(path)
+        return range(n) if n else (log.header.rank,)
+
+    @cached_property
     def hdf5(self) -> list[Hdf5File]:
         """The HDF5 layer: one entry per HDF5 file, with its datasets (hdf5.py)."""
         return hdf5_files(self)

@@ -209,12 +209,12 @@ def mpiio_files(job: Job) -> list[MpiioFile]:
             vals[:, index[n]] = mod.values[:, j]
         rows = np.array([paths.setdefault(p, len(paths)) for p in mod.paths], dtype=np.intp)
         blocks.append((rows, vals))
-        rank = log.header.rank
         for k, p in enumerate(mod.paths):
             mine = per_rank.setdefault(p, {})
-            mine[rank] = mine[rank] + vals[k] if rank in mine else vals[k].copy()
-            if "hints" in mod.texts[k]:
-                hints.setdefault(p, {})[rank] = _parse_hints(mod.texts[k]["hints"])
+            for rank in job.record_ranks(log, p):
+                mine[rank] = mine[rank] + vals[k] if rank in mine else vals[k].copy()
+                if "hints" in mod.texts[k]:
+                    hints.setdefault(p, {})[rank] = _parse_hints(mod.texts[k]["hints"])
     plan = MergePlan.build(names, merges)[0]
     acc = Accumulator(plan, len(paths))
     for rows, vals in blocks:
@@ -276,9 +276,9 @@ def _posix_beneath(job: Job, path: str) -> tuple[tuple[int, ...], tuple[int, ...
         writes += w
         reads += r
         if w:
-            writers.add(log.header.rank)
+            writers.update(job.record_ranks(log, path))
         if r:
-            readers.add(log.header.rank)
+            readers.update(job.record_ranks(log, path))
     return tuple(sorted(writers)), tuple(sorted(readers)), writes, reads
 
 
