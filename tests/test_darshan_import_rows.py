@@ -4,8 +4,8 @@ pins were taken before the import was made faster (issue 17, section 5) and prov
 and values; a change that means to change what is stored updates them (run with IOLENS_PRINT_DIGESTS=1 to
 print the new ones; the profile digests were re-pinned once since, when the document gained the fields
 `layers.pnetcdf`, `layers.posix_files`, `reduced_files` and the top files' `reduced_over_ranks`, with every
-other value unchanged). The files are also stored in batches of a few rows, so that a log of a few files crosses
-batch boundaries as a 100k-file log does."""
+other value unchanged). The files are also stored in batches of a few rows, so that a log of a few files
+crosses batch boundaries as a 100k-file log does."""
 
 from __future__ import annotations
 
