@@ -454,6 +454,34 @@ def test_fsync_and_fdatasync_make_those_calls(engine: Path, disk_dir: Path) -> N
     assert calls("--end_fsync=1") == {"fsync": none["fsync"] + 1, "fdatasync": none["fdatasync"]}
 
 
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_fadvise_hint_gives_the_kernel_the_pattern_as_fio_does(engine: Path, disk_dir: Path) -> None:
+    """fio's fadvise_hint (default 1): POSIX_FADV_RANDOM on the files of a random job (no readahead: each
+    buffered block read reaches the device), POSIX_FADV_SEQUENTIAL otherwise; 0 gives none."""
+
+    def advice(*more: str) -> list[str]:
+        log = disk_dir / "strace.txt"
+        strace = ["strace", "-f", "-o", str(log), "-e", "trace=fadvise64"]
+        job(run_fio(engine, ["--np", "1", *base(disk_dir, "--allow_overwrite=1", *more)], launcher=strace))
+        # fadvise64(FD, OFFSET, LEN, ADVICE) = 0; the cold cache's eviction gives DONTNEED (not a hint)
+        got = [
+            line.split(", ")[-1].split(")")[0]
+            for line in log.read_text().splitlines()
+            if "fadvise64(" in line
+        ]
+        return [a for a in got if a != "POSIX_FADV_DONTNEED"]
+
+    advice("--rw=write")  # lays the file out
+    assert advice("--rw=randread") == ["POSIX_FADV_RANDOM"]
+    assert advice("--rw=read") == ["POSIX_FADV_SEQUENTIAL"]
+    assert advice("--rw=randrw") == ["POSIX_FADV_RANDOM"]
+    assert advice("--rw=randread", "--fadvise_hint=0") == []
+    assert advice("--rw=randread", "--fadvise_hint=sequential") == ["POSIX_FADV_SEQUENTIAL"]
+    assert advice("--rw=read", "--fadvise_hint=normal") == ["POSIX_FADV_NORMAL"]
+    bad = run_fio(engine, base(disk_dir, "--rw=read", "--fadvise_hint=sometimes"))
+    assert bad.returncode == 2 and "fadvise_hint" in bad.stderr
+
+
 def test_per_second_max_is_the_exact_longest_latency(engine: Path) -> None:
     # Delays of 1..3 ms: 1000 values, the j-th I/O getting value number 359 j mod 1000, so at most 500 I/Os a
     # second (200..500 on a busy machine). The longest value comes at j = 961; over 6 s a later second lacks

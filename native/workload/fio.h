@@ -59,6 +59,7 @@ struct fio_job_opts {
     int sqthread_poll;
     int hipri;
     char cache[FIO_NAME_MAX];           /* iolens: cold|hot|asis; "" = from invalidate */
+    char fadvise_hint[FIO_NAME_MAX];    /* fio's: 1 (by the pattern), 0/none, random, sequential, normal */
     char null_delay[FIO_NAME_MAX];      /* iolens: null engine completion delays "LO-HI" (ns, evenly spread) */
     int allow_overwrite;                /* iolens: may write into existing files iolens did not create */
     char write_iolog[IOL_STR_MAX];      /* every I/O issued, in fio's iolog version 2 format */

@@ -39,6 +39,7 @@ struct fio_plan {
     double dist_param;
     int verify;                         /* 0 none, 1 crc32c */
     enum fio_cache cache;
+    int fadvise;                        /* the posix_fadvise advice given at open, -1 = none (fadvise_hint) */
     int open_flags;                     /* IOL_O_DIRECT, IOL_O_SYNC, IOL_O_DSYNC */
     uint64_t seed;                      /* randseed, or fio's fixed seed */
     int seed_from_clock;                /* randrepeat=0 without randseed: every run draws its own */

@@ -44,6 +44,7 @@ const struct iol_option fio_job_options[] = {
     {0, "norandommap", NULL, IOL_OPT_FLAG, F(norandommap), "0", "random offsets may repeat (no block-once-per-loop map)", NOLIM},
     {0, "randrepeat", NULL, IOL_OPT_FLAG, F(randrepeat), "1", "the same random sequence on every run", NOLIM},
     {0, "randseed", NULL, IOL_OPT_INT, F(randseed), "-1", "seed of the random generators, overriding randrepeat (default fio's fixed seed with randrepeat=1, else the clock)", NONNEG},
+    {0, "fadvise_hint", NULL, IOL_OPT_STRING, F(fadvise_hint), "1", "posix_fadvise at open: 1 = random or sequential by rw, 0/none, random, sequential, normal", NOLIM},
     {0, "invalidate", NULL, IOL_OPT_INT, F(invalidate), "-1", "drop the files' pages before the job (default 1)", 0, 1},
     {0, "verify", NULL, IOL_OPT_STRING, F(verify), "0", "write checksummed blocks and check them: crc32c (0/none = off)", NOLIM},
     {0, "do_verify", NULL, IOL_OPT_FLAG, F(do_verify), "1", "read back and check what the job wrote, after it", NOLIM},

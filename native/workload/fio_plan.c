@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,14 @@ static int plan_cache(struct fio_plan *p, struct iol_err *err)
     else if (!strcmp(o->cache, "hot")) p->cache = FIO_CACHE_HOT;
     else if (!strcmp(o->cache, "asis")) p->cache = FIO_CACHE_ASIS;
     else return iol_err_set(err, IOL_ERR_USAGE, "cache: '%s' is not one of cold, hot, asis", o->cache);
+    /* fio's fadvise_hint (default 1): the kernel is told the pattern at open, POSIX_FADV_RANDOM for a random
+     * job (no readahead: every block read comes from the device), POSIX_FADV_SEQUENTIAL otherwise. */
+    if (!strcmp(o->fadvise_hint, "1")) p->fadvise = p->random ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
+    else if (!strcmp(o->fadvise_hint, "0") || !strcmp(o->fadvise_hint, "none")) p->fadvise = -1;
+    else if (!strcmp(o->fadvise_hint, "random")) p->fadvise = POSIX_FADV_RANDOM;
+    else if (!strcmp(o->fadvise_hint, "sequential")) p->fadvise = POSIX_FADV_SEQUENTIAL;
+    else if (!strcmp(o->fadvise_hint, "normal")) p->fadvise = POSIX_FADV_NORMAL;
+    else return iol_err_set(err, IOL_ERR_USAGE, "fadvise_hint: '%s' is not one of 0, 1, none, random, sequential, normal", o->fadvise_hint);
     if (o->cache[0] && o->invalidate >= 0 && (o->invalidate == 1) != (p->cache == FIO_CACHE_COLD))
         return iol_err_set(err, IOL_ERR_USAGE, "cache: cache=%s contradicts invalidate=%" PRId64, o->cache, o->invalidate);
     if (direct) {
