@@ -184,13 +184,13 @@ def test_serial_job_report_layer(serial_run) -> None:
     job = build_job("h5", logs_in(logs))
     (f,) = job.hdf5
     doc = f.to_json()
-    assert doc["path"] == str(prof_dir / "s.h5") and doc["use_mpiio"] is False and doc["shared"] is False
+    assert doc["path"] == str(prof_dir / "s.h5") and doc["use_mpiio"] is False and doc["multi_rank"] is False
     by_name = {d["name"]: d for d in doc["datasets"]}
     assert set(by_name) == {"/grid", "/g/vec", "/old"}
     grid = by_name["/grid"]
     assert grid["chunk_shape"] == [10, 50] and by_name["/g/vec"]["chunk_shape"] == []
     assert grid["selections"] == {"all": 2, "regular_hyperslab": 2, "irregular_hyperslab": 1, "points": 1}
-    assert grid["independent_writes_shared"] == 0  # one process: nothing to make collective
+    assert grid["independent_writes_multi_rank"] == 0  # one process: nothing to make collective
 
 
 def test_an_excluded_hdf5_file_has_no_records(profile_build: ProfileBuild, tmp_path: Path) -> None:
@@ -282,14 +282,14 @@ def test_parallel_job_layer(parallel_run) -> None:
     job = build_job("h5-job", logs_in(logs))
     (f,) = [f for f in job.hdf5 if f.path == str(prof_dir / "p.h5")]
     doc = f.to_json()
-    assert doc["ranks"] == list(range(NP)) and doc["shared"] and doc["use_mpiio"]
+    assert doc["ranks"] == list(range(NP)) and doc["multi_rank"] and doc["use_mpiio"]
     assert doc["alignment"] == 65536 and doc["unaligned_on_parallel_fs"] is False
     by_name = {d["name"]: d for d in doc["datasets"]}
     coll, indep = by_name["/coll"], by_name["/indep"]
     assert coll["writes"] == NP and coll["collective"]["writes"] == NP and coll["use_mpiio_collective"]
-    assert coll["bytes_written"] == NP * 8000 and coll["independent_writes_shared"] == 0
+    assert coll["bytes_written"] == NP * 8000 and coll["independent_writes_multi_rank"] == 0
     assert indep["writes"] == 2 * NP and indep["collective"]["writes"] == 0
-    assert indep["independent_writes_shared"] == 2 * NP and indep["writer_ranks"] == list(range(NP))
+    assert indep["independent_writes_multi_rank"] == 2 * NP and indep["writer_ranks"] == list(range(NP))
 
 
 # ---- h5py (the HDF5 library inside its wheel) ----

@@ -203,13 +203,13 @@ def test_job_layer(nc_run) -> None:
     _, prof_dir, _, _, logs = nc_run
     job = build_job("nc-job", logs_in(logs))
     (f,) = [f.to_json() for f in job.pnetcdf if f.path == str(prof_dir / "layers.nc")]
-    assert f["ranks"] == list(range(NP)) and f["shared"] and f["creates"] == NP and f["closes"] == 2 * NP
+    assert f["ranks"] == list(range(NP)) and f["multi_rank"] and f["creates"] == NP and f["closes"] == 2 * NP
     assert f["waits"]["collective"] == 2 * NP
     assert f["beneath"]["mpiio"]["collective_writes"] >= NP and f["beneath"]["posix"]["writes"] > 0
     by_name = {v["name"]: v for v in f["variables"]}
     assert by_name["a"]["writes"] == {"independent": NP, "collective": NP, "non-blocking": NP}
     assert by_name["a"]["calls"] == {"put_var1": NP, "put_vara": NP, "get_var": NP, "iput_vara": NP}
-    assert by_name["c"]["independent_writes_shared"] == 2 * NP
+    assert by_name["c"]["independent_writes_multi_rank"] == 2 * NP
     assert by_name["b"]["record_variable"] and by_name["b"]["bytes_written"] == NP * 3 * 8 * N
 
 
@@ -294,8 +294,8 @@ def _darshan_layer() -> dict:
 
 def test_darshan_log_shows_the_same_layer() -> None:
     f = _darshan_layer()
-    # Darshan reduced the shared file and its variables to one record each (rank -1: every rank's)
-    assert f["path"].endswith("/layers.nc") and f["ranks"] == [-1] and f["shared"]
+    # Darshan reduced the common file and its variables to one record each (rank -1: every rank's)
+    assert f["path"].endswith("/layers.nc") and f["ranks"] == [-1] and f["multi_rank"]
     assert (f["creates"], f["opens"], f["waits"]["collective"]) == (NP, NP, 2 * NP)
     by_name = {v["name"]: v for v in f["variables"]}
     assert sorted(by_name) == list("abcd")

@@ -188,7 +188,7 @@ class Hdf5Dataset(FileObject):
             **self.io_json("H5D"),
             # For the rule "independent H5Dwrite to a shared file": writes not made collectively, to a
             # file more than one rank opened (0 otherwise).
-            "independent_writes_shared": self.independent_writes if shared_file else 0,
+            "independent_writes_multi_rank": self.independent_writes if shared_file else 0,
         }
 
 
@@ -228,7 +228,7 @@ class Hdf5File:
         return {
             "path": self.path,
             "ranks": list(self.ranks),
-            "shared": shared,
+            "multi_rank": shared,
             "opens": c("H5F_OPENS"),
             "creates": c("H5F_CREATES"),
             "opens_rdwr": c("H5F_OPENS_RDWR"),

@@ -140,7 +140,7 @@ class MpiioFile:
         return {
             "path": self.path,
             "ranks": list(self.ranks),
-            "shared": self.shared,
+            "multi_rank": self.shared,
             "opens": {"independent": c("MPIIO_INDEP_OPENS"), "collective": c("MPIIO_COLL_OPENS")},
             "open_comm_size": c("MPIIO_OPEN_COMM_SIZE"),
             "mode": c("MPIIO_MODE"),

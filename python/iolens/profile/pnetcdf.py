@@ -65,7 +65,7 @@ class PnetcdfVariable(FileObject):
             **self.io_json("PNETCDF_VAR"),
             # Independent blocking writes to a file more than one rank opened (0 otherwise): what a rule
             # suggesting the collective (_all) or non-blocking calls would look at.
-            "independent_writes_shared": writes["independent"] if shared_file else 0,
+            "independent_writes_multi_rank": writes["independent"] if shared_file else 0,
         }
 
 
@@ -97,7 +97,7 @@ class PnetcdfFile:
         return {
             "path": self.path,
             "ranks": list(self.ranks),
-            "shared": shared,
+            "multi_rank": shared,
             "creates": c("PNETCDF_FILE_CREATES"),
             "opens": c("PNETCDF_FILE_OPENS"),
             "closes": c("PNETCDF_FILE_CLOSES"),
