@@ -193,22 +193,29 @@ class Hdf5Dataset(FileObject):
 
 
 @dataclass
-class Hdf5File:
-    """One HDF5 file over the whole job, with its datasets."""
+class LayerFile:
+    """A file of a layer with objects inside (HDF5, PnetCDF) over the whole job: its path, its merged file
+    counters, the ranks with a record of it and its file system type (file_entries gives these four)."""
 
     path: str
     counters: dict[str, int]
     ranks: tuple[int, ...]
     fs_type: str | None
-    datasets: list[Hdf5Dataset]
-    declared_parallel: bool = False  # under a directory IOLENS_PARALLEL_FS declares parallel
 
     def count(self, name: str) -> int:
         return self.counters.get(name, 0)
 
+
+@dataclass
+class Hdf5File(LayerFile):
+    """One HDF5 file over the whole job, with its datasets."""
+
+    datasets: list[Hdf5Dataset]
+    declared_parallel: bool = False  # under a directory IOLENS_PARALLEL_FS declares parallel
+
     @property
     def shared(self) -> bool:
-        """Opened by more than one rank, or through the MPI-IO driver (a parallel open)."""
+        """Used by more than one rank (their H5F or H5D records)."""
         dataset_ranks = {r for d in self.datasets for r in d.ranks}
         return len(set(self.ranks) | dataset_ranks) > 1
 

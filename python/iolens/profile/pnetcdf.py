@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from iolens.profile.hdf5 import FileObject, file_entries, module_rows, objects_by_file
+from iolens.profile.hdf5 import FileObject, LayerFile, file_entries, module_rows, objects_by_file
 
 if TYPE_CHECKING:
     from iolens.profile.job import Job
@@ -70,18 +70,11 @@ class PnetcdfVariable(FileObject):
 
 
 @dataclass
-class PnetcdfFile:
+class PnetcdfFile(LayerFile):
     """One PnetCDF file over the whole job, with its variables and the layers beneath it."""
 
-    path: str
-    counters: dict[str, int]
-    ranks: tuple[int, ...]
-    fs_type: str | None
     variables: list[PnetcdfVariable]
     beneath: dict[str, dict[str, int]]
-
-    def count(self, name: str) -> int:
-        return self.counters.get(name, 0)
 
     @property
     def shared(self) -> bool:
