@@ -216,8 +216,8 @@ static int run_group(struct fio_run *r, int gid)
         for (int64_t i = 0; i < p->o->numjobs; i++, t++) {
             struct fio_inst *in = &r->jobs[j].inst[i];
             in->plan = p;
-            in->rank = c->rank;
-            in->instance = (uint64_t)c->rank * (uint64_t)p->o->numjobs + (uint64_t)i;
+            in->rank = c->rank + r->cfg->client_index;
+            in->instance = (uint64_t)in->rank * (uint64_t)p->o->numjobs + (uint64_t)i;
             args[t].in = in;
             args[t].g = &g;
             args[t].lay = !p->shared_files;
@@ -314,7 +314,8 @@ static int setup(struct fio_run *r)
             if (!(r->jobs[j].inst[i].created = calloc(nf, 1))) return iol_err_set(&r->err, IOL_ERR_RUNTIME, "out of memory");
         r->jobs[j].evicted_local = 1;
         char path[IOL_STR_MAX + 512];
-        fio_file_path(&r->plans[j], (uint64_t)r->comm->rank * (uint64_t)r->plans[j].o->numjobs, 0, path, sizeof path);
+        fio_file_path(&r->plans[j], (uint64_t)(r->comm->rank + r->cfg->client_index) * (uint64_t)r->plans[j].o->numjobs, 0, path,
+                      sizeof path);
         snprintf(r->jobs[j].first_file, sizeof r->jobs[j].first_file, "%s", path);
         char dir[IOL_STR_MAX];
         const char *name;
@@ -340,7 +341,7 @@ static void remove_created(struct fio_run *r)
         if (!jr->inst || !p->be || !p->be->does_io) continue;
         if (c->rank == 0) fio_remove_created(p, 0, jr->shared_created, &removed, &e);
         for (int64_t i = 0; !p->shared_files && i < p->o->numjobs; i++)
-            fio_remove_created(p, (uint64_t)c->rank * (uint64_t)p->o->numjobs + (uint64_t)i, jr->inst[i].created,
+            fio_remove_created(p, (uint64_t)(c->rank + r->cfg->client_index) * (uint64_t)p->o->numjobs + (uint64_t)i, jr->inst[i].created,
                                &removed, &e);
     }
     if (c->allreduce(c, &removed, &r->cleanup.removed, 1, IOL_DT_U64, IOL_OP_SUM)) r->cleanup.removed = removed;

@@ -72,6 +72,10 @@ struct fio_cfg {
     int njobs;
     struct fio_job_opts jobs[FIO_MAX_JOBS];
     char jobfiles[IOL_STR_MAX];         /* the job files read, ' '-separated, for the document */
+    /* --client-index=K (iolens fio --client, docs/fio.md "Multi-client mode"): this engine runs fio client
+     * K alone, and its instances are numbered, and its files named, as rank K's would be in one run over
+     * every client, so that clients sharing a directory (or a host) never use each other's files. */
+    int client_index;
 };
 
 /* The option table of a job (fio's names). */

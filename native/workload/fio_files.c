@@ -66,10 +66,12 @@ static int each_planned_file(const struct fio_cfg *cfg, int nranks, planned_file
         }
         if (!p->be->does_io) continue;
         uint64_t instances = p->shared_files ? 1 : (uint64_t)nranks * (uint64_t)p->o->numjobs;
+        /* One client of a multi-client run (fio.h, client_index) uses the files its instances will use. */
+        uint64_t first = p->shared_files ? 0 : (uint64_t)cfg->client_index * (uint64_t)p->o->numjobs;
         for (uint64_t i = 0; i < instances && rc == 0; i++) {
             for (int k = 0; k < p->nfiles && rc == 0; k++) {
                 char path[IOL_STR_MAX + 512];
-                fio_file_path(p, i, k, path, sizeof path);
+                fio_file_path(p, first + i, k, path, sizeof path);
                 rc = visit(p, i, k, path, ctx, err);
             }
         }

@@ -258,6 +258,7 @@ int fio_parse_argv(const struct iol_optset *sets, int nsets, int argc, char **ar
         goto out;
     }
     cfg->njobs = 0;
+    cfg->client_index = 0;
     cfg->jobfiles[0] = '\0';
     if (job_defaults(base, err)) {
         rc = -1;
@@ -277,6 +278,16 @@ int fio_parse_argv(const struct iol_optset *sets, int nsets, int argc, char **ar
                 rc = iol_err_set(err, IOL_ERR_USAGE, "%s: fio options are written --name=value", argv[i]);
             else
                 is_file[i] = 1;
+            continue;
+        }
+        if (!strcmp(key, "client-index")) {   /* the front end's, for one client of a multi-client run */
+            char *end = NULL;
+            long k = value ? strtol(value, &end, 10) : -1;
+            if (!value || !*value || *end || k < 0 || k > 1000000)
+                rc = iol_err_set(err, IOL_ERR_USAGE, "--client-index: expected a number from 0, got '%s'",
+                                 value ? value : "");
+            cfg->client_index = (int)k;
+            copy[i][0] = '\0';
             continue;
         }
         const struct iol_option *eo = iol_opts_find(sets + 1, nsets - 1, key, NULL);
