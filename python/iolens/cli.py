@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
-from iolens import __version__, interrupt, ior_script, launch, pipeline
+from iolens import __version__, fio_client_run, fio_clients, interrupt, ior_script, launch, pipeline
 from iolens.engine import EngineNotFound, engine_version, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunOptions
@@ -206,6 +206,7 @@ def _set(opts: RunOptions, name: str, value: str) -> None:
         if value not in launch.LAUNCHERS:
             raise UsageError(f"--launcher: expected one of {', '.join(launch.LAUNCHERS)}, got {value!r}")
         opts.launcher = value
+        opts.launcher_given = True
     elif name == "--launcher-args":
         try:
             opts.launcher_args = shlex.split(value)
@@ -282,6 +283,13 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
         return error(str(exc))
     if opts.help:
         return _show_help(workload)
+    if workload == "fio":
+        clients = _fio_clients(opts)
+        if isinstance(clients, int):
+            return clients
+        if clients is not None:
+            run = pipeline.RunInput(workload, opts, [PROG, workload, *argv], output, store, monitor_req)
+            return fio_client_run.run_clients(run, clients)
     if "--check" in opts.engine_args:
         return _check_only(workload, opts)
     typed = [PROG, workload, *argv]
@@ -297,6 +305,16 @@ def _run_workload(workload: str, argv: Sequence[str], store: StoreOptions | None
             return ior_script.run_script(script, run, base)
     run = pipeline.RunInput(workload, opts, typed, output, store, monitor_req)
     return pipeline.run_workload(run)
+
+
+def _fio_clients(opts: RunOptions) -> fio_clients.ClientPlan | int | None:
+    """fio's multi-client mode (--client), None without it, or an exit status (--server, a bad --client)."""
+    if fio_clients.wants_server(opts.engine_args):
+        return error(fio_clients.SERVER_MESSAGE)
+    try:
+        return fio_clients.parse(opts.engine_args)
+    except fio_clients.ClientError as exc:
+        return error(str(exc))
 
 
 def _check_only(workload: str, opts: RunOptions) -> int:

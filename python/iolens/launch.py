@@ -185,6 +185,39 @@ def build_command(req: RunRequest, engine: Path | str, mpi_flavor: str = "openmp
     return [*launcher_prefix(req, mpi_flavor), *req.wrapper, *eng, "--comm", "mpi"]
 
 
+def clients_command(
+    launcher: str,
+    hosts: Sequence[str],
+    commands: Sequence[Sequence[str]],
+    launcher_args: Sequence[str] = (),
+    mpi_flavor: str = "openmpi",
+    multi_prog: Path | None = None,
+) -> list[str]:
+    """One rank per host, rank i on hosts[i] running commands[i] (`iolens fio --client`). mpirun: one
+    application context per rank (`-np 1 --host H:N cmd : ...`, N = how often H is listed, the slots the
+    contexts on H take together). srun: `--multi-prog` (the file, written here) with
+    `--distribution=arbitrary`, which places task i on line i of the file SLURM_HOSTFILE names (the caller
+    sets it)."""
+    if launcher == "mpirun":
+        cmd = ["mpirun", *launcher_args]
+        for i, (host, command) in enumerate(zip(hosts, commands, strict=True)):
+            place = ["-hosts", host] if mpi_flavor == "mpich" else ["--host", f"{host}:{hosts.count(host)}"]
+            cmd += [*([":"] if i else []), "-np", "1", *place, *command]
+        return cmd
+    if launcher == "srun" and multi_prog is not None:
+        lines = [f"{i} " + " ".join(map(_multi_prog_word, command)) for i, command in enumerate(commands)]
+        multi_prog.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        nodelist = f"--nodelist={','.join(dict.fromkeys(hosts))}"
+        place = ["-n", str(len(hosts)), nodelist, "--ntasks-per-node=1", "--distribution=arbitrary"]
+        return ["srun", *place, *launcher_args, "--multi-prog", str(multi_prog)]
+    raise LaunchError(f"--launcher {launcher}: runs no clients (use mpirun or srun)")
+
+
+def _multi_prog_word(word: str) -> str:
+    """A word of srun's --multi-prog file: quoted when it holds a blank (that file splits at blanks)."""
+    return f'"{word}"' if not word or any(c.isspace() or c in "'\"" for c in word) else word
+
+
 def check_command(req: RunRequest, engine: Path | str) -> list[str]:
     """Validate-only run of the engine on this node: same flags, no I/O, no launcher.
 
@@ -226,6 +259,7 @@ def _stream(
     on_exit: ExitCallback | None = None,
     launcher: str = "local",
     engine: Path | str | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> RunOutcome:
     outcome = RunOutcome(returncode=-1, command=cmd)
     tail: collections.deque[str] = collections.deque(maxlen=40)
@@ -239,7 +273,7 @@ def _stream(
             stderr=subprocess.PIPE,
             text=True,
             bufsize=1,
-            env=launch_environment(launcher),
+            env={**launch_environment(launcher), **(extra_env or {})},
             **_own_process_group(),
         )
     except FileNotFoundError:
@@ -448,3 +482,18 @@ def run(
         # A cleanup run after a stop is shielded from it and still starts.
         return RunOutcome(returncode=0, command=cmd, signal=interrupt.STOP.signum, started=False)
     return _stream(cmd, on_progress, on_line, stdout, on_exit, req.launcher, engine)
+
+
+def run_command(
+    cmd: list[str],
+    launcher: str,
+    engine: Path | str,
+    extra_env: dict[str, str] | None = None,
+    on_line: LineCallback = _passthrough,
+) -> RunOutcome:
+    """Run a launcher command built elsewhere (clients_command) to completion, as run() does."""
+    if shutil.which(cmd[0]) is None:
+        raise LaunchError(f"--launcher {launcher}: {cmd[0]} not found on PATH")
+    if interrupt.STOP.stopping_runs:
+        return RunOutcome(returncode=0, command=cmd, signal=interrupt.STOP.signum, started=False)
+    return _stream(cmd, None, on_line, None, None, launcher, engine, extra_env)

@@ -41,6 +41,8 @@ class RunOptions:
     help: bool = False
     # True when --np was given (an MPI job's rank refuses one that differs from the job's size).
     np_given: bool = False
+    # True when --launcher was given (`iolens fio --client` chooses mpirun when it was not).
+    launcher_given: bool = False
     engine_args: list[str] = field(default_factory=list)
     # The workload's own iolens options (split_args' `extra`), by name: the last value given.
     extra: dict[str, str] = field(default_factory=dict)
