@@ -193,9 +193,11 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     iol_json_kv_string(j, "ioengine", p->o->ioengine);
     iol_json_key(j, "files");
     iol_json_begin_array(j);
+    /* The first instance's files (one client of a multi-client run: its own first instance's). */
+    uint64_t first = p->shared_files ? 0 : (uint64_t)r->cfg->client_index * (uint64_t)p->o->numjobs;
     for (int k = 0; k < p->nfiles && k < 16; k++) {
         char path[IOL_STR_MAX + 512];
-        fio_file_path(p, 0, k, path, sizeof path);
+        fio_file_path(p, first, k, path, sizeof path);
         iol_json_string(j, path);
     }
     iol_json_end_array(j);

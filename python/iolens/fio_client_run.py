@@ -22,7 +22,7 @@ from rich.console import Console
 
 from iolens import atomic, fio_client_merge, fio_clients, fio_json, interrupt, launch, render, results
 from iolens.engine import EngineNotFound, find_engine
-from iolens.messages import error, out_console
+from iolens.messages import PROG, error, out_console
 from iolens.pipeline import FioOutput, RunInput, store_document
 
 
@@ -71,7 +71,7 @@ def run_clients(run: RunInput, plan: fio_clients.ClientPlan) -> int:
         ]
         # Every client's job files and options are checked here first: a refusal starts no launcher.
         for i, command in enumerate(commands):
-            req = launch.RunRequest("fio", command[2:], np=1)
+            req = launch.RunRequest("fio", [a for a in command[2:] if a != "--check"], np=1)
             checked = launch.precheck(req, engine)
             if checked.returncode != 0:
                 for line in checked.stderr_tail:
@@ -79,6 +79,9 @@ def run_clients(run: RunInput, plan: fio_clients.ClientPlan) -> int:
                 for msg in checked.errors or [f"the engine refused client {i}'s options"]:
                     error(f"client {plan.clients[i].host}: {msg}")
                 return checked.returncode if checked.returncode > 0 else 1
+        if "--check" in plan.common:
+            print(f"{PROG}: fio options ok for {len(plan.clients)} client(s)")
+            return 0
         hosts = [c.host for c in plan.clients]
         ranks = [[*c, "--comm", "local", "--np", "1"] for c in commands]
         env: dict[str, str] = {}
