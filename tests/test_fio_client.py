@@ -27,9 +27,8 @@ def _files(directory: Path) -> list[str]:
 
 
 def _iolens(iolens_bin: list[str], args: list[str], env: dict[str, str] | None, cwd: Path) -> Any:
-    return subprocess.run(
-        [*iolens_bin, "fio", *args, "--no-live"], capture_output=True, text=True, timeout=180, env=env, cwd=cwd
-    )
+    cmd = [*iolens_bin, "fio", *args, "--no-live"]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env, cwd=cwd)
 
 
 @pytest.fixture
