@@ -128,6 +128,12 @@ fio output options (as fio's; every other option and the job files go to the eng
   --output=FILE          write that output to FILE instead of standard output
   --per-second-log FILE  CSV, a row per job, second and direction: job, t_s, direction, ios, bytes,
                          iops, bw_bytes_per_s, p50_ns, p90_ns, p99_ns, p99_9_ns, max_ns
+
+fio's multi-client mode (docs/fio.md, "Multi-client mode"):
+  --client=HOST[,HOST...] | --client=FILE [JOBFILE...]
+                         one rank on each client's host (--launcher mpirun, the default here, or srun),
+                         each running the job files given after its --client (else the common ones);
+                         reported per client and "All clients" as fio does. No `fio --server` is needed.
 """
 
 # `iolens ior -f SCRIPT` is read by the front end (ior_script.py): one engine run per test.
