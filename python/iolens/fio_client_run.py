@@ -10,7 +10,6 @@ document. The front end then reports them as fio's client mode does: each client
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sys
@@ -22,8 +21,8 @@ from rich.console import Console
 
 from iolens import atomic, fio_client_merge, fio_clients, fio_json, interrupt, launch, render, results
 from iolens.engine import EngineNotFound, find_engine
-from iolens.messages import PROG, error, out_console
-from iolens.pipeline import FioOutput, RunInput, store_document
+from iolens.messages import PROG, error
+from iolens.pipeline import FioOutput, RunInput, fio_emit, store_document
 
 
 def _refusal(run: RunInput, plan: fio_clients.ClientPlan) -> str | None:
@@ -179,12 +178,8 @@ def client_stats_json(
 
 def _write_output(plan: fio_clients.ClientPlan, docs: list[results.FioDocument], output: FioOutput) -> bool:
     """fio's client-mode report, or its JSON shape, on standard output or in --output."""
-    if output.format == "normal":
-        to_file = output.file is not None
-        buf = io.StringIO()
-        console = out_console()
-        if to_file:
-            console = Console(file=buf, width=200, highlight=False, force_terminal=False)
+
+    def draw(console: Console) -> None:
         for doc in docs:
             console.print(f"<{doc.host.hostname}> ", highlight=False, markup=False)
             render.print_document(doc, console)
@@ -194,15 +189,5 @@ def _write_output(plan: fio_clients.ClientPlan, docs: list[results.FioDocument],
         if len(entries) > 1:
             block = "\n".join(fio_client_merge.all_clients_text(entries[-1]))
             console.print(block, highlight=False, markup=False)
-        text = buf.getvalue() if to_file else None
-    else:
-        text = fio_json.dumps(client_stats_json(plan, docs, plus=output.format == "json+"))
-        if output.file is None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-    if output.file is not None and text is not None:
-        try:
-            atomic.write_text(output.file, text)
-        except OSError as exc:
-            return not error(f"--output: cannot write {output.file}: {exc.strerror}", 1)
-    return True
+
+    return fio_emit(output, draw, lambda plus: client_stats_json(plan, docs, plus))

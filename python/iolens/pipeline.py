@@ -14,6 +14,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -307,17 +308,34 @@ def store_document(store: StoreOptions, raw: dict[str, Any]) -> bool:
 def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
     """fio's report or its JSON shape (on standard output or in --output), and the per-second log; False if
     a file could not be written (said on standard error)."""
-    ok = True
+    ok = fio_emit(
+        output,
+        lambda console: render.print_document(doc, console),
+        lambda plus: fio_json.to_fio_json(doc, plus=plus),
+    )
+    if output.per_second_log is not None:
+        try:
+            atomic.write_text(output.per_second_log, fio_log.per_second_csv(doc))
+        except OSError as exc:
+            ok = not error(f"--per-second-log: cannot write {output.per_second_log}: {exc.strerror}", 1)
+    return ok
+
+
+def fio_emit(
+    output: FioOutput, draw: Callable[[Console], None], shaped: Callable[[bool], dict[str, Any]]
+) -> bool:
+    """fio's report (`draw` on a console) or its JSON shape (`shaped(plus)`), on standard output or in
+    --output; False if the file could not be written (said on standard error)."""
     if output.format == "normal":
         if output.file is None:
-            render.print_document(doc, out_console())
+            draw(out_console())
             text = None
         else:
             buf = io.StringIO()
-            render.print_document(doc, Console(file=buf, width=200, highlight=False, force_terminal=False))
+            draw(Console(file=buf, width=200, highlight=False, force_terminal=False))
             text = buf.getvalue()
     else:
-        text = fio_json.dumps(fio_json.to_fio_json(doc, plus=output.format == "json+"))
+        text = fio_json.dumps(shaped(output.format == "json+"))
         if output.file is None:
             sys.stdout.write(text)
             sys.stdout.flush()
@@ -325,13 +343,8 @@ def _fio_outputs(doc: results.FioDocument, output: FioOutput) -> bool:
         try:
             atomic.write_text(output.file, text)
         except OSError as exc:
-            ok = not error(f"--output: cannot write {output.file}: {exc.strerror}", 1)
-    if output.per_second_log is not None:
-        try:
-            atomic.write_text(output.per_second_log, fio_log.per_second_csv(doc))
-        except OSError as exc:
-            ok = not error(f"--per-second-log: cannot write {output.per_second_log}: {exc.strerror}", 1)
-    return ok
+            return not error(f"--output: cannot write {output.file}: {exc.strerror}", 1)
+    return True
 
 
 class _LiveStatus:
