@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from iolens import fio_clients
+from iolens import fio_clients, launch
 
 DATA = Path(__file__).parent / "data"
 
@@ -178,3 +178,29 @@ def test_client_forms_as_fio_reads_them(tmp_path: Path) -> None:
     assert fio_clients.parse(["job.fio", "--bs=4k"]) is None
     with pytest.raises(fio_clients.ClientError):
         fio_clients.parse(["--client=8766"])
+
+
+def test_launcher_commands_place_one_rank_per_client(tmp_path: Path) -> None:
+    cmds = [["eng", "fio", "a.fio", "--client-index=0"], ["eng", "fio", "my job.fio", "--client-index=1"]]
+    mpirun = launch.clients_command("mpirun", ["n1", "n2"], cmds, ["--mca", "x", "y"])
+    assert mpirun == [
+        *("mpirun", "--mca", "x", "y"),
+        *("-np", "1", "--host", "n1:1", *cmds[0]),
+        *(":", "-np", "1", "--host", "n2:1", *cmds[1]),
+    ]
+    twice = launch.clients_command("mpirun", ["localhost", "localhost"], cmds)
+    assert twice.count("localhost:2") == 2
+    assert launch.clients_command("mpirun", ["n1", "n2"], cmds, mpi_flavor="mpich")[2:5] == [
+        "1",
+        "-hosts",
+        "n1",
+    ]
+    conf = tmp_path / "multi-prog.conf"
+    srun = launch.clients_command("srun", ["n2", "n1"], cmds, multi_prog=conf)
+    assert srun == [
+        *("srun", "-n", "2", "--nodelist=n2,n1", "--ntasks-per-node=1", "--distribution=arbitrary"),
+        *("--multi-prog", str(conf)),
+    ]
+    assert conf.read_text() == '0 eng fio a.fio --client-index=0\n1 eng fio "my job.fio" --client-index=1\n'
+    with pytest.raises(launch.LaunchError):
+        launch.clients_command("local", ["n1"], cmds[:1])
