@@ -97,7 +97,9 @@ def run_clients(run: RunInput, plan: fio_clients.ClientPlan) -> int:
         except launch.LaunchError as exc:
             return error(str(exc))
         if not outcome.started:
-            return error("stopped before the clients started; nothing was done", 1)
+            signum = interrupt.STOP.signum or 0
+            error(f"stopped by {interrupt.signal_name(signum)} before the clients started: nothing done", 1)
+            return interrupt.exit_status(signum)
         return _report(run, plan, docs, outcome, launcher)
 
 
