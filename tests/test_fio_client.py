@@ -44,8 +44,13 @@ def test_each_client_runs_its_own_job_file_on_its_own_rank(
 ) -> None:
     a, b, data = two_jobs
     args = ["--client=localhost", str(a), "--client=localhost", str(b), "--json", str(tmp_path / "docs.json")]
-    proc = _iolens(iolens_bin, args, mpi_env, tmp_path)
+    proc = _iolens(iolens_bin, [*args, "--launcher-args=--display-map"], mpi_env, tmp_path)
     assert proc.returncode == 0, proc.stderr
+    # mpirun's map: two application contexts of one rank each, on this host, not bound to a core (a client
+    # runs its numjobs threads on every CPU, as a fio server does).
+    assert "Num procs: 2" in proc.stdout
+    for rank in (0, 1):
+        assert re.search(rf"App: {rank} Process rank: {rank} Bound: (N/A|UNBOUND)", proc.stdout), proc.stdout
     # What reached the file system: client 0 wrote its job's file as rank 0's, client 1 laid out and read its
     # own as rank 1's; neither ran the other's job.
     assert _files(data) == ["ja.0.0", "jb.1.0"]
@@ -53,8 +58,13 @@ def test_each_client_runs_its_own_job_file_on_its_own_rank(
     docs = json.loads((tmp_path / "docs.json").read_text())
     assert [[j["name"] for j in d["fio"]["jobs"]] for d in docs] == [["ja"], ["jb"]]
     assert docs[0]["fio"]["jobs"][0]["write"]["ios"] == 16 and docs[1]["fio"]["jobs"][0]["read"]["ios"] == 128
-    # Two engine processes (mpirun's two application contexts), one per client.
-    assert docs[0]["engine_command"] != docs[1]["engine_command"]
+    # One engine per client (mpirun's application contexts), each told its client's index.
+    assert [d["fio_client"] for d in docs] == [
+        {"host": "localhost", "port": 8765, "index": 0},
+        {"host": "localhost", "port": 8765, "index": 1},
+    ]
+    assert [f"--client-index={i}" in d["engine_command"] for i, d in enumerate(docs)] == [True, True]
+    assert [d["comm"]["ranks"] for d in docs] == [1, 1]
     # The text: each client's report after its "<hostname> " line, as fio, then "All clients".
     host = docs[0]["host"]["hostname"]
     out = proc.stdout
@@ -184,7 +194,7 @@ def test_launcher_commands_place_one_rank_per_client(tmp_path: Path) -> None:
     cmds = [["eng", "fio", "a.fio", "--client-index=0"], ["eng", "fio", "my job.fio", "--client-index=1"]]
     mpirun = launch.clients_command("mpirun", ["n1", "n2"], cmds, ["--mca", "x", "y"])
     assert mpirun == [
-        *("mpirun", "--mca", "x", "y"),
+        *("mpirun", "--bind-to", "none", "--mca", "x", "y"),
         *("-np", "1", "--host", "n1:1", *cmds[0]),
         *(":", "-np", "1", "--host", "n2:1", *cmds[1]),
     ]

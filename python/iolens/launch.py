@@ -199,7 +199,10 @@ def clients_command(
     `--distribution=arbitrary`, which places task i on line i of the file SLURM_HOSTFILE names (the caller
     sets it)."""
     if launcher == "mpirun":
-        cmd = ["mpirun", *launcher_args]
+        # A client's rank runs its numjobs instances as threads, as a fio server would, on every CPU of its
+        # host: Open MPI would bind it to one core (its default with one or two ranks).
+        unbound = mpi_flavor == "openmpi" and "--bind-to" not in launcher_args
+        cmd = ["mpirun", *(["--bind-to", "none"] if unbound else []), *launcher_args]
         for i, (host, command) in enumerate(zip(hosts, commands, strict=True)):
             place = ["-hosts", host] if mpi_flavor == "mpich" else ["--host", f"{host}:{hosts.count(host)}"]
             cmd += [*([":"] if i else []), "-np", "1", *place, *command]
