@@ -85,14 +85,8 @@ def split_hosts(value: str, where: str) -> list[tuple[str, int | None]]:
     if value.startswith("sock:"):
         return [parse_host(value, where)]
     out: list[tuple[str, int | None]] = []
-    prefix = ""
-    for prefix in _TYPES:
-        if value.startswith(prefix):
-            value = value[len(prefix) :]
-            break
-    else:
-        prefix = ""
-    for part in value.split(","):
+    prefix = next((t for t in _TYPES if value.startswith(t)), "")  # fio's type applies to each host
+    for part in value[len(prefix) :].split(","):
         if part.isdigit() and out and out[-1][1] is None:
             out[-1] = (out[-1][0], int(part))
         elif part.isdigit():
