@@ -132,6 +132,30 @@ def test_mpirun_spreads_ranks_over_nodes() -> None:
     assert launch.build_command(req, ENGINE, mpi_flavor="mpich")[:5] == ["mpirun", "-np", "10", "-ppn", "3"]
 
 
+def test_fio_ranks_are_not_bound_to_one_core_under_open_mpi() -> None:
+    fio = launch.RunRequest("fio", ["--name=j"], np=2, launcher="mpirun")
+    assert launch.build_command(fio, ENGINE)[:5] == ["mpirun", "-np", "2", "--bind-to", "none"]
+    core = ["--bind-to", "core"]
+    chosen = launch.RunRequest("fio", ["--name=j"], np=2, launcher="mpirun", launcher_args=core)
+    assert launch.build_command(chosen, ENGINE).count("--bind-to") == 1
+
+
+def _cpus_allowed_under(req: launch.RunRequest, env: dict[str, str]) -> set[str]:
+    """What each rank of the request's launcher line may run on, as the kernel says."""
+    cmd = [*launch.launcher_prefix(req), "grep", "-h", "Cpus_allowed_list", "/proc/self/status"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, check=True).stdout
+    lines = [line for line in out.splitlines() if line.startswith("Cpus_allowed_list")]
+    return {line.split(":", 1)[1].strip() for line in lines}
+
+
+def test_a_fio_rank_may_use_every_cpu_an_ior_rank_is_pinned(mpi_env: dict[str, str]) -> None:
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs two CPUs to see a binding")
+    every = open("/proc/self/status").read().split("Cpus_allowed_list:")[1].split()[0]
+    assert _cpus_allowed_under(launch.RunRequest("fio", np=2, launcher="mpirun"), mpi_env) == {every}
+    assert every not in _cpus_allowed_under(launch.RunRequest("ior", np=2, launcher="mpirun"), mpi_env)
+
+
 def test_srun_command() -> None:
     req = launch.RunRequest("ior", ARGS, np=64, nodes=2, launcher="srun", launcher_args=["--exclusive"])
     assert launch.build_command(req, ENGINE) == [

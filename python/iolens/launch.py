@@ -159,6 +159,10 @@ def launcher_prefix(req: RunRequest, mpi_flavor: str = "openmpi") -> list[str]:
         return []
     if req.launcher == "mpirun":
         cmd = ["mpirun", "-np", str(req.np)]
+        if req.workload == "fio" and mpi_flavor == "openmpi" and "--bind-to" not in req.launcher_args:
+            # A fio rank runs its numjobs instances as threads; Open MPI binds each rank to one core by
+            # default (with two ranks or fewer), which would put them all on that core. fio pins nothing.
+            cmd += ["--bind-to", "none"]
         if req.nodes is not None:
             ppn = ranks_per_node(req.np, req.nodes)
             if mpi_flavor == "mpich":
