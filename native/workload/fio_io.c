@@ -72,6 +72,8 @@ struct io_run {
     uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
     uint64_t writes_since_sync;
     struct cpu_mark cpu0;     /* the thread's CPU when the ramp ended: its figures count from there */
+    int64_t storage0;         /* the thread's storage read bytes then (-1: the kernel does not say) */
+    int loop_end;             /* a loop of a job that is not time_based ended: drain, then what fio does between loops */
     /* per second */
     uint64_t next_sec_ns;
     uint64_t sec_max[FIO_NDIR];   /* the exact longest latency of the second so far */
@@ -91,12 +93,18 @@ static uint64_t choose_len(struct io_run *r)
     return p->bs[i];
 }
 
+/* This loop has I/O left to issue. */
+static int loop_has_io(const struct io_run *r)
+{
+    return r->p->nbs == 1 ? r->loop_ios < r->loop_nios : r->loop_bytes < r->p->io_size;
+}
+
 /* The next I/O as (region offset, length, direction); 0 when this loop is done. */
 static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op *op)
 {
     const struct fio_plan *p = r->p;
     const struct fio_job_opts *o = p->o;
-    if (p->nbs == 1 ? r->loop_ios >= r->loop_nios : r->loop_bytes >= p->io_size) return 0;
+    if (!loop_has_io(r)) return 0;
     int dir = p->rwmixread == 100 ? FIO_DIR_READ
             : p->rwmixread == 0   ? FIO_DIR_WRITE
             : (iol_rng_below(&r->rng, 100) < (uint64_t)p->rwmixread ? FIO_DIR_READ : FIO_DIR_WRITE);
@@ -246,6 +254,31 @@ static void fix_thread_cpu(struct rusage *ru, uint64_t exact_ns)
     ru->ru_stime.tv_usec = (suseconds_t)(st % 1000000000ull / 1000);
 }
 
+/* Bytes this thread made the kernel fetch from the storage for reads (read_bytes of /proc/thread-self/io: page
+ * cache misses and their readahead; nothing for data already in memory, or on tmpfs); -1 when not known. */
+static int64_t storage_read_bytes(void)
+{
+    FILE *f = fopen("/proc/thread-self/io", "re");
+    if (!f) return -1;
+    char line[128];
+    int64_t v = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "read_bytes:", 11)) v = strtoll(line + 11, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+/* fio's invalidate between passes: POSIX_FADV_DONTNEED over each file's region, as fio does when it opens
+ * the files again for a loop (whatever direct says) or when a time_based job wraps (buffered only). */
+static void invalidate_files(struct io_run *r, int even_direct)
+{
+    const struct fio_plan *p = r->p;
+    if (p->cache != FIO_CACHE_COLD || (!even_direct && (p->open_flags & IOL_O_DIRECT))) return;
+    for (int k = 0; k < r->nfiles_open; k++)
+        if (r->files[k].fd >= 0)
+            (void)posix_fadvise(r->files[k].fd, (off_t)p->o->offset, (off_t)p->filesize, POSIX_FADV_DONTNEED);
+}
+
 static void cpu_mark_now(struct cpu_mark *m)
 {
     getrusage(RUSAGE_THREAD, &m->ru);
@@ -341,8 +374,17 @@ static int issue(struct io_run *r, int *nfree, int fsync_every)
     while (*nfree > 0 && !r->finished) {
         uint64_t g, len;
         enum iol_io_op op;
-        if (fsync_every && r->writes_since_sync >= (uint64_t)fsync_every) break;   /* drain, then sync */
+        /* drain, then sync; as fio, only when another I/O follows (at a loop's end, before the next loop's) */
+        if (fsync_every && r->writes_since_sync >= (uint64_t)fsync_every && loop_has_io(r)) break;
+        if (r->loop_end) break;
         if (!next_io(r, &g, &len, &op)) {
+            if (!p->o->time_based && r->loop + 1 < (uint64_t)p->o->loops) {
+                r->loop_end = 1;   /* fio ends each loop: every I/O completes, then end_fsync and invalidate */
+                break;
+            }
+            /* A time_based job wraps without stopping; fio drops the region's pages when its random map is
+             * full, or a sequential job on one file starts again. */
+            if (p->o->time_based && (p->random ? !p->o->norandommap : p->nfiles == 1)) invalidate_files(r, 0);
             next_loop(r);
             continue;
         }
@@ -416,7 +458,11 @@ static int main_loop(struct io_run *r)
     r->next_sec_ns = r->t->count_from_ns + 1000000000ull;
     r->chain = iol_now_ns();
     /* CPU counts from the end of the ramp, as the I/Os do: marked at the first completion after it. */
-    if (r->chain >= r->t->count_from_ns) cpu_mark_now(&r->cpu0);
+    r->storage0 = -1;
+    if (r->chain >= r->t->count_from_ns) {
+        r->storage0 = storage_read_bytes();
+        cpu_mark_now(&r->cpu0);
+    }
     for (;;) {
         if (!stop) {
             int n = issue(r, &nfree, fsync_every);
@@ -424,15 +470,23 @@ static int main_loop(struct io_run *r)
             inflight += n;
         }
         if (inflight == 0) {
-            if (!stop && fsync_every && r->writes_since_sync >= (uint64_t)fsync_every) {
+            if (!stop && !r->finished && fsync_every && r->writes_since_sync >= (uint64_t)fsync_every && loop_has_io(r)) {
                 if (sync_files(r, p->o->fdatasync != 0)) return -1;
                 r->writes_since_sync = 0;
                 r->chain = iol_now_ns();
                 continue;
             }
+            if (!stop && r->loop_end) {   /* between two loops, as fio's do_io ends and starts again */
+                if (p->o->end_fsync && p->has_write && sync_files(r, 0)) return -1;
+                invalidate_files(r, 1);
+                r->loop_end = 0;
+                next_loop(r);
+                r->chain = iol_now_ns();
+                continue;
+            }
             break;
         }
-        int can_issue = !stop && !r->finished && nfree > 0 &&
+        int can_issue = !stop && !r->finished && !r->loop_end && nfree > 0 &&
                         !(fsync_every && r->writes_since_sync >= (uint64_t)fsync_every);
         int min = can_issue ? p->complete_min : (p->complete_min > 1 ? p->complete_min : 1);
         if (min > inflight) min = inflight;
@@ -457,7 +511,10 @@ static int main_loop(struct io_run *r)
             inflight--;
         }
         if (n > 0) {
-            if (!r->cpu0.set && last >= r->t->count_from_ns) cpu_mark_now(&r->cpu0);
+            if (!r->cpu0.set && last >= r->t->count_from_ns) {
+                r->storage0 = storage_read_bytes();
+                cpu_mark_now(&r->cpu0);
+            }
             if (last > in->t_end) in->t_end = last;
             while (last >= r->next_sec_ns)
                 if (roll_second(r)) return -1;
@@ -647,6 +704,9 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
         if (p->o->end_fsync && end > in->t_end) in->t_end = end;
         if (in->t_end < in->t_start) in->t_end = in->t_start;
         cpu_since(&r.cpu0, in->t_end - in->t_start, &in->ru);
+        int64_t storage1 = r.cpu0.set && r.storage0 >= 0 ? storage_read_bytes() : -1;
+        in->storage_known = storage1 >= r.storage0 && storage1 >= 0;
+        in->storage_read_bytes = in->storage_known ? (uint64_t)(storage1 - r.storage0) : 0;
         /* The read-back is not the job's figure: outside its time and CPU (the group's window still has
          * it, as this thread's, never as kernel workers'). */
         if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);
