@@ -275,3 +275,50 @@ def test_direct_with_a_block_size_the_device_cannot_take(engine: Path, disk_dir:
     assert res.returncode == 2 and "bs: 1000 is not a multiple of 512" in res.stderr
     res = run_fio(engine, [*args, "--bs=4k", "--offset=1000"])
     assert res.returncode == 2 and "offset" in res.stderr
+
+
+def reads_by_file(log: Path, d: Path) -> list[tuple[str, int]]:
+    """(file name, offset) of every pread64 on a file of directory d, in order."""
+    out = []
+    for line in log.read_text().splitlines():
+        m = re.search(r"pread64\(\d+<" + re.escape(str(d)) + r"/(t\.[^>]+)>, .*, (\d+)\) = \d+", line)
+        if m:
+            out.append((m.group(1), int(m.group(2))))
+    return out
+
+
+@needs_strace
+@needs_fio
+@pytest.mark.parametrize("service", ["roundrobin", "sequential", "roundrobin:2", "sequential:3"])
+def test_file_service_type_visits_the_files_in_fios_order(engine: Path, disk_dir: Path, service: str) -> None:
+    args = ["--name=t", "--nrfiles=3", "--rw=read", "--bs=4k", "--size=48k", f"--file_service_type={service}"]
+    seen = {}
+    for tool in ("fio", "iolens"):
+        d = disk_dir / tool
+        d.mkdir()
+        log = disk_dir / f"{tool}.strace"
+        strace = ["strace", "-f", "-y", "-o", str(log), "-e", "trace=pread64"]
+        if tool == "fio":
+            subprocess.run(
+                [*strace, "fio", "--output=/dev/null", f"--directory={d}", *args],
+                check=True,
+                capture_output=True,
+            )
+        else:
+            job(run_fio(engine, ["--np", "1", f"--directory={d}", *args], launcher=strace))
+        seen[tool] = reads_by_file(log, d)
+    assert seen["iolens"] == seen["fio"] and len(seen["fio"]) == 12
+
+
+@needs_strace
+def test_random_jobs_serve_each_file_in_turn_with_its_own_random_map(engine: Path, disk_dir: Path) -> None:
+    log = disk_dir / "iolens.strace"
+    strace = ["strace", "-f", "-y", "-o", str(log), "-e", "trace=pread64"]
+    args = ["--np", "1", f"--directory={disk_dir}", "--name=t", "--nrfiles=3", "--rw=randread", "--bs=4k"]
+    job(run_fio(engine, [*args, "--size=96k", "--loops=2"], launcher=strace))
+    ios = reads_by_file(log, disk_dir)
+    assert [name for name, _ in ios] == ["t.0.0", "t.0.1", "t.0.2"] * 16
+    for loop in (ios[:24], ios[24:]):  # every block of every file once per loop
+        assert sorted(loop) == sorted((f"t.0.{k}", b * 4096) for k in range(3) for b in range(8))
+    bad = run_fio(engine, [*args, "--size=96k", "--file_service_type=zipf:1.2"])
+    assert bad.returncode == 2 and "file_service_type" in bad.stderr

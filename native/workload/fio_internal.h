@@ -16,6 +16,7 @@
 
 enum fio_cache { FIO_CACHE_COLD, FIO_CACHE_HOT, FIO_CACHE_ASIS };
 enum fio_falloc { FIO_FALLOC_NONE, FIO_FALLOC_NATIVE, FIO_FALLOC_POSIX, FIO_FALLOC_KEEP, FIO_FALLOC_TRUNCATE };
+enum fio_fservice { FIO_FS_ROUNDROBIN, FIO_FS_SEQUENTIAL, FIO_FS_RANDOM };
 enum fio_dir { FIO_DIR_READ, FIO_DIR_WRITE, FIO_NDIR };
 
 struct fio_plan {
@@ -34,6 +35,8 @@ struct fio_plan {
     uint64_t size;                      /* the region of an instance = filesize * nfiles */
     uint64_t io_size;                   /* bytes of I/O per loop per instance: size=, at most the region */
     int nfiles;
+    enum fio_fservice fservice;         /* file_service_type */
+    uint64_t fservice_n;                /* I/Os on a file before switching (its ":N", default 1) */
     int shared_files;                   /* filename= given: every instance uses the same files */
     uint64_t runtime_ns, ramp_ns;
     enum iol_dist_kind dist;

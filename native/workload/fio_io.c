@@ -68,6 +68,14 @@ struct io_run {
     uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit, blockalign) in the whole region */
     uint64_t loop_nios;       /* one bs: I/Os per loop (io_size / bs, whatever the alignment) */
     uint64_t loop, loop_ios, loop_bytes, seq_pos[FIO_NDIR];
+    /* file_service_type over several files (one bs, no random_distribution): which file serves the next I/O */
+    int per_file;
+    int cur_file;             /* -1 before a loop's first I/O */
+    uint64_t cur_left;        /* I/Os left on it before switching (the ":N") */
+    uint64_t *fios;           /* [nfiles] I/Os issued to each file in this loop */
+    uint64_t *fpos;           /* [FIO_NDIR * nfiles] next sequential offset in each file */
+    uint64_t fblocks;         /* blocks (or alignment units, norandommap) in one file */
+    unsigned fperm_bits;
     int finished;             /* no more I/O to issue */
     uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
     uint64_t writes_since_sync;
@@ -99,6 +107,55 @@ static int loop_has_io(const struct io_run *r)
     return r->p->nbs == 1 ? r->loop_ios < r->loop_nios : r->loop_bytes < r->p->io_size;
 }
 
+/* The I/Os file k gets in a loop: the loop's share, spread evenly (the first files take the remainder). */
+static uint64_t file_budget(const struct io_run *r, int k)
+{
+    uint64_t n = (uint64_t)r->p->nfiles;
+    return r->loop_nios / n + ((uint64_t)k < r->loop_nios % n);
+}
+
+/* fio's file_service_type: the file of the next I/O. roundrobin takes the files in turn, random any file
+ * with I/O left, each for N I/Os (TYPE:N) before switching; a file that has had its share is skipped. */
+static int pick_file(struct io_run *r)
+{
+    const struct fio_plan *p = r->p;
+    int n = p->nfiles, k = r->cur_file;
+    if (k >= 0 && r->cur_left > 0 && r->fios[k] < file_budget(r, k)) {
+        r->cur_left--;
+        return k;
+    }
+    int start = p->fservice == FIO_FS_RANDOM ? (int)iol_rng_below(&r->rng, (uint64_t)n) : (k + 1) % n;
+    for (int i = 0; i < n; i++) {
+        k = (start + i) % n;
+        if (r->fios[k] < file_budget(r, k)) break;
+    }
+    r->cur_file = k;
+    r->cur_left = p->fservice_n - 1;
+    return k;
+}
+
+/* An I/O of length l in the file the service type picks: its region offset. */
+static uint64_t per_file_offset(struct io_run *r, int dir, uint64_t l)
+{
+    const struct fio_plan *p = r->p;
+    int k = pick_file(r);
+    uint64_t j = r->fios[k]++, off;
+    if (!p->random) {
+        uint64_t *pos = &r->fpos[(uint64_t)dir * (uint64_t)p->nfiles + (uint64_t)k];
+        off = *pos + l > p->filesize ? 0 : *pos;
+        *pos = off + l >= p->filesize ? 0 : off + l;
+    } else {
+        uint64_t b = p->o->norandommap || j >= r->fblocks
+                         ? iol_rng_below(&r->rng, r->fblocks)
+                         : iol_permute(j, r->fblocks, r->fperm_bits,
+                                       iol_mix64(r->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7) ^
+                                           iol_mix64((uint64_t)k + 0x51));
+        off = b * p->align;
+        if (off + l > p->filesize) off = (p->filesize - l) / p->align * p->align;
+    }
+    return (uint64_t)k * p->filesize + off;
+}
+
 /* The next I/O as (region offset, length, direction); 0 when this loop is done. */
 static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op *op)
 {
@@ -110,7 +167,9 @@ static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op 
             : (iol_rng_below(&r->rng, 100) < (uint64_t)p->rwmixread ? FIO_DIR_READ : FIO_DIR_WRITE);
     *op = dir == FIO_DIR_READ ? IOL_IO_READ : IOL_IO_WRITE;
     uint64_t l = choose_len(r);
-    if (!p->random) {
+    if (r->per_file) {
+        *g = per_file_offset(r, dir, l);
+    } else if (!p->random) {
         uint64_t pos = r->seq_pos[dir];
         uint64_t in_file = p->filesize - pos % p->filesize;
         if (l > in_file) l = in_file;   /* bssplit: the last I/O of a file is cut to its end */
@@ -144,6 +203,12 @@ static void next_loop(struct io_run *r)
     r->loop_ios = 0;
     r->loop_bytes = 0;
     r->seq_pos[0] = r->seq_pos[1] = 0;
+    if (r->per_file) {
+        memset(r->fios, 0, (size_t)r->p->nfiles * sizeof *r->fios);
+        memset(r->fpos, 0, (size_t)r->p->nfiles * FIO_NDIR * sizeof *r->fpos);
+        r->cur_file = -1;
+        r->cur_left = 0;
+    }
     if (!o->time_based && r->loop >= (uint64_t)o->loops) r->finished = 1;
 }
 
@@ -642,6 +707,14 @@ static int alloc_run(struct io_run *r)
         uint64_t *w = r->bufs[i];   /* data that does not compress: fio's default random buffer contents */
         for (size_t k = 0; k < blen / 8; k++) w[k] = iol_mix64(p->seed + ((uint64_t)i << 40) + k + 1);
     }
+    if (r->per_file) {
+        r->fios = calloc((size_t)p->nfiles, sizeof *r->fios);
+        r->fpos = calloc((size_t)p->nfiles * FIO_NDIR, sizeof *r->fpos);
+        if (!r->fios || !r->fpos) return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
+        r->cur_file = -1;
+        r->fblocks = p->filesize / p->align;
+        r->fperm_bits = iol_permute_bits(r->fblocks);
+    }
     if (p->verify) {
         uint64_t nblocks = p->size / p->bs[0];
         r->written = calloc((size_t)(nblocks + 7) / 8, 1);
@@ -661,6 +734,8 @@ static void free_run(struct io_run *r)
     free(r->free_slots);
     free(r->t_after);
     free(r->written);
+    free(r->fios);
+    free(r->fpos);
     for (int d = 0; d < FIO_NDIR; d++) free(r->snap[d]);
     if (r->have_dist) iol_dist_free(&r->dist);
 }
@@ -686,6 +761,9 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
                                                                                          : p->size / p->align;
     r.loop_nios = p->io_size / p->bs[0];
     r.perm_bits = iol_permute_bits(r.nunits);
+    /* fio's file_service_type with several files; the other cases (one file, sequential service, bssplit, a
+     * random_distribution) see the files as one address space, file after file. */
+    r.per_file = p->nfiles > 1 && p->fservice != FIO_FS_SEQUENTIAL && p->nbs == 1 && p->dist == IOL_DIST_RANDOM;
     int rc = alloc_run(&r);
     if (rc == 0 && p->dist != IOL_DIST_RANDOM) {
         rc = iol_dist_init(&r.dist, p->dist, p->dist_param, r.nunits, seed + in->instance + 1, &in->err);

@@ -288,6 +288,30 @@ static int plan_engine(struct fio_plan *p, struct iol_err *err)
     return 0;
 }
 
+/* fio's file_service_type: TYPE or TYPE:N (N I/Os on a file before the next; fio's default N is 1). */
+static int plan_fservice(struct fio_plan *p, struct iol_err *err)
+{
+    const char *v = p->o->file_service_type;
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    p->fservice_n = 1;
+    if (colon) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(colon + 1, &end, 10);
+        if (errno || end == colon + 1 || *end || x == 0)
+            return iol_err_set(err, IOL_ERR_USAGE, "file_service_type: '%s': N in TYPE:N must be a whole number above 0", v);
+        p->fservice_n = x;
+    }
+    if (n == 10 && !strncmp(v, "roundrobin", n)) p->fservice = FIO_FS_ROUNDROBIN;
+    else if (n == 10 && !strncmp(v, "sequential", n)) p->fservice = FIO_FS_SEQUENTIAL;
+    else if (n == 6 && !strncmp(v, "random", n)) p->fservice = FIO_FS_RANDOM;
+    else
+        return iol_err_set(err, IOL_ERR_USAGE, "file_service_type: '%s' is not one of roundrobin, sequential, random "
+                           "(zipf, pareto, normal and gauss are not supported)", v);
+    return 0;
+}
+
 static int plan_cache(struct fio_plan *p, struct iol_err *err)
 {
     const struct fio_job_opts *o = p->o;
@@ -371,7 +395,7 @@ int fio_plan_build(const struct fio_cfg *cfg, int index, struct fio_plan *p, str
         return iol_err_set(err, IOL_ERR_USAGE, "blockalign: differs from bs; needs norandommap (the random map "
                            "visits whole blocks)");
 
-    if (plan_engine(p, err) || plan_cache(p, err) || plan_sizes(p, err)) return -1;
+    if (plan_engine(p, err) || plan_cache(p, err) || plan_sizes(p, err) || plan_fservice(p, err)) return -1;
 
     if (fio_parse_time_ns(o->runtime, &p->runtime_ns, "runtime", err) ||
         fio_parse_time_ns(o->ramp_time, &p->ramp_ns, "ramp_time", err))
