@@ -5,6 +5,7 @@ the bytes the job's reads fetched from the storage."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -322,3 +323,22 @@ def test_random_jobs_serve_each_file_in_turn_with_its_own_random_map(engine: Pat
         assert sorted(loop) == sorted((f"t.0.{k}", b * 4096) for k in range(3) for b in range(8))
     bad = run_fio(engine, [*args, "--size=96k", "--file_service_type=zipf:1.2"])
     assert bad.returncode == 2 and "file_service_type" in bad.stderr
+
+
+@needs_fio
+@pytest.mark.parametrize(
+    "more",
+    [["--rw=read"], ["--rw=randwrite", "--loops=2"], ["--rw=randread", "--ioengine=io_uring", "--iodepth=8"]],
+)
+def test_ramp_time_of_a_size_based_job_is_extra_io_as_fios(
+    engine: Path, tmpfs_dir: Path, more: list[str]
+) -> None:
+    # fio resets its byte count when the ramp ends: a job without time_based runs through its region for the
+    # ramp, then moves loops x size bytes, all of them in its figures.
+    f = tmpfs_dir / "r"
+    args = ["--name=r", f"--filename={f}", "--bs=4k", "--size=16m", "--ramp_time=150ms", *more]
+    done = subprocess.run(["fio", "--output-format=json", *args], capture_output=True, text=True, check=True)
+    fio_job = json.loads(done.stdout[done.stdout.index("{") :])["jobs"][0]
+    d = "write" if "randwrite" in more[0] else "read"
+    got = job(run_fio(engine, [*args, "--allow_overwrite=1"]))
+    assert got[d]["bytes"] == fio_job[d]["io_bytes"] == (2 if "--loops=2" in more else 1) * 16 * MIB

@@ -82,6 +82,11 @@ struct io_run {
     struct cpu_mark cpu0;     /* the thread's CPU when the ramp ended: its figures count from there */
     int64_t storage0;         /* the thread's storage read bytes then (-1: the kernel does not say) */
     int loop_end;             /* a loop of a job that is not time_based ended: drain, then what fio does between loops */
+    /* fio's ramp_time on a job that is not time_based: the ramp's I/O does not count against size and loops
+     * (fio resets its byte count when the ramp ends); the job keeps going through its loops until the ramp
+     * is over, then moves loops x size bytes more from where it is. */
+    int ramp_mode, ramp_pending;
+    uint64_t inflight_bytes;  /* issued, not yet reaped */
     /* per second */
     uint64_t next_sec_ns;
     uint64_t sec_max[FIO_NDIR];   /* the exact longest latency of the second so far */
@@ -209,7 +214,7 @@ static void next_loop(struct io_run *r)
         r->cur_file = -1;
         r->cur_left = 0;
     }
-    if (!o->time_based && r->loop >= (uint64_t)o->loops) r->finished = 1;
+    if (!o->time_based && !r->ramp_mode && r->loop >= (uint64_t)o->loops) r->finished = 1;
 }
 
 /* ---- verification -------------------------------------------------------------------------------------- */
@@ -442,8 +447,19 @@ static int issue(struct io_run *r, int *nfree, int fsync_every)
         /* drain, then sync; as fio, only when another I/O follows (at a loop's end, before the next loop's) */
         if (fsync_every && r->writes_since_sync >= (uint64_t)fsync_every && loop_has_io(r)) break;
         if (r->loop_end) break;
+        if (r->ramp_pending && iol_now_ns() >= r->t->count_from_ns) r->ramp_pending = 0;
+        if (r->ramp_mode && !r->ramp_pending) {
+            /* done when loops x size bytes completed after the ramp; wait while what is in flight may do it
+             * (an I/O issued before the ramp's end counts only if it completes after it) */
+            uint64_t have = r->in->dir[0].bytes + r->in->dir[1].bytes, total = (uint64_t)p->o->loops * p->io_size;
+            if (have >= total) {
+                r->finished = 1;
+                break;
+            }
+            if (have + r->inflight_bytes >= total) break;
+        }
         if (!next_io(r, &g, &len, &op)) {
-            if (!p->o->time_based && r->loop + 1 < (uint64_t)p->o->loops) {
+            if (!p->o->time_based && (r->ramp_mode || r->loop + 1 < (uint64_t)p->o->loops)) {
                 r->loop_end = 1;   /* fio ends each loop: every I/O completes, then end_fsync and invalidate */
                 break;
             }
@@ -453,6 +469,7 @@ static int issue(struct io_run *r, int *nfree, int fsync_every)
             next_loop(r);
             continue;
         }
+        r->inflight_bytes += len;
         int slot = r->free_slots[--*nfree];
         struct iol_req *q = &r->reqs[slot];
         int k = (int)(g / p->filesize);
@@ -572,6 +589,7 @@ static int main_loop(struct io_run *r)
                 }
             }
             if (d->t_done_ns > last) last = d->t_done_ns;
+            r->inflight_bytes -= d->len;
             r->free_slots[nfree++] = (int)d->tag;
             inflight--;
         }
@@ -763,6 +781,7 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
     r.perm_bits = iol_permute_bits(r.nunits);
     /* fio's file_service_type with several files; the other cases (one file, sequential service, bssplit, a
      * random_distribution) see the files as one address space, file after file. */
+    r.ramp_mode = r.ramp_pending = p->ramp_ns > 0 && !p->o->time_based;
     r.per_file = p->nfiles > 1 && p->fservice != FIO_FS_SEQUENTIAL && p->nbs == 1 && p->dist == IOL_DIST_RANDOM;
     int rc = alloc_run(&r);
     if (rc == 0 && p->dist != IOL_DIST_RANDOM) {
