@@ -411,6 +411,10 @@ static int transfer_failed(struct io_run *r, const struct iol_req *d)
                              "system or device cannot poll; run without hipri): %s of %zu bytes at offset %" PRIu64,
                              r->paths[d->file - r->files], what, d->len, d->offset);
     const char *path = r->paths[d->file - r->files];
+    if (d->error == EINVAL && (r->p->open_flags & IOL_O_DIRECT))   /* fio fails the same way, with less said */
+        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "direct: %s %s: %zu bytes at offset %" PRIu64
+                             " refused (O_DIRECT needs offsets, sizes and buffers aligned to the device's logical "
+                             "block size, which may be above 512)", what, path, d->len, d->offset);
     if (d->error)
         return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s %s: %zu bytes at offset %" PRIu64, what, path,
                              d->len, d->offset);
