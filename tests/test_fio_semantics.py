@@ -115,7 +115,7 @@ def test_layout_and_invalidate_of_a_new_file_reach_the_kernel_as_fios(
     want = fio_calls(disk_dir, f, "--ioengine=psync", *args)
     fresh(f)
     got = iolens_calls(engine, disk_dir, f, "--ioengine=psync", *args)
-    assert without_opens(got) == without_opens(want), "\n".join(got)
+    assert without_opens(got) == without_opens(want), "\n".join(got) + "\n---- fio:\n" + "\n".join(want)
     # The first open, the layout's, has the same flags.
     assert got[0] == want[0]
 
@@ -342,3 +342,22 @@ def test_ramp_time_of_a_size_based_job_is_extra_io_as_fios(
     d = "write" if "randwrite" in more[0] else "read"
     got = job(run_fio(engine, [*args, "--allow_overwrite=1"]))
     assert got[d]["bytes"] == fio_job[d]["io_bytes"] == (2 if "--loops=2" in more else 1) * 16 * MIB
+
+
+def test_cache_warning_when_readahead_or_one_page_served_several_reads(engine: Path, disk_dir: Path) -> None:
+    # Every byte of the file is fetched once in each case below; what differs is how many reads waited for
+    # the disk. fadvise_hint=0 lets readahead bring in blocks a random job reads later (the thread waits for
+    # far fewer reads than it makes); 512-byte reads find the page the first one fetched.
+    args = ["--rw=randread", "--size=16m"]
+    told = cache(engine, disk_dir, *args)
+    assert told["cache_figure"] is False and told["storage_read_bytes"] == 16 * MIB
+    ahead = cache(engine, disk_dir, *args, "--fadvise_hint=0")
+    # Whether the kernel reads ahead for a random job depends on its heuristics (a run of adjacent blocks
+    # grows a window) and the device's read_ahead_kb: flagged only when the threads waited for fewer than
+    # half of their reads, and then for that reason.
+    if ahead["cache_figure"]:
+        assert "readahead" in str(ahead["note"]) and ahead["storage_read_bytes"] >= 16 * MIB // 2
+    small = cache(engine, disk_dir, "--rw=randread", "--size=2m", "--bs=512")
+    assert small["cache_figure"] is True and "smaller than a page" in str(small["note"])
+    direct = cache(engine, disk_dir, "--rw=randread", "--size=2m", "--bs=512", "--direct=1")
+    assert direct["cache_figure"] is False

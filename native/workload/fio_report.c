@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/interrupt.h"
 #include "fio_report.h"
@@ -56,10 +57,29 @@ static int cache_figure(const struct fio_plan *p, const struct fio_job_result *j
     if (!p->has_read) { /* nothing read: no read figure */
     } else if (p->cache == FIO_CACHE_HOT) rd = "cache=hot (pre_read): the files were read into memory before the job";
     else if (rbytes && !jr->storage_unknown) {
+        /* Each read that missed made the kernel fetch at least a page: reads beyond storage bytes / page size
+         * were served from memory (blocks smaller than a page share the page the first one fetched). */
+        long pg = sysconf(_SC_PAGESIZE);
+        uint64_t page = pg > 0 ? (uint64_t)pg : 4096, reads = jr->dir[FIO_DIR_READ].ios;
+        uint64_t misses = jr->storage_read_bytes / page;
+        /* A synchronous read-only job's thread sleeps once for each read that waits for the storage (its
+         * voluntary context switches): in a random job, fewer than reads means readahead or the cache served
+         * the rest, even when every byte was fetched once. (A sequential job's readahead is the storage's
+         * own pattern, fio's too: its figure is the storage's.) */
+        int sync_reader = !p->async && !p->has_write && p->random;
+        if (sync_reader && jr->waits < misses) misses = jr->waits;
         if (jr->storage_read_bytes * 2 < rbytes) {
             snprintf(measured, sizeof measured, "%.0f%% of the bytes read came from the storage (kernel's count), "
                      "the rest from the page cache: %s", 100.0 * (double)jr->storage_read_bytes / (double)rbytes,
                      read_cause(p, jr));
+            rd = measured;
+        } else if (misses * 2 < reads) {
+            snprintf(measured, sizeof measured, "at least %.0f%% of the reads were served from the page cache: "
+                     "%" PRIu64 " of %" PRIu64 " reads waited for the storage (kernel's counts: pages fetched%s): %s",
+                     100.0 * (double)(reads - misses) / (double)reads, misses, reads,
+                     sync_reader ? ", waits of the job's threads" : "",
+                     p->bs_min < page ? "blocks smaller than a page share the page the first one fetched"
+                                      : read_cause(p, jr));
             rd = measured;
         }
     } else if (p->cache == FIO_CACHE_ASIS || !jr->evicted || o->time_based || o->loops > 1 || p->has_write)
