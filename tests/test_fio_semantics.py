@@ -361,3 +361,23 @@ def test_cache_warning_when_readahead_or_one_page_served_several_reads(engine: P
     assert small["cache_figure"] is True and "smaller than a page" in str(small["note"])
     direct = cache(engine, disk_dir, "--rw=randread", "--size=2m", "--bs=512", "--direct=1")
     assert direct["cache_figure"] is False
+
+
+@needs_strace
+@needs_fio
+def test_create_on_open_lays_nothing_out(engine: Path, disk_dir: Path) -> None:
+    # fio: no layout (no fallocate, no writes before the job); the job's own open creates the file.
+    f = disk_dir / "f"
+    args = ["--ioengine=psync", "--rw=write", "--bs=4k", "--size=16k", "--create_on_open=1"]
+    fresh(f)
+    want = fio_calls(disk_dir, f, *args)
+    fresh(f)
+    got = iolens_calls(engine, disk_dir, f, *args)
+    writes = ["write 4096"] * 4
+    assert [c for c in want if not c.startswith(("open", "fadvise64"))] == writes
+    assert [c for c in got if not c.startswith(("open", "fadvise64"))] == writes
+    assert f.stat().st_size == 16 * KIB and (disk_dir / ".iolens-owned").read_text().split() == ["f"]
+    # A job that reads a file that is not there: fio fails at its first read, iolens before any I/O.
+    fresh(f)
+    res = run_fio(engine, ["--name=t", f"--filename={f}", "--rw=read", "--size=16k", "--create_on_open=1"])
+    assert res.returncode == 2 and "create_on_open" in res.stderr and not f.exists()

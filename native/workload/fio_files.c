@@ -30,7 +30,13 @@ static int check_file(const struct fio_plan *p, const char *path, struct iol_err
     char dir[IOL_STR_MAX];
     const char *name;
     fio_file_dir_name(path, dir, sizeof dir, &name);
-    if (stat(path, &st) != 0) {
+    int exists = stat(path, &st) == 0;
+    /* fio lays nothing out with create_on_open: a job that reads a missing or short file fails at its first
+     * read past the end. iolens says so before any I/O. */
+    if (p->o->create_on_open && p->has_read && (!exists || (uint64_t)st.st_size < p->o->offset + p->filesize))
+        return iol_err_set(err, IOL_ERR_USAGE, "create_on_open: %s is %s, and a job that reads needs its files "
+                           "laid out (create_on_open=0)", path, exists ? "shorter than the job's region" : "missing");
+    if (!exists) {
         if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_USAGE, errno, "filename: %s", path);
         char why[IOL_STR_MAX + 64];
         if (iol_dir_problem(dir, why, sizeof why))
@@ -181,6 +187,11 @@ static int lay_out(const struct fio_plan *p, const char *path, unsigned char *cr
     int exists = stat(path, &st) == 0;
     uint64_t want = p->o->offset + p->filesize, old = exists ? (uint64_t)st.st_size : 0;
     if (exists && old >= want) return 0;
+    if (p->o->create_on_open) {   /* the job's open creates it: owned from now, so a failed run removes it */
+        if (!exists && iol_ledger_add(dir, name, err)) return -1;
+        if (!exists && created) *created = 1;
+        return 0;
+    }
     if (exists && unlink(path) != 0) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s (to lay it out)", path);
     if (!exists && iol_ledger_add(dir, name, err)) return -1;
     if (!exists && created) *created = 1;   /* this run's: removed if the run fails or is interrupted */

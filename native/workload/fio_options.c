@@ -47,6 +47,7 @@ const struct iol_option fio_job_options[] = {
     {0, "fadvise_hint", NULL, IOL_OPT_STRING, F(fadvise_hint), "1", "posix_fadvise at open: 1 = random or sequential by rw, 0/none, random, sequential, normal", NOLIM},
     {0, "invalidate", NULL, IOL_OPT_INT, F(invalidate), "-1", "drop the files' pages before the job (default 1)", 0, 1},
     {0, "file_service_type", NULL, IOL_OPT_STRING, F(file_service_type), "roundrobin", "with nrfiles > 1, the file of the next I/O: roundrobin, sequential (file after file), random; :N switches after N I/Os", NOLIM},
+    {0, "create_on_open", NULL, IOL_OPT_FLAG, F(create_on_open), "0", "no layout: the job's own open creates its files (a job that reads needs them there)", NOLIM},
     {0, "pre_read", NULL, IOL_OPT_FLAG, F(pre_read), "0", "read the files into the page cache before the job (implies invalidate=0; = cache=hot)", NOLIM},
     {0, "fallocate", NULL, IOL_OPT_STRING, F(fallocate), "native", "preallocation of a file being laid out: native, posix, keep, truncate, none (0), 1 (posix)", NOLIM},
     {0, "verify", NULL, IOL_OPT_STRING, F(verify), "0", "write checksummed blocks and check them: crc32c (0/none = off)", NOLIM},
