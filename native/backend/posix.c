@@ -235,34 +235,39 @@ int iol_posix_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *er
     return 0;
 }
 
-/* Bytes of the file still in the page cache, by mincore() over read-only mappings of 1 GiB windows (a small
- * vector, whatever the file's size). Returns 0, or an errno. */
-static int resident_bytes(int fd, uint64_t *out)
+/* Bytes of [off, off + len) of the file (clipped to its size) in the page cache, by mincore() over read-only
+ * mappings of 1 GiB windows (a small vector, whatever the file's size). Returns 0, or an errno. */
+int iol_posix_resident(int fd, uint64_t off, uint64_t len, uint64_t *out)
 {
-    const size_t window = (size_t)1 << 30;
+    const uint64_t window = (uint64_t)1 << 30;
     long pg = sysconf(_SC_PAGESIZE);
     struct stat st;
     *out = 0;
     if (pg <= 0 || fstat(fd, &st) != 0) return errno ? errno : EINVAL;
-    size_t page = (size_t)pg;
-    unsigned char *vec = malloc(window / page);
+    uint64_t page = (uint64_t)pg, end = off + len < (uint64_t)st.st_size ? off + len : (uint64_t)st.st_size;
+    unsigned char *vec = malloc((size_t)(window / page));
     if (!vec) return ENOMEM;
     int rc = 0;
-    for (off_t off = 0; off < st.st_size && !rc; off += (off_t)window) {
-        size_t len = (size_t)(st.st_size - off) < window ? (size_t)(st.st_size - off) : window;
-        void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+    for (uint64_t pos = off / page * page; pos < end && !rc; pos += window) {
+        size_t n = (size_t)(end - pos < window ? end - pos : window);
+        void *m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, (off_t)pos);
         if (m == MAP_FAILED) {
             rc = errno;
             break;
         }
-        size_t pages = (len + page - 1) / page;
-        if (mincore(m, len, vec) != 0) rc = errno;
+        size_t pages = (n + page - 1) / page;
+        if (mincore(m, n, vec) != 0) rc = errno;
         for (size_t i = 0; !rc && i < pages; i++)
-            if (vec[i] & 1) *out += i + 1 == pages ? len - i * page : page;
-        munmap(m, len);
+            if (vec[i] & 1) *out += i + 1 == pages ? n - i * page : page;
+        munmap(m, n);
     }
     free(vec);
     return rc;
+}
+
+static int resident_bytes(int fd, uint64_t *out)
+{
+    return iol_posix_resident(fd, 0, UINT64_MAX / 2, out);
 }
 
 int iol_posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err)

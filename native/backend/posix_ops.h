@@ -9,6 +9,8 @@ int iol_posix_open(struct iol_bctx *ctx, struct iol_file *f, const char *path, i
                    struct iol_err *err);
 int iol_posix_close(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err);
 int iol_posix_fsync(struct iol_bctx *ctx, struct iol_file *f, struct iol_err *err);
+/* Bytes of [off, off + len) of an open file that are in the page cache (mincore); 0 or an errno. */
+int iol_posix_resident(int fd, uint64_t off, uint64_t len, uint64_t *out);
 int iol_posix_evict(struct iol_bctx *ctx, struct iol_file *f, int *evicted, struct iol_err *err);
 int iol_posix_stat(struct iol_bctx *ctx, const char *path, struct stat *st, struct iol_err *err);
 int iol_posix_unlink(struct iol_bctx *ctx, const char *path, struct iol_err *err);

@@ -50,6 +50,10 @@ struct fio_job_opts {
     int randrepeat;
     int64_t randseed;                   /* -1 = fio's fixed seed with randrepeat=1, the clock otherwise */
     int64_t invalidate;                 /* -1 = not given (fio's default 1) */
+    char file_service_type[FIO_NAME_MAX]; /* fio's: roundrobin (default), sequential, random, each with :N */
+    int create_on_open;                 /* fio's: no layout; files are created by the job's own open */
+    int pre_read;                       /* fio's: read the files into memory before the job (= cache=hot) */
+    char fallocate[FIO_NAME_MAX];       /* fio's: native (default), posix, keep, truncate, none (0), 1 (posix) */
     char verify[FIO_NAME_MAX];
     int do_verify;
     int group_reporting;

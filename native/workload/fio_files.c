@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/falloc.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "../backend/posix_ops.h"
@@ -20,8 +23,6 @@
 #include "fio_internal.h"
 #include "run_sync.h"
 
-#define LAYOUT_CHUNK (1u << 20)
-
 /* Checks one file a job will use. `writes`: the job writes it, or may have to extend it. */
 static int check_file(const struct fio_plan *p, const char *path, struct iol_err *err)
 {
@@ -29,7 +30,13 @@ static int check_file(const struct fio_plan *p, const char *path, struct iol_err
     char dir[IOL_STR_MAX];
     const char *name;
     fio_file_dir_name(path, dir, sizeof dir, &name);
-    if (stat(path, &st) != 0) {
+    int exists = stat(path, &st) == 0;
+    /* fio lays nothing out with create_on_open: a job that reads a missing or short file fails at its first
+     * read past the end. iolens says so before any I/O. */
+    if (p->o->create_on_open && p->has_read && (!exists || (uint64_t)st.st_size < p->o->offset + p->filesize))
+        return iol_err_set(err, IOL_ERR_USAGE, "create_on_open: %s is %s, and a job that reads needs its files "
+                           "laid out (create_on_open=0)", path, exists ? "shorter than the job's region" : "missing");
+    if (!exists) {
         if (errno != ENOENT) return iol_err_errno(err, IOL_ERR_USAGE, errno, "filename: %s", path);
         char why[IOL_STR_MAX + 64];
         if (iol_dir_problem(dir, why, sizeof why))
@@ -128,29 +135,26 @@ int fio_check_space(const struct fio_cfg *cfg, int nranks, struct iol_err *err)
     return rc;
 }
 
-/* Creates path if missing (recording it in the ledger first, so even an interrupted run owns it), and for a
- * job that reads, writes it up to the end of its I/O region. */
-static int lay_out(const struct fio_plan *p, const char *path, unsigned char *created, struct iol_err *err)
+/* fio's preallocation (its fallocate= option) of a file being laid out; like fio, a failure is no error (the
+ * writes or the job's own I/O then allocate the blocks). */
+static void preallocate(const struct fio_plan *p, int fd, uint64_t len)
 {
-    char dir[IOL_STR_MAX];
-    const char *name;
-    fio_file_dir_name(path, dir, sizeof dir, &name);
-    struct stat st;
-    int exists = stat(path, &st) == 0;
-    uint64_t want = p->o->offset + p->filesize;
-    if (exists && (!p->has_read || (uint64_t)st.st_size >= want)) return 0;
-    if (!exists && iol_ledger_add(dir, name, err)) return -1;
-    if (!exists && created) *created = 1;   /* this run's: removed if the run fails or is interrupted */
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "create %s", path);
-    if (!p->has_read) return close(fd) == 0 ? 0 : iol_err_errno(err, IOL_ERR_RUNTIME, errno, "close %s", path);
-    uint64_t *buf = malloc(LAYOUT_CHUNK);
-    if (!buf) {
-        close(fd);
-        return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    switch (p->fallocate) {
+    case FIO_FALLOC_NATIVE: (void)fallocate(fd, 0, 0, (off_t)len); break;
+    case FIO_FALLOC_POSIX: (void)posix_fallocate(fd, 0, (off_t)len); break;
+    case FIO_FALLOC_KEEP: (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)len); break;
+    case FIO_FALLOC_TRUNCATE: (void)ftruncate(fd, (off_t)len); break;
+    default: break;
     }
-    /* Data that does not compress or deduplicate away: a different mixed word everywhere. */
-    uint64_t pos = exists ? (uint64_t)st.st_size : 0;
+}
+
+/* Writes [0, want) of a new layout in blocks of the job's largest block size, as fio writes it. */
+static int write_layout(const struct fio_plan *p, int fd, const char *path, uint64_t want, struct iol_err *err)
+{
+    size_t chunk = p->bs_max < want ? (size_t)p->bs_max : (size_t)want;
+    uint64_t *buf = malloc((chunk + 7) / 8 * 8);
+    if (!buf) return iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
+    uint64_t pos = 0;
     int rc = 0;
     while (pos < want && rc == 0) {
         /* Laying out GBs takes a while: a run told to stop does not finish it first. */
@@ -159,19 +163,59 @@ static int lay_out(const struct fio_plan *p, const char *path, unsigned char *cr
             rc = -1;
             break;
         }
-        size_t n = want - pos < LAYOUT_CHUNK ? (size_t)(want - pos) : LAYOUT_CHUNK;
-        for (size_t w = 0; w < LAYOUT_CHUNK / 8; w++) buf[w] = iol_mix64((pos >> 3) + w + 1);
+        size_t n = want - pos < chunk ? (size_t)(want - pos) : chunk;
+        /* Data that does not compress or deduplicate away: a different mixed word everywhere. */
+        for (size_t w = 0; w < (n + 7) / 8; w++) buf[w] = iol_mix64((pos >> 3) + w + 1);
         ssize_t done = pwrite(fd, buf, n, (off_t)pos);
         if (done <= 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, done < 0 ? errno : ENOSPC, "lay out %s", path);
         else pos += (uint64_t)done;
     }
     free(buf);
+    return rc;
+}
+
+/* fio's layout ("Laying out IO file"): a file is laid out when it is missing or shorter than the end of the
+ * job's region. An existing short file is removed and made again (check_file allowed that: iolens's own, or
+ * allow_overwrite=1). The new file is preallocated (fallocate=, native by default); for a job that reads it
+ * is then sized and written from byte 0 to the region's end in blocks of the largest bs and fsynced (fio's
+ * create_fsync), so the job reads real data from the storage. Last, as fio does whatever invalidate says,
+ * the pages of the part that was added are dropped. A file long enough is left alone. */
+static int lay_out(const struct fio_plan *p, const char *path, unsigned char *created, struct iol_err *err)
+{
+    char dir[IOL_STR_MAX];
+    const char *name;
+    fio_file_dir_name(path, dir, sizeof dir, &name);
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    uint64_t want = p->o->offset + p->filesize, old = exists ? (uint64_t)st.st_size : 0;
+    if (exists && old >= want) return 0;
+    if (p->o->create_on_open) {   /* the job's open creates it: owned from now, so a failed run removes it */
+        if (!exists && iol_ledger_add(dir, name, err)) return -1;
+        if (!exists && created) *created = 1;
+        return 0;
+    }
+    if (exists && unlink(path) != 0) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "unlink %s (to lay it out)", path);
+    if (!exists && iol_ledger_add(dir, name, err)) return -1;
+    if (!exists && created) *created = 1;   /* this run's: removed if the run fails or is interrupted */
+    int fd = open(path, O_WRONLY | O_CREAT | (p->has_read ? O_TRUNC : 0) | O_CLOEXEC, 0644);
+    if (fd < 0) return iol_err_errno(err, IOL_ERR_RUNTIME, errno, "create %s", path);
+    preallocate(p, fd, want);
+    int rc = 0;
+    if (p->has_read) {
+        if (ftruncate(fd, (off_t)want) != 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "ftruncate %s", path);
+        if (rc == 0) rc = write_layout(p, fd, path, want, err);
+        if (rc == 0 && fsync(fd) != 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "fsync %s", path);
+    }
+    if (rc == 0) (void)posix_fadvise(fd, (off_t)old, (off_t)(want - old), POSIX_FADV_DONTNEED);
     if (close(fd) != 0 && rc == 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "close %s", path);
     return rc;
 }
 
-/* cold: write back and drop the file's pages (fio's invalidate=1); hot: read the region once so it is in
- * memory; asis: nothing. *evicted = 0 when cold could not drop anything (tmpfs keeps files only in memory). */
+/* cold: fio's invalidate=1 at open: POSIX_FADV_DONTNEED over the job's region, nothing else. Dirty pages are
+ * not written back first (the kernel starts their write-back and keeps them: they stay in memory until it
+ * ends), so *evicted is cleared when any page of the region is still resident afterwards, or on tmpfs, where
+ * the page cache is the file's only copy. hot: fio's pre_read: the region is read once, in blocks of the
+ * largest bs, so it is in memory. asis: nothing. */
 static int set_cache(const struct fio_plan *p, const char *path, int *evicted, struct iol_err *err)
 {
     if (p->cache == FIO_CACHE_ASIS) return 0;
@@ -180,16 +224,19 @@ static int set_cache(const struct fio_plan *p, const char *path, int *evicted, s
     struct iol_file f;
     if (iol_posix_open(NULL, &f, path, IOL_O_READ, 0, err)) return -1;
     int rc = 0;
+    uint64_t pos = p->o->offset, end = p->o->offset + p->filesize;
     if (p->cache == FIO_CACHE_COLD) {
-        int ev = 0;
-        rc = iol_posix_evict(NULL, &f, &ev, err);
-        if (!ev) *evicted = 0;
+        (void)posix_fadvise(f.fd, (off_t)pos, (off_t)p->filesize, POSIX_FADV_DONTNEED);
+        uint64_t left = 0;
+        struct statfs sfs;
+        int memfs = fstatfs(f.fd, &sfs) == 0 && (sfs.f_type == (__typeof__(sfs.f_type))TMPFS_MAGIC ||
+                                                 sfs.f_type == (__typeof__(sfs.f_type))RAMFS_MAGIC);
+        if (memfs || iol_posix_resident(f.fd, pos, p->filesize, &left) != 0 || left > 0) *evicted = 0;
     } else {
-        char *buf = malloc(LAYOUT_CHUNK);
-        uint64_t pos = p->o->offset, end = p->o->offset + p->filesize;
+        char *buf = malloc(p->bs_max);
         if (!buf) rc = iol_err_set(err, IOL_ERR_RUNTIME, "out of memory");
         while (rc == 0 && pos < end) {
-            ssize_t n = pread(f.fd, buf, end - pos < LAYOUT_CHUNK ? end - pos : LAYOUT_CHUNK, (off_t)pos);
+            ssize_t n = pread(f.fd, buf, end - pos < p->bs_max ? end - pos : p->bs_max, (off_t)pos);
             if (n < 0) rc = iol_err_errno(err, IOL_ERR_RUNTIME, errno, "pre-read %s", path);
             if (n <= 0) break;
             pos += (uint64_t)n;

@@ -15,6 +15,8 @@
 #define FIO_RANDSEED_DEFAULT 0x89   /* fio's seed when randrepeat=1 and no randseed */
 
 enum fio_cache { FIO_CACHE_COLD, FIO_CACHE_HOT, FIO_CACHE_ASIS };
+enum fio_falloc { FIO_FALLOC_NONE, FIO_FALLOC_NATIVE, FIO_FALLOC_POSIX, FIO_FALLOC_KEEP, FIO_FALLOC_TRUNCATE };
+enum fio_fservice { FIO_FS_ROUNDROBIN, FIO_FS_SEQUENTIAL, FIO_FS_RANDOM };
 enum fio_dir { FIO_DIR_READ, FIO_DIR_WRITE, FIO_NDIR };
 
 struct fio_plan {
@@ -33,12 +35,15 @@ struct fio_plan {
     uint64_t size;                      /* the region of an instance = filesize * nfiles */
     uint64_t io_size;                   /* bytes of I/O per loop per instance: size=, at most the region */
     int nfiles;
+    enum fio_fservice fservice;         /* file_service_type */
+    uint64_t fservice_n;                /* I/Os on a file before switching (its ":N", default 1) */
     int shared_files;                   /* filename= given: every instance uses the same files */
     uint64_t runtime_ns, ramp_ns;
     enum iol_dist_kind dist;
     double dist_param;
     int verify;                         /* 0 none, 1 crc32c */
     enum fio_cache cache;
+    enum fio_falloc fallocate;          /* how a file being laid out is preallocated (fio's fallocate=) */
     int fadvise;                        /* the posix_fadvise advice given at open, -1 = none (fadvise_hint) */
     int open_flags;                     /* IOL_O_DIRECT, IOL_O_SYNC, IOL_O_DSYNC */
     uint64_t seed;                      /* randseed, or fio's fixed seed */
@@ -86,6 +91,8 @@ struct fio_inst {
     struct rusage ru;                   /* the thread's own CPU over the run */
     struct iol_backend_stats bstats;
     int evicted;                        /* cold cache really dropped pages (0 on tmpfs) */
+    uint64_t storage_read_bytes;        /* what its reads made the kernel fetch from the storage, after the ramp */
+    int storage_known;                  /* the kernel said (task I/O accounting) */
     unsigned char *created;             /* [nfiles]: this run made file k (own files, not shared ones) */
     /* per second after the ramp: secs[s * FIO_NDIR + d] */
     struct fio_sec *secs;

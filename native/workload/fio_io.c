@@ -68,10 +68,25 @@ struct io_run {
     uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit, blockalign) in the whole region */
     uint64_t loop_nios;       /* one bs: I/Os per loop (io_size / bs, whatever the alignment) */
     uint64_t loop, loop_ios, loop_bytes, seq_pos[FIO_NDIR];
+    /* file_service_type over several files (one bs, no random_distribution): which file serves the next I/O */
+    int per_file;
+    int cur_file;             /* -1 before a loop's first I/O */
+    uint64_t cur_left;        /* I/Os left on it before switching (the ":N") */
+    uint64_t *fios;           /* [nfiles] I/Os issued to each file in this loop */
+    uint64_t *fpos;           /* [FIO_NDIR * nfiles] next sequential offset in each file */
+    uint64_t fblocks;         /* blocks (or alignment units, norandommap) in one file */
+    unsigned fperm_bits;
     int finished;             /* no more I/O to issue */
     uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
     uint64_t writes_since_sync;
     struct cpu_mark cpu0;     /* the thread's CPU when the ramp ended: its figures count from there */
+    int64_t storage0;         /* the thread's storage read bytes then (-1: the kernel does not say) */
+    int loop_end;             /* a loop of a job that is not time_based ended: drain, then what fio does between loops */
+    /* fio's ramp_time on a job that is not time_based: the ramp's I/O does not count against size and loops
+     * (fio resets its byte count when the ramp ends); the job keeps going through its loops until the ramp
+     * is over, then moves loops x size bytes more from where it is. */
+    int ramp_mode, ramp_pending;
+    uint64_t inflight_bytes;  /* issued, not yet reaped */
     /* per second */
     uint64_t next_sec_ns;
     uint64_t sec_max[FIO_NDIR];   /* the exact longest latency of the second so far */
@@ -91,18 +106,75 @@ static uint64_t choose_len(struct io_run *r)
     return p->bs[i];
 }
 
+/* This loop has I/O left to issue. */
+static int loop_has_io(const struct io_run *r)
+{
+    return r->p->nbs == 1 ? r->loop_ios < r->loop_nios : r->loop_bytes < r->p->io_size;
+}
+
+/* The I/Os file k gets in a loop: the loop's share, spread evenly (the first files take the remainder). */
+static uint64_t file_budget(const struct io_run *r, int k)
+{
+    uint64_t n = (uint64_t)r->p->nfiles;
+    return r->loop_nios / n + ((uint64_t)k < r->loop_nios % n);
+}
+
+/* fio's file_service_type: the file of the next I/O. roundrobin takes the files in turn, random any file
+ * with I/O left, each for N I/Os (TYPE:N) before switching; a file that has had its share is skipped. */
+static int pick_file(struct io_run *r)
+{
+    const struct fio_plan *p = r->p;
+    int n = p->nfiles, k = r->cur_file;
+    if (k >= 0 && r->cur_left > 0 && r->fios[k] < file_budget(r, k)) {
+        r->cur_left--;
+        return k;
+    }
+    int start = p->fservice == FIO_FS_RANDOM ? (int)iol_rng_below(&r->rng, (uint64_t)n) : (k + 1) % n;
+    for (int i = 0; i < n; i++) {
+        k = (start + i) % n;
+        if (r->fios[k] < file_budget(r, k)) break;
+    }
+    r->cur_file = k;
+    r->cur_left = p->fservice_n - 1;
+    return k;
+}
+
+/* An I/O of length l in the file the service type picks: its region offset. */
+static uint64_t per_file_offset(struct io_run *r, int dir, uint64_t l)
+{
+    const struct fio_plan *p = r->p;
+    int k = pick_file(r);
+    uint64_t j = r->fios[k]++, off;
+    if (!p->random) {
+        uint64_t *pos = &r->fpos[(uint64_t)dir * (uint64_t)p->nfiles + (uint64_t)k];
+        off = *pos + l > p->filesize ? 0 : *pos;
+        *pos = off + l >= p->filesize ? 0 : off + l;
+    } else {
+        uint64_t b = p->o->norandommap || j >= r->fblocks
+                         ? iol_rng_below(&r->rng, r->fblocks)
+                         : iol_permute(j, r->fblocks, r->fperm_bits,
+                                       iol_mix64(r->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7) ^
+                                           iol_mix64((uint64_t)k + 0x51));
+        off = b * p->align;
+        if (off + l > p->filesize) off = (p->filesize - l) / p->align * p->align;
+    }
+    return (uint64_t)k * p->filesize + off;
+}
+
 /* The next I/O as (region offset, length, direction); 0 when this loop is done. */
 static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op *op)
 {
     const struct fio_plan *p = r->p;
     const struct fio_job_opts *o = p->o;
-    if (p->nbs == 1 ? r->loop_ios >= r->loop_nios : r->loop_bytes >= p->io_size) return 0;
+    if (!loop_has_io(r)) return 0;
     int dir = p->rwmixread == 100 ? FIO_DIR_READ
             : p->rwmixread == 0   ? FIO_DIR_WRITE
             : (iol_rng_below(&r->rng, 100) < (uint64_t)p->rwmixread ? FIO_DIR_READ : FIO_DIR_WRITE);
     *op = dir == FIO_DIR_READ ? IOL_IO_READ : IOL_IO_WRITE;
     uint64_t l = choose_len(r);
-    if (!p->random) {
+    if (r->per_file) {
+        *g = per_file_offset(r, dir, l);
+    } else if (!p->random) {
         uint64_t pos = r->seq_pos[dir];
         uint64_t in_file = p->filesize - pos % p->filesize;
         if (l > in_file) l = in_file;   /* bssplit: the last I/O of a file is cut to its end */
@@ -136,7 +208,13 @@ static void next_loop(struct io_run *r)
     r->loop_ios = 0;
     r->loop_bytes = 0;
     r->seq_pos[0] = r->seq_pos[1] = 0;
-    if (!o->time_based && r->loop >= (uint64_t)o->loops) r->finished = 1;
+    if (r->per_file) {
+        memset(r->fios, 0, (size_t)r->p->nfiles * sizeof *r->fios);
+        memset(r->fpos, 0, (size_t)r->p->nfiles * FIO_NDIR * sizeof *r->fpos);
+        r->cur_file = -1;
+        r->cur_left = 0;
+    }
+    if (!o->time_based && !r->ramp_mode && r->loop >= (uint64_t)o->loops) r->finished = 1;
 }
 
 /* ---- verification -------------------------------------------------------------------------------------- */
@@ -246,6 +324,31 @@ static void fix_thread_cpu(struct rusage *ru, uint64_t exact_ns)
     ru->ru_stime.tv_usec = (suseconds_t)(st % 1000000000ull / 1000);
 }
 
+/* Bytes this thread made the kernel fetch from the storage for reads (read_bytes of /proc/thread-self/io: page
+ * cache misses and their readahead; nothing for data already in memory, or on tmpfs); -1 when not known. */
+static int64_t storage_read_bytes(void)
+{
+    FILE *f = fopen("/proc/thread-self/io", "re");
+    if (!f) return -1;
+    char line[128];
+    int64_t v = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "read_bytes:", 11)) v = strtoll(line + 11, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+/* fio's invalidate between passes: POSIX_FADV_DONTNEED over each file's region, as fio does when it opens
+ * the files again for a loop (whatever direct says) or when a time_based job wraps (buffered only). */
+static void invalidate_files(struct io_run *r, int even_direct)
+{
+    const struct fio_plan *p = r->p;
+    if (p->cache != FIO_CACHE_COLD || (!even_direct && (p->open_flags & IOL_O_DIRECT))) return;
+    for (int k = 0; k < r->nfiles_open; k++)
+        if (r->files[k].fd >= 0)
+            (void)posix_fadvise(r->files[k].fd, (off_t)p->o->offset, (off_t)p->filesize, POSIX_FADV_DONTNEED);
+}
+
 static void cpu_mark_now(struct cpu_mark *m)
 {
     getrusage(RUSAGE_THREAD, &m->ru);
@@ -308,6 +411,10 @@ static int transfer_failed(struct io_run *r, const struct iol_req *d)
                              "system or device cannot poll; run without hipri): %s of %zu bytes at offset %" PRIu64,
                              r->paths[d->file - r->files], what, d->len, d->offset);
     const char *path = r->paths[d->file - r->files];
+    if (d->error == EINVAL && (r->p->open_flags & IOL_O_DIRECT))   /* fio fails the same way, with less said */
+        return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "direct: %s %s: %zu bytes at offset %" PRIu64
+                             " refused (O_DIRECT needs offsets, sizes and buffers aligned to the device's logical "
+                             "block size, which may be above 512)", what, path, d->len, d->offset);
     if (d->error)
         return iol_err_errno(&r->in->err, IOL_ERR_RUNTIME, d->error, "%s %s: %zu bytes at offset %" PRIu64, what, path,
                              d->len, d->offset);
@@ -341,11 +448,32 @@ static int issue(struct io_run *r, int *nfree, int fsync_every)
     while (*nfree > 0 && !r->finished) {
         uint64_t g, len;
         enum iol_io_op op;
-        if (fsync_every && r->writes_since_sync >= (uint64_t)fsync_every) break;   /* drain, then sync */
+        /* drain, then sync; as fio, only when another I/O follows (at a loop's end, before the next loop's) */
+        if (fsync_every && r->writes_since_sync >= (uint64_t)fsync_every && loop_has_io(r)) break;
+        if (r->loop_end) break;
+        if (r->ramp_pending && iol_now_ns() >= r->t->count_from_ns) r->ramp_pending = 0;
+        if (r->ramp_mode && !r->ramp_pending) {
+            /* done when loops x size bytes completed after the ramp; wait while what is in flight may do it
+             * (an I/O issued before the ramp's end counts only if it completes after it) */
+            uint64_t have = r->in->dir[0].bytes + r->in->dir[1].bytes, total = (uint64_t)p->o->loops * p->io_size;
+            if (have >= total) {
+                r->finished = 1;
+                break;
+            }
+            if (have + r->inflight_bytes >= total) break;
+        }
         if (!next_io(r, &g, &len, &op)) {
+            if (!p->o->time_based && (r->ramp_mode || r->loop + 1 < (uint64_t)p->o->loops)) {
+                r->loop_end = 1;   /* fio ends each loop: every I/O completes, then end_fsync and invalidate */
+                break;
+            }
+            /* A time_based job wraps without stopping; fio drops the region's pages when its random map is
+             * full, or a sequential job on one file starts again. */
+            if (p->o->time_based && (p->random ? !p->o->norandommap : p->nfiles == 1)) invalidate_files(r, 0);
             next_loop(r);
             continue;
         }
+        r->inflight_bytes += len;
         int slot = r->free_slots[--*nfree];
         struct iol_req *q = &r->reqs[slot];
         int k = (int)(g / p->filesize);
@@ -416,7 +544,11 @@ static int main_loop(struct io_run *r)
     r->next_sec_ns = r->t->count_from_ns + 1000000000ull;
     r->chain = iol_now_ns();
     /* CPU counts from the end of the ramp, as the I/Os do: marked at the first completion after it. */
-    if (r->chain >= r->t->count_from_ns) cpu_mark_now(&r->cpu0);
+    r->storage0 = -1;
+    if (r->chain >= r->t->count_from_ns) {
+        r->storage0 = storage_read_bytes();
+        cpu_mark_now(&r->cpu0);
+    }
     for (;;) {
         if (!stop) {
             int n = issue(r, &nfree, fsync_every);
@@ -424,15 +556,23 @@ static int main_loop(struct io_run *r)
             inflight += n;
         }
         if (inflight == 0) {
-            if (!stop && fsync_every && r->writes_since_sync >= (uint64_t)fsync_every) {
+            if (!stop && !r->finished && fsync_every && r->writes_since_sync >= (uint64_t)fsync_every && loop_has_io(r)) {
                 if (sync_files(r, p->o->fdatasync != 0)) return -1;
                 r->writes_since_sync = 0;
                 r->chain = iol_now_ns();
                 continue;
             }
+            if (!stop && r->loop_end) {   /* between two loops, as fio's do_io ends and starts again */
+                if (p->o->end_fsync && p->has_write && sync_files(r, 0)) return -1;
+                invalidate_files(r, 1);
+                r->loop_end = 0;
+                next_loop(r);
+                r->chain = iol_now_ns();
+                continue;
+            }
             break;
         }
-        int can_issue = !stop && !r->finished && nfree > 0 &&
+        int can_issue = !stop && !r->finished && !r->loop_end && nfree > 0 &&
                         !(fsync_every && r->writes_since_sync >= (uint64_t)fsync_every);
         int min = can_issue ? p->complete_min : (p->complete_min > 1 ? p->complete_min : 1);
         if (min > inflight) min = inflight;
@@ -453,11 +593,15 @@ static int main_loop(struct io_run *r)
                 }
             }
             if (d->t_done_ns > last) last = d->t_done_ns;
+            r->inflight_bytes -= d->len;
             r->free_slots[nfree++] = (int)d->tag;
             inflight--;
         }
         if (n > 0) {
-            if (!r->cpu0.set && last >= r->t->count_from_ns) cpu_mark_now(&r->cpu0);
+            if (!r->cpu0.set && last >= r->t->count_from_ns) {
+                r->storage0 = storage_read_bytes();
+                cpu_mark_now(&r->cpu0);
+            }
             if (last > in->t_end) in->t_end = last;
             while (last >= r->next_sec_ns)
                 if (roll_second(r)) return -1;
@@ -585,6 +729,14 @@ static int alloc_run(struct io_run *r)
         uint64_t *w = r->bufs[i];   /* data that does not compress: fio's default random buffer contents */
         for (size_t k = 0; k < blen / 8; k++) w[k] = iol_mix64(p->seed + ((uint64_t)i << 40) + k + 1);
     }
+    if (r->per_file) {
+        r->fios = calloc((size_t)p->nfiles, sizeof *r->fios);
+        r->fpos = calloc((size_t)p->nfiles * FIO_NDIR, sizeof *r->fpos);
+        if (!r->fios || !r->fpos) return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
+        r->cur_file = -1;
+        r->fblocks = p->filesize / p->align;
+        r->fperm_bits = iol_permute_bits(r->fblocks);
+    }
     if (p->verify) {
         uint64_t nblocks = p->size / p->bs[0];
         r->written = calloc((size_t)(nblocks + 7) / 8, 1);
@@ -604,6 +756,8 @@ static void free_run(struct io_run *r)
     free(r->free_slots);
     free(r->t_after);
     free(r->written);
+    free(r->fios);
+    free(r->fpos);
     for (int d = 0; d < FIO_NDIR; d++) free(r->snap[d]);
     if (r->have_dist) iol_dist_free(&r->dist);
 }
@@ -629,6 +783,10 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
                                                                                          : p->size / p->align;
     r.loop_nios = p->io_size / p->bs[0];
     r.perm_bits = iol_permute_bits(r.nunits);
+    /* fio's file_service_type with several files; the other cases (one file, sequential service, bssplit, a
+     * random_distribution) see the files as one address space, file after file. */
+    r.ramp_mode = r.ramp_pending = p->ramp_ns > 0 && !p->o->time_based;
+    r.per_file = p->nfiles > 1 && p->fservice != FIO_FS_SEQUENTIAL && p->nbs == 1 && p->dist == IOL_DIST_RANDOM;
     int rc = alloc_run(&r);
     if (rc == 0 && p->dist != IOL_DIST_RANDOM) {
         rc = iol_dist_init(&r.dist, p->dist, p->dist_param, r.nunits, seed + in->instance + 1, &in->err);
@@ -647,6 +805,9 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
         if (p->o->end_fsync && end > in->t_end) in->t_end = end;
         if (in->t_end < in->t_start) in->t_end = in->t_start;
         cpu_since(&r.cpu0, in->t_end - in->t_start, &in->ru);
+        int64_t storage1 = r.cpu0.set && r.storage0 >= 0 ? storage_read_bytes() : -1;
+        in->storage_known = storage1 >= r.storage0 && storage1 >= 0;
+        in->storage_read_bytes = in->storage_known ? (uint64_t)(storage1 - r.storage0) : 0;
         /* The read-back is not the job's figure: outside its time and CPU (the group's window still has
          * it, as this thread's, never as kernel workers'). */
         if (rc == 0 && p->verify && p->has_write && p->o->do_verify) rc = verify_pass(&r);

@@ -288,6 +288,30 @@ static int plan_engine(struct fio_plan *p, struct iol_err *err)
     return 0;
 }
 
+/* fio's file_service_type: TYPE or TYPE:N (N I/Os on a file before the next; fio's default N is 1). */
+static int plan_fservice(struct fio_plan *p, struct iol_err *err)
+{
+    const char *v = p->o->file_service_type;
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    p->fservice_n = 1;
+    if (colon) {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(colon + 1, &end, 10);
+        if (errno || end == colon + 1 || *end || x == 0)
+            return iol_err_set(err, IOL_ERR_USAGE, "file_service_type: '%s': N in TYPE:N must be a whole number above 0", v);
+        p->fservice_n = x;
+    }
+    if (n == 10 && !strncmp(v, "roundrobin", n)) p->fservice = FIO_FS_ROUNDROBIN;
+    else if (n == 10 && !strncmp(v, "sequential", n)) p->fservice = FIO_FS_SEQUENTIAL;
+    else if (n == 6 && !strncmp(v, "random", n)) p->fservice = FIO_FS_RANDOM;
+    else
+        return iol_err_set(err, IOL_ERR_USAGE, "file_service_type: '%s' is not one of roundrobin, sequential, random "
+                           "(zipf, pareto, normal and gauss are not supported)", v);
+    return 0;
+}
+
 static int plan_cache(struct fio_plan *p, struct iol_err *err)
 {
     const struct fio_job_opts *o = p->o;
@@ -301,7 +325,11 @@ static int plan_cache(struct fio_plan *p, struct iol_err *err)
     else if (!strcmp(o->sync, "dsync")) p->open_flags |= IOL_O_DSYNC;
     else if (strcmp(o->sync, "0") && strcmp(o->sync, "none"))
         return iol_err_set(err, IOL_ERR_USAGE, "sync: '%s' is not one of 0, 1, none, sync, dsync", o->sync);
-    if (!o->cache[0]) p->cache = o->invalidate == 0 ? FIO_CACHE_ASIS : FIO_CACHE_COLD;
+    /* fio's pre_read reads the files in before the job and turns invalidate off: iolens's cache=hot. */
+    if (o->pre_read && o->cache[0] && strcmp(o->cache, "hot"))
+        return iol_err_set(err, IOL_ERR_USAGE, "pre_read: contradicts cache=%s", o->cache);
+    if (o->pre_read) p->cache = FIO_CACHE_HOT;
+    else if (!o->cache[0]) p->cache = o->invalidate == 0 ? FIO_CACHE_ASIS : FIO_CACHE_COLD;
     else if (!strcmp(o->cache, "cold")) p->cache = FIO_CACHE_COLD;
     else if (!strcmp(o->cache, "hot")) p->cache = FIO_CACHE_HOT;
     else if (!strcmp(o->cache, "asis")) p->cache = FIO_CACHE_ASIS;
@@ -314,7 +342,13 @@ static int plan_cache(struct fio_plan *p, struct iol_err *err)
     else if (!strcmp(o->fadvise_hint, "sequential")) p->fadvise = POSIX_FADV_SEQUENTIAL;
     else if (!strcmp(o->fadvise_hint, "normal")) p->fadvise = POSIX_FADV_NORMAL;
     else return iol_err_set(err, IOL_ERR_USAGE, "fadvise_hint: '%s' is not one of 0, 1, none, random, sequential, normal", o->fadvise_hint);
-    if (o->cache[0] && o->invalidate >= 0 && (o->invalidate == 1) != (p->cache == FIO_CACHE_COLD))
+    if (!strcmp(o->fallocate, "native")) p->fallocate = FIO_FALLOC_NATIVE;
+    else if (!strcmp(o->fallocate, "posix") || !strcmp(o->fallocate, "1")) p->fallocate = FIO_FALLOC_POSIX;
+    else if (!strcmp(o->fallocate, "keep")) p->fallocate = FIO_FALLOC_KEEP;
+    else if (!strcmp(o->fallocate, "truncate")) p->fallocate = FIO_FALLOC_TRUNCATE;
+    else if (!strcmp(o->fallocate, "none") || !strcmp(o->fallocate, "0")) p->fallocate = FIO_FALLOC_NONE;
+    else return iol_err_set(err, IOL_ERR_USAGE, "fallocate: '%s' is not one of native, posix, keep, truncate, none, 0, 1", o->fallocate);
+    if (o->cache[0] && !o->pre_read && o->invalidate >= 0 && (o->invalidate == 1) != (p->cache == FIO_CACHE_COLD))
         return iol_err_set(err, IOL_ERR_USAGE, "cache: cache=%s contradicts invalidate=%" PRId64, o->cache, o->invalidate);
     if (direct) {
         for (int i = 0; i < p->nbs; i++)
@@ -361,7 +395,7 @@ int fio_plan_build(const struct fio_cfg *cfg, int index, struct fio_plan *p, str
         return iol_err_set(err, IOL_ERR_USAGE, "blockalign: differs from bs; needs norandommap (the random map "
                            "visits whole blocks)");
 
-    if (plan_engine(p, err) || plan_cache(p, err) || plan_sizes(p, err)) return -1;
+    if (plan_engine(p, err) || plan_cache(p, err) || plan_sizes(p, err) || plan_fservice(p, err)) return -1;
 
     if (fio_parse_time_ns(o->runtime, &p->runtime_ns, "runtime", err) ||
         fio_parse_time_ns(o->ramp_time, &p->ramp_ns, "ramp_time", err))

@@ -123,6 +123,7 @@ static void merge_local(struct fio_run *r, int j)
     jr->t_start = UINT64_MAX;
     jr->t_end = 0;
     jr->evicted = p->shared_files ? jr->evicted_local : 1;
+    jr->storage_read_bytes = jr->storage_unknown = jr->waits = 0;
     jr->verify_first_bad = UINT64_MAX;
     jr->nsecs = 0;
     for (int64_t i = 0; i < p->o->numjobs; i++) {
@@ -149,6 +150,9 @@ static void merge_local(struct fio_run *r, int j)
         }
         jr->verify_errors += in->verify_errors;
         if (!p->shared_files && !in->evicted) jr->evicted = 0;
+        jr->storage_read_bytes += in->storage_read_bytes;
+        jr->storage_unknown += !in->storage_known;
+        jr->waits += (uint64_t)in->ru.ru_nvcsw;
         iol_backend_stats_add(&jr->bstats, &in->bstats);
         if (in->nsecs > jr->nsecs) jr->nsecs = in->nsecs;
     }
@@ -204,12 +208,13 @@ static int reduce_job(struct fio_run *r, int j)
     struct fio_job_result *jr = &r->jobs[j];
     const struct fio_plan *p = &r->plans[j];
     merge_local(r, j);
-    uint64_t sums[14] = {jr->dir[0].ios, jr->dir[0].bytes, jr->dir[1].ios, jr->dir[1].bytes, jr->sync_ios, jr->ctx,
+    uint64_t sums[17] = {jr->dir[0].ios, jr->dir[0].bytes, jr->dir[1].ios, jr->dir[1].bytes, jr->sync_ios, jr->ctx,
                          jr->verify_blocks, jr->verify_errors, jr->bstats.requests, jr->bstats.fixed_bufs,
-                         jr->bstats.fixed_files, jr->bstats.resubmits, jr->bstats.submit_calls, jr->bstats.waits};
+                         jr->bstats.fixed_files, jr->bstats.resubmits, jr->bstats.submit_calls, jr->bstats.waits, jr->storage_read_bytes,
+                         jr->storage_unknown, jr->waits};
     double cpu[2] = {jr->usr_s, jr->sys_s};
     int64_t evicted = jr->evicted, bad_rank = jr->verify_errors ? c->rank : INT64_MAX;
-    if (c->allreduce(c, sums, sums, 14, IOL_DT_U64, IOL_OP_SUM) ||
+    if (c->allreduce(c, sums, sums, 17, IOL_DT_U64, IOL_OP_SUM) ||
         c->allreduce(c, cpu, cpu, 2, IOL_DT_F64, IOL_OP_SUM) ||
         c->allreduce(c, &jr->t_start, &jr->t_start, 1, IOL_DT_U64, IOL_OP_MIN) ||
         c->allreduce(c, &jr->t_end, &jr->t_end, 1, IOL_DT_U64, IOL_OP_MAX) ||
@@ -246,6 +251,9 @@ static int reduce_job(struct fio_run *r, int j)
     jr->bstats.resubmits = sums[11];
     jr->bstats.submit_calls = sums[12];
     jr->bstats.waits = sums[13];
+    jr->storage_read_bytes = sums[14];
+    jr->storage_unknown = sums[15];
+    jr->waits = sums[16];
     jr->usr_s = cpu[0];
     jr->sys_s = cpu[1];
     jr->evicted = (int)evicted;

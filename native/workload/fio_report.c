@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/interrupt.h"
 #include "fio_report.h"
@@ -18,28 +19,71 @@ static const char *cache_name(enum fio_cache c)
     return c == FIO_CACHE_COLD ? "cold" : c == FIO_CACHE_HOT ? "hot" : "asis";
 }
 
-/* A buffered job that reads gets its data from memory when the cache was kept or filled, when cold mode
- * could not drop anything (tmpfs), or when it reads its region more than once. A buffered job that writes
- * and never syncs (no fsync=, fdatasync=, end_fsync, sync=) measures how fast the page cache took its data:
- * the storage may not have seen a byte of it when the job ended. The note says why (both reasons, for a
+/* A buffered read figure is a cache figure when most of the bytes the job read did not come from the
+ * storage. The evidence is the kernel's own count of what the job's reads fetched from the storage
+ * (read_bytes of each instance's thread, after the ramp): below half of the bytes read, the page cache
+ * served the rest — a hot or kept cache, tmpfs, a region read again, blocks just written, or readahead that
+ * brought in blocks read later. cache=hot (pre_read) is a cache figure by design. Without that count (a
+ * kernel without task I/O accounting) the reasons are inferred from the job's options. A buffered job that
+ * writes and never syncs (no fsync=, fdatasync=, end_fsync, sync=) measures how fast the page cache took its
+ * data: the storage may not have seen a byte of it when the job ended. The note says why (both reasons, for a
  * mixed job that has both). */
 struct cache_verdict {
     int reads, writes;   /* the read figure comes from memory; the writes were never synced */
-    char note[512];
+    char note[640];
 };
+
+/* Why a read figure measured memory, by what the options and the files say. */
+static const char *read_cause(const struct fio_plan *p, const struct fio_job_result *jr)
+{
+    const struct fio_job_opts *o = p->o;
+    if (p->cache == FIO_CACHE_ASIS) return "cache=asis (invalidate=0): pages the files had in memory stayed there";
+    if (!jr->evicted) return "the pages could not be dropped (tmpfs keeps files only in memory, or dirty pages were "
+                             "still being written back)";
+    if (o->time_based || o->loops > 1 || o->norandommap || p->dist != IOL_DIST_RANDOM)
+        return "the job reads blocks more than once: later reads come from the page cache";
+    if (p->has_write) return "the job reads blocks it wrote moments earlier";
+    return "readahead brought in blocks the job read later (fadvise_hint=1 tells the kernel the pattern)";
+}
 
 static int cache_figure(const struct fio_plan *p, const struct fio_job_result *jr, struct cache_verdict *v)
 {
     const char *rd = NULL, *wr = NULL;
+    char measured[400] = "";
     memset(v, 0, sizeof *v);
     if ((p->open_flags & IOL_O_DIRECT) || !p->be->does_io) return 0;
     const struct fio_job_opts *o = p->o;
+    uint64_t rbytes = jr->dir[FIO_DIR_READ].bytes;
     if (!p->has_read) { /* nothing read: no read figure */
-    } else if (p->cache == FIO_CACHE_HOT) rd = "cache=hot: the files were read into memory before the job";
-    else if (p->cache == FIO_CACHE_ASIS) rd = "cache=asis (invalidate=0): pages the files had in memory stayed there";
-    else if (!jr->evicted) rd = "the file system keeps files in memory (tmpfs): nothing could be dropped";
-    else if (o->time_based || o->loops > 1) rd = "the job reads its region more than once: later passes come from the page cache";
-    else if (p->has_write) rd = "the job reads blocks it wrote moments earlier";
+    } else if (p->cache == FIO_CACHE_HOT) rd = "cache=hot (pre_read): the files were read into memory before the job";
+    else if (rbytes && !jr->storage_unknown) {
+        /* Each read that missed made the kernel fetch at least a page: reads beyond storage bytes / page size
+         * were served from memory (blocks smaller than a page share the page the first one fetched). */
+        long pg = sysconf(_SC_PAGESIZE);
+        uint64_t page = pg > 0 ? (uint64_t)pg : 4096, reads = jr->dir[FIO_DIR_READ].ios;
+        uint64_t misses = jr->storage_read_bytes / page;
+        /* A synchronous read-only job's thread sleeps once for each read that waits for the storage (its
+         * voluntary context switches): in a random job, fewer than reads means readahead or the cache served
+         * the rest, even when every byte was fetched once. (A sequential job's readahead is the storage's
+         * own pattern, fio's too: its figure is the storage's.) */
+        int sync_reader = !p->async && !p->has_write && p->random;
+        if (sync_reader && jr->waits < misses) misses = jr->waits;
+        if (jr->storage_read_bytes * 2 < rbytes) {
+            snprintf(measured, sizeof measured, "%.0f%% of the bytes read came from the storage (kernel's count), "
+                     "the rest from the page cache: %s", 100.0 * (double)jr->storage_read_bytes / (double)rbytes,
+                     read_cause(p, jr));
+            rd = measured;
+        } else if (misses * 2 < reads) {
+            snprintf(measured, sizeof measured, "at least %.0f%% of the reads were served from the page cache: "
+                     "%" PRIu64 " of %" PRIu64 " reads waited for the storage (kernel's counts: pages fetched%s): %s",
+                     100.0 * (double)(reads - misses) / (double)reads, misses, reads,
+                     sync_reader ? ", waits of the job's threads" : "",
+                     p->bs_min < page ? "blocks smaller than a page share the page the first one fetched"
+                                      : read_cause(p, jr));
+            rd = measured;
+        }
+    } else if (p->cache == FIO_CACHE_ASIS || !jr->evicted || o->time_based || o->loops > 1 || p->has_write)
+        rd = read_cause(p, jr);
     if (p->has_write && !o->fsync && !o->fdatasync && !o->end_fsync && !(p->open_flags & (IOL_O_SYNC | IOL_O_DSYNC)))
         wr = "buffered writes without fsync=, fdatasync=, end_fsync or sync=: the figure is how fast the page "
              "cache took the data, which may not have reached the storage when the job ended";
@@ -212,6 +256,8 @@ static void json_job(struct iol_json *j, const struct fio_run *r, int idx)
     iol_json_kv_bool(j, "cache_figure", figure);
     iol_json_kv_bool(j, "reads_from_memory", v.reads);
     iol_json_kv_bool(j, "unsynced_writes", v.writes);
+    if (p->has_read && !jr->storage_unknown && p->be->does_io) iol_json_kv_uint(j, "storage_read_bytes", jr->storage_read_bytes);
+    else iol_json_kv_string(j, "storage_read_bytes", NULL);
     iol_json_kv_string(j, "note", figure ? v.note : NULL);
     iol_json_end_object(j);
     iol_json_kv_double(j, "elapsed_s", elapsed);

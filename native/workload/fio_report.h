@@ -67,6 +67,9 @@ struct fio_job_result {
     uint64_t verify_blocks, verify_errors, verify_first_bad;
     char verify_bad_file[IOL_STR_MAX];
     int evicted;
+    uint64_t storage_read_bytes;        /* read bytes the kernel fetched from the storage (instances that know) */
+    uint64_t storage_unknown;           /* instances whose kernel did not say (no task I/O accounting) */
+    uint64_t waits;                     /* voluntary context switches of the instances (after the ramp) */
     struct iol_backend_stats bstats;
     uint64_t nsecs;
     uint64_t *secs;                     /* [nsecs][FIO_NDIR][FIO_SEC_WORDS] */

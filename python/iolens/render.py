@@ -706,7 +706,10 @@ def fio_cache_lines(job: FioJob) -> list[RenderableType]:
     if c.mode == "cold":
         what = "cold: the files' pages were dropped before the job (fio's invalidate=1)"
         if not c.evicted:
-            what = "cold requested, but no pages were dropped (nothing to drop on a memory file system)"
+            what = (
+                "cold requested, but pages stayed in memory (a memory file system, or dirty pages still "
+                "being written back)"
+            )
     elif c.mode == "hot":
         what = "hot: the files were read into the page cache before the job"
     else:

@@ -834,6 +834,7 @@ class FioCache(_Model):
     note: str | None
     reads_from_memory: bool = False  # the read figure comes from the page cache
     unsynced_writes: bool = False  # buffered writes never synced: the figure is the page cache taking them
+    storage_read_bytes: int | None = None  # what the job's reads fetched from the storage (kernel's count)
 
     @classmethod
     def parse(cls, r: _Reader) -> FioCache:
