@@ -8,6 +8,7 @@ read phase reads) is the evidence, beside the engine's own mincore check in each
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -144,3 +145,23 @@ def test_keep_cache_with_verify_is_refused(engine: Path) -> None:
     assert out.stderr.strip() == (
         "iolens: error: io500 --verify: --keep-cache applies to a run, not to checking its files"
     )
+
+
+def test_keep_cache_reaches_every_mpi_rank(engine: Path, disk_dir: Path, mpi_env: dict[str, str]) -> None:
+    # Under mpirun each ior read phase is one MPI job: every rank keeps the cache (the engine's record of the
+    # read is the ranks' reduction: evicted only if every rank dropped its file).
+    cfg = disk_dir / "io500.ini"
+    cfg.write_text(TINY_IO500.format(root=disk_dir))
+    env = {**mpi_env, **env_for(engine)}
+    for args, mode in (([], cache.EVICT), (["--keep-cache"], cache.KEEP)):
+        out = iolens("io500", str(cfg), "--np", "2", "--no-live", "--launcher", "mpirun",
+                     "--launcher-args", "--oversubscribe", *args, env=env)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        rd = disk_dir / "results"
+        for phase in cache.IOR_READ_PHASES:
+            raw = json.loads((rd / f"{phase}.json").read_text())
+            assert raw["comm"]["kind"] == "mpi" and raw["comm"]["ranks"] == 2
+            read = next(p for p in raw["phases"] if p["name"] == "read")
+            assert (read["cache"]["policy"], read["cache"]["evicted"]) == (mode, mode == cache.EVICT), phase
+        assert results_files.read_summary(rd / "result_summary.txt").comments == [cache.comment(mode)]
+        shutil.rmtree(rd)
