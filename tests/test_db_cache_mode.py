@@ -230,6 +230,14 @@ def test_regressions_keep_each_cache_mode_a_history_of_its_own(db_url: str, tmp_
     assert set(by_mode) == {"evict", "keep"}
     assert by_mode["evict"].run_id == 6 and by_mode["evict"].history == 4 and by_mode["evict"].regression
     assert by_mode["keep"].history == 0 and not by_mode["keep"].regression
+    # The trend of the phase mixes them (one config hash): it says so, and shows each run's mode.
+    t = iolens("db", "trend", "--phase", "read", "--db", db_url, env=iolens_env(home=tmp_path))
+    assert t.returncode == 0, t.stderr
+    assert "runs of 2 page-cache modes (evict, keep): their read figures are not like-for-like" in t.stdout
+    rows = {
+        line.split()[0]: line.split() for line in t.stdout.splitlines() if line.split()[:1] in (["5"], ["6"])
+    }
+    assert rows["5"][-2:] == ["keep", "yes"] and rows["6"][-2:] == ["evict", "yes"]
 
 
 def test_a_cache_mode_iolens_never_stores_is_met_as_damage(sqlite_url: str, tmp_path: Path, io500_runs):

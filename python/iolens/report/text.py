@@ -268,13 +268,21 @@ def trend_view(rows: Sequence[dict[str, Any]], phase: str, system: str | None, s
     hashes = {r["config_hash"] for r in rows}
     if len(hashes) > 1:
         head.append(f"\n{len(hashes)} different configurations (config hash column)", style="yellow")
+    modes = sorted({r["cache_mode"] for r in rows if r.get("cache_mode")})
+    if len(modes) > 1:
+        head.append(
+            f"\nruns of {len(modes)} page-cache modes ({', '.join(modes)}): their read figures are not "
+            "like-for-like (each run's mode is beside its config hash)",
+            style="yellow",
+        )
     t = _table(
         "run", "started", "value", "vs median", "config hash", "valid", right=("run", "value", "vs median")
     )
     for r in rows[-show:]:
         t.add_row(
             str(r["run_id"]), when(r["started_at"]), value(r["value"], unit), ratio(r["value"], med),
-            r["config_hash"] or "-", yes_no(r["valid"]),
+            (r["config_hash"] or "-") + (f" {r['cache_mode'] or '-'}" if len(modes) > 1 else ""),
+            yes_no(r["valid"]),
         )  # fmt: skip
     note = Text(f"(the latest {show} of {len(rows)})", style="dim") if len(rows) > show else Text("")
     return Group(head, Text(""), t, note)

@@ -119,7 +119,8 @@ def trend(
 ) -> pd.DataFrame:
     """The phase's value per run over time (oldest first)."""
     rows = queries.trend(store.db, phase, system, tool, config_hash)
-    return _frame(rows, ["run_id", "started_at", "value", "unit", "config_hash", "tool", "valid"])
+    cols = ["run_id", "started_at", "value", "unit", "config_hash", "tool", "valid", "cache_mode"]
+    return _frame(rows, cols)
 
 
 def regressions(store: Store, **kwargs: Any) -> pd.DataFrame:

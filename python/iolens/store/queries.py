@@ -306,7 +306,7 @@ def trend(
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The phase's value in every run (mean over iterations), oldest first: run id, time, value, unit,
-    config hash, validity. `until` keeps runs that started before it; `limit` the latest ones."""
+    config hash, validity, cache mode. `until` keeps runs that started before it; `limit` the latest ones."""
     clauses, params = ["p.name = ?", "p.value IS NOT NULL", "r.status = 'ok'"], [phase]
     if system is not None:
         clauses.append("r.system_id = (SELECT id FROM systems WHERE name = ?)")
@@ -322,10 +322,10 @@ def trend(
         params.append(until)
     sql = (
         "SELECT r.id AS run_id, r.started_at AS started_at, AVG(p.value) AS value, MIN(p.unit) AS unit,"
-        " r.config_hash AS config_hash, r.tool AS tool, r.valid AS valid"
-        " FROM phases p JOIN runs r ON r.id = p.run_id"
+        " r.config_hash AS config_hash, r.tool AS tool, r.valid AS valid, cm.cache_mode AS cache_mode"
+        " FROM phases p JOIN runs r ON r.id = p.run_id LEFT JOIN run_cache_modes cm ON cm.run_id = r.id"
         f" WHERE {' AND '.join(clauses)}"
-        " GROUP BY r.id, r.started_at, r.config_hash, r.tool, r.valid"
+        " GROUP BY r.id, r.started_at, r.config_hash, r.tool, r.valid, cm.cache_mode"
         " ORDER BY r.started_at DESC, r.id DESC"
     )
     if limit is not None:
