@@ -182,8 +182,8 @@ def comparison_view(c: Comparison) -> Group:
         cols += [f"run {i}{m}", f"{i}/{ids[0]}{m}"]
     t = _table(*cols, right=tuple(cols[1:]))
     for n, flagged in enumerate(mixed):
-        # The run's column, and its ratio column (the first run has none).
-        for col in ([1] if n == 0 else [2 * n, 2 * n + 1]) if flagged else []:
+        # A marked run's figure and ratio columns (never the first run: its mode, or none, is the reference).
+        for col in (2 * n, 2 * n + 1) if flagged else ():
             t.columns[col].style = t.columns[col].header_style = "red"
     invalid = False
     for name, figs in c.phases.items():
