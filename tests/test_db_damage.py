@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from iolens.store import Store, queries
+from iolens.store import SCHEMA_VERSION, Store, queries
 
 from .conftest import MountTmpfs
 from .db_helpers import PgServer, iolens, iolens_env, ior_document
@@ -125,7 +125,7 @@ def test_postgresql_database_without_the_schema_is_refused_by_queries_not_given_
     assert rc == 0, err
     rc, out, err = _run(["db", "check"], url, tmp_path)
     assert rc == 0 and "no damage found" in out and "runs: 1 rows read" in out, (out, err)
-    assert "schema version: 1" in out
+    assert f"schema version: {SCHEMA_VERSION}" in out
     # A table lost (dropped by hand, a partial restore): check names it and exits 1.
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TABLE profile_files")
@@ -251,7 +251,7 @@ def test_sound_database_passes_check_and_every_query(sound_db: Path, tmp_path: P
         rc, out, err = _run(args, str(sound_db), tmp_path)
         assert rc == 0 and err.count("Traceback") == 0, (args, err)
     rc, out, err = _run(["db", "check"], str(sound_db), tmp_path)
-    assert rc == 0 and "no damage found" in out and "schema version: 1" in out, (out, err)
+    assert rc == 0 and "no damage found" in out and f"schema version: {SCHEMA_VERSION}" in out, (out, err)
     with Store.open(str(sound_db), create=False) as store:
         assert queries.counts(store.db)["runs"] == RUNS
 

@@ -309,7 +309,8 @@ def test_database_written_by_a_newer_iolens_is_refused_and_left_alone(db_url: st
             "UPDATE iolens_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
         )
         store.db.execute("UPDATE iolens_meta SET value = '9.9.9' WHERE key = 'written_by'")
-    with pytest.raises(SchemaTooNew, match=r"schema version 2 \(last migrated by iolens 9.9.9\)"):
+    newer = SCHEMA_VERSION + 1
+    with pytest.raises(SchemaTooNew, match=rf"schema version {newer} \(last migrated by iolens 9.9.9\)"):
         Store.open(db_url)
     doc = write_doc(tmp_path / "d.json", ior_document(GIB))
     r = iolens("db", "import", str(doc), "--db", db_url, env=iolens_env(home=tmp_path))

@@ -159,7 +159,9 @@ def test_scorex_is_computed_the_apps_way_and_printed_as_the_app_prints_it(ext: d
     summary = (rd / "result_summary.txt").read_text()
     assert summary.startswith("IO500 version iolens-")
     assert summary in out.stdout
-    lines = summary.splitlines()
+    # The app's lines, and iolens's page-cache comment right after the first (docs/io500.md, "Page cache").
+    assert summary.splitlines()[1].startswith("; iolens cache mode: evict (")
+    lines = [ln for ln in summary.splitlines() if not ln.startswith("; ")]
     assert [ln[8:].split()[0] for ln in lines[1:-2]] == EXTENDED
     assert re.fullmatch(r"\[RESULT\] +mdworkbench-bench +[\d.]+ kIOPS : time [\d.]+ seconds", lines[10])
     assert re.fullmatch(r"\[      \] +mdworkbench-create +[\d.]+ kIOPS : time [\d.]+ seconds", lines[3])

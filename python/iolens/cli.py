@@ -51,7 +51,7 @@ profile (and profile report) and monitor store what they produce there when one 
 
 IO500_HELP = f"""usage: {PROG} io500 CONFIG.ini [--mode standard|extended] [--quick] [--dry-run] [--np N]
                     [--nodes N] [--launcher local|mpirun|srun] [--launcher-args "STR"] [--json FILE]
-                    [--no-live]
+                    [--no-live] [--keep-cache]
        {PROG} io500 --verify CONFIG.ini RESULT.txt
 
 Runs the IO500 phases with iolens's ior, mdtest, find and md-workbench workloads (one engine launch per phase)
@@ -67,6 +67,9 @@ and writes the IO500 app's result directory (result.txt, result_summary.txt, con
   --launcher-args "STR"  extra launcher arguments, split like a shell does
   --json FILE            also write the run's iolens document to FILE
   --no-live              no live display while the run goes on
+  --keep-cache           keep the page cache before the ior read phases, as the IO500 app does (default:
+                         evict each file before its read, so read figures are the storage's); result.txt,
+                         result_summary.txt and the document say which
   --monitor[=T]          sample the nodes' I/O statistics during the run, into the document (docs/monitor.md;
                          under mpirun/srun every node, by its local rank 0, into IOLENS_TMPDIR)
   --verify               check the config hash and score hash of RESULT.txt against CONFIG.ini
@@ -376,7 +379,7 @@ def _io500_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
             else:
                 raise UsageError(f"{name}: expects a value")
             opts[name] = value
-        elif arg in ("--quick", "--dry-run", "--verify", "--no-live", "-h", "--help"):
+        elif arg in ("--quick", "--dry-run", "--verify", "--no-live", "--keep-cache", "-h", "--help"):
             opts[arg] = True
         elif arg.startswith("-") and arg != "-":
             raise UsageError(f"io500: unknown option {arg!r} (see iolens io500 --help)")
@@ -397,6 +400,8 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
             sys.stdout.write(IO500_HELP)
             return 0
         if opts.get("--verify"):
+            if opts.get("--keep-cache"):
+                raise UsageError("io500 --verify: --keep-cache applies to a run, not to checking its files")
             if len(pos) != 2:
                 raise UsageError("io500 --verify: expects CONFIG.ini and RESULT.txt")
             return driver.verify_command(pos[0], pos[1], out_console())
@@ -424,6 +429,7 @@ def _io500(argv: Sequence[str], store: StoreOptions | None = None) -> int:
             launcher_args=launcher_args,
             json=json_path,
             live=not opts.get("--no-live"),
+            keep_cache=bool(opts.get("--keep-cache")),
             argv=[PROG, "io500", *argv],
         )
         err = Console(stderr=True, highlight=False)

@@ -413,7 +413,13 @@ def db_main(argv: Sequence[str]) -> int:
 
 # --- iolens compare, iolens report ------------------------------------------------------------------------
 
-COMPARE_USAGE = f"usage: {PROG} compare RUN_A RUN_B [RUN_C ...] [--db PATH_OR_URL] [--json]\n"
+COMPARE_USAGE = f"""usage: {PROG} compare RUN_A RUN_B [RUN_C ...] [--db PATH_OR_URL] [--json]
+                      [--allow-mixed-cache]
+
+Runs made in different page-cache modes (evict: the cache dropped before reads, iolens's default; keep:
+--keep-cache, IOR and the IO500 app) are refused (exit status 2): their read figures are not like-for-like.
+--allow-mixed-cache compares them anyway and marks the runs whose mode differs (red, and '*').
+"""
 REPORT_USAGE = f"usage: {PROG} report ID --html FILE [--db PATH_OR_URL]   (ID: a run id, or profile:ID)\n"
 
 
@@ -428,6 +434,7 @@ def compare_main(argv: Sequence[str]) -> int:
         p = _Parser(prog=f"{PROG} compare", add_help=False)
         p.add_argument("ids", nargs="+")
         p.add_argument("--json", action="store_true")
+        p.add_argument("--allow-mixed-cache", action="store_true")
         args = p.parse_args(rest)
         ids = []
         for i in args.ids:
@@ -439,12 +446,19 @@ def compare_main(argv: Sequence[str]) -> int:
             raise UsageError("compare: expects at least two runs")
         store, _ = _open(opts)
         with store:
-            c = queries.compare(store.db, ids)
+            try:
+                c = queries.compare(store.db, ids, allow_mixed_cache=args.allow_mixed_cache)
+            except queries.MixedCacheModes as exc:
+                return _err(f"compare: {exc}; --allow-mixed-cache compares them anyway", 2)
         if args.json:
             from dataclasses import asdict
 
+            keys = ("id", "tool", "system", "started_at", "valid", "cache_mode")
             out = {
-                "runs": [{k: r[k] for k in ("id", "tool", "system", "started_at", "valid")} for r in c.runs],
+                "runs": [
+                    {**{k: r[k] for k in keys}, "mixed_cache": m}
+                    for r, m in zip(c.runs, c.mixed_cache, strict=True)
+                ],
                 "phases": {n: [asdict(f) if f else None for f in figs] for n, figs in c.phases.items()},
                 "run_differences": c.run_differences,
                 "config_differences": c.config_differences,

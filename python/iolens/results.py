@@ -472,6 +472,21 @@ class IorDocument(Document):
     def verify_errors(self) -> int:
         return sum(p.verify.errors for p in self.phases if p.verify is not None)
 
+    @property
+    def cache_mode(self) -> str | None:
+        """The page cache before the read phases: "evict" (the engine's default) or "keep" (`--keep-cache`),
+        as the config echo says (else as the read phases' policy says, O_DIRECT ones aside: they report
+        "keep", having nothing to drop); None for a run without a read phase (the choice touches no other).
+        """
+        reads = [p for p in self.phases if p.name == "read"]
+        if not reads:
+            return None
+        keep = self.config.get("keep-cache")
+        if isinstance(keep, bool):
+            return "keep" if keep else "evict"
+        buffered = [p for p in reads if not p.cache.o_direct]
+        return "keep" if any(p.cache.policy == "keep" for p in buffered) else "evict"
+
     @classmethod
     def read_members(cls, r: _Reader) -> dict[str, Any]:
         return {
@@ -1259,6 +1274,7 @@ class Io500Phase:
     figures: dict[str, Any] = field(default_factory=dict)
     started_at: str | None = None  # ISO-8601 UTC; null for a phase that did not run
     ended_at: str | None = None
+    cache: Cache | None = None  # ior reads: the engine's record of the page cache (absent in older documents)
 
     @classmethod
     def parse(cls, r: _Reader) -> Io500Phase:
@@ -1269,6 +1285,7 @@ class Io500Phase:
             invalid_reasons=r.strings("invalid_reasons"),
             command=r.strings("command", []),
             figures=dict(figures.obj) if isinstance(figures, _Reader) else {},
+            cache=r.optional("cache", Cache.parse),
         )
 
 
@@ -1290,6 +1307,9 @@ class Io500Section:
     invalid_reasons: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     left_behind: tuple[str, ...] = ()
+    # The page cache before the ior read phases: "evict" or "keep" (--keep-cache); absent (None) in documents
+    # written before iolens recorded it, when it was always "evict".
+    cache_mode: str | None = None
 
     @classmethod
     def parse(cls, r: _Reader) -> Io500Section:

@@ -3,9 +3,10 @@
 The flow follows the IO500 app's main(): read the config, make the result and data directories (timestamped
 if asked), write config-orig.ini and config.ini, run each phase in order (dropping caches first if asked),
 score and validate with `score.evaluate()`, write result.txt and result_summary.txt, remove the data, and
-end with "; END". Per phase the result directory also gets the engine's text report (PHASE.txt) and its
-JSON document (PHASE.json); the whole run is one more document, `iolens-io500.json` (docs/schema.md,
-"io500 documents").
+end with "; END". Both files, the output and the document say which page-cache mode the ior read phases ran
+in (io500/cache.py: evicted before each read, iolens's default, or kept with --keep-cache, as the app).
+Per phase the result directory also gets the engine's text report (PHASE.txt) and its JSON document
+(PHASE.json); the whole run is one more document, `iolens-io500.json` (docs/schema.md, "io500 documents").
 
 A phase's figure is the app's: ior phases bytes / time / 2^30 (IOR's aggFileSizeForBW / time, the engine's
 phases[].bytes / times.total_s); mdtest phases mdtest's rate / 1000 (items between the barriers that open
@@ -40,7 +41,7 @@ from rich.table import Table
 from rich.text import Text
 
 from iolens import __version__, atomic, interrupt, launch, render, results
-from iolens.io500 import rank_csv, results_files
+from iolens.io500 import cache, rank_csv, results_files
 from iolens.io500.hashes import format_number, score_hash
 from iolens.io500.ini import IniError, load_config
 from iolens.io500.phases import (
@@ -94,6 +95,7 @@ class DriverOptions:
     launcher_args: list[str] = field(default_factory=list)
     json: Path | None = None
     live: bool = True
+    keep_cache: bool = False  # --keep-cache: the ior read phases keep the page cache, as the app's IOR does
     argv: list[str] = field(default_factory=list)  # the command line, for the document
     # Under mpirun/srun: the command each rank of a phase runs before its engine, given the phase's name
     # (--monitor's per-node sampler, launch.RunRequest.wrapper).
@@ -113,6 +115,7 @@ class PhaseRecord:
     figures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # comments for this phase's section in result.txt
     wall_s: float | None = None  # the driver's wall time around the engine launch, process start included
+    cache: dict[str, Any] | None = None  # ior reads: the engine's page-cache record of the read (policy, ...)
 
     @property
     def name(self) -> str:
@@ -143,6 +146,7 @@ def prepare(opts: DriverOptions, now: datetime | None = None) -> Plan:
             free_bytes=free_space(datadir),
             free_inodes=free_inodes(datadir),
             mpi=opts.launcher != "local",
+            keep_cache=opts.keep_cache,
         )
     except PlanError as exc:
         raise DriverError(str(exc)) from None
@@ -217,6 +221,7 @@ def dry_run_report(plan_: Plan, opts: DriverOptions, console: Console) -> None:
     console.print(f"result directory: {plan_.dirs.resultdir}")
     console.print(f"stonewall:        {plan_.stonewall_s} s")
     console.print(f"config-hash:      {plan_.config.config_hash_text}")
+    console.print(Text(cache.headline(plan_.cache_mode)), soft_wrap=True)
     flavor = mpi_flavor(opts)
     for i, p in enumerate(plan_.phases, start=1):
         params = "  ".join(f"{k}={v}" for k, v in p.params.items())
@@ -664,6 +669,11 @@ def _fill_outcome(p: PlannedPhase, doc: results.Document, o: PhaseOutcome, rec: 
             "latency_p50_ns": ph.latency_ns.p50,
             "latency_p99_ns": ph.latency_ns.p99,
         }
+        if p.name in cache.IOR_READ_PHASES:
+            c = ph.cache
+            rec.cache = {"policy": c.policy, "evicted": c.evicted, "o_direct": c.o_direct, "note": c.note}
+            if c.note:
+                rec.notes.append(f"cache: {c.note}")
         if ph.name == "write":
             o.write_time_s = ph.times.total_s
             sw = ph.stonewall
@@ -802,12 +812,25 @@ def evaluate_run(
     return ev
 
 
+def summary_file(plan_: Plan, ev: Evaluation) -> results_files.SummaryFile:
+    """result_summary.txt as the app writes it, with the cache mode's comment (after its first line)."""
+    summary = results_files.build_summary(ev)
+    summary.comments.append(cache.comment(plan_.cache_mode))
+    return summary
+
+
 def write_results(
     plan_: Plan, records: Sequence[PhaseRecord], ev: Evaluation, procs: int, start: datetime, end: datetime
 ) -> None:
-    """result.txt (with the driver's notes per phase) and result_summary.txt, as the app writes them."""
+    """result.txt (with the driver's notes per phase) and result_summary.txt, as the app writes them, each
+    with the cache mode's comment."""
     rd = Path(plan_.dirs.resultdir)
     result = results_files.build_result(ev, plan_.config, procs, plan_.dirs.resultdir, start=start, end=end)
+    run = result.sections[0]
+    # After [run]'s `mode`: the app's verifier and INI reader skip comments, so the hashes are unchanged.
+    pairs = [ln.key if isinstance(ln, results_files.Pair) else None for ln in run.lines]
+    at = pairs.index("mode") + 1
+    run.lines.insert(at, results_files.Comment(cache.comment(plan_.cache_mode)))
     notes = {r.name: r.notes for r in records if r.notes}
     for section in result.sections:
         for note in notes.get(section.name, []):
@@ -822,7 +845,7 @@ def write_results(
             )
             section.lines.insert(at, results_files.Comment(note))
     (rd / "result.txt").write_text(result.render(), encoding="utf-8", errors="surrogateescape")
-    (rd / "result_summary.txt").write_text(results_files.build_summary(ev).render(), encoding="utf-8")
+    (rd / "result_summary.txt").write_text(summary_file(plan_, ev).render(), encoding="utf-8")
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -896,6 +919,7 @@ def run_document(
                 "engine_document": f"{r.name}.json" if r.document is not None else None,
                 "engine_output": f"{r.name}.txt" if r.engine_returncode is not None else None,
                 "engine_returncode": r.engine_returncode,
+                "cache": r.cache,
             }
         )
 
@@ -939,6 +963,7 @@ def run_document(
             "datadir": plan_.dirs.datadir,
             "resultdir": plan_.dirs.resultdir,
             "stonewall_s": plan_.stonewall_s,
+            "cache_mode": plan_.cache_mode,
             "notes": list(plan_.notes),
             "phases": phases,
             "score": scores(ev.scores, ev.valid, ev.hash),
@@ -1082,6 +1107,8 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     _print_notes(plan_, console)
     console.print(f"result directory: {plan_.dirs.resultdir}")
     console.print(f"data directory:   {plan_.dirs.datadir}")
+    mode = plan_.cache_mode
+    console.print(Text(cache.headline(mode), style=_cache_style(mode)), soft_wrap=True)
 
     display = Display(plan_, console, err, opts.live)
     runner = Runner(plan_, opts, engine, display, _drop_caches_fn(plan_, display, opts))
@@ -1132,6 +1159,11 @@ def execute(plan_: Plan, opts: DriverOptions, engine: Path, console: Console, er
     return RunResult(1 if error else 0, ev, runner.records, plan_.dirs.resultdir, doc)
 
 
+def _cache_style(mode: str) -> str:
+    """Kept caches are said loudly: the read figures may be memory's."""
+    return "yellow" if mode == cache.KEEP else "dim"
+
+
 def _current(display: Display, runner: Runner) -> str:
     """The phase running when the run stopped (or the last one that ran)."""
     if display.current is not None:
@@ -1147,7 +1179,7 @@ def print_summary(
     console.print(phase_table(records, verdicts))
     console.print()
     # The app's own lines (result_summary.txt, which the app also prints): what scripts read.
-    console.print(Text(results_files.build_summary(ev).render().rstrip("\n")), soft_wrap=True)
+    console.print(Text(summary_file(plan_, ev).render().rstrip("\n")), soft_wrap=True)
     if not ev.valid:
         reasons = ev.reasons
         console.print(

@@ -17,6 +17,8 @@ onto iolens-bench's flags. Notes on them, and what differs from the app:
   and is refused with POSIX, where the app's IOR would ignore it. iolens's mdtest and find run POSIX only, so
   an MPIIO API reaching an mdtest phase ([global] api) is refused. The hints files (and IOR_HINT__ variables)
   are checked by the engine before the first phase.
+- `--keep-cache` (iolens io500 --keep-cache) is added to the ior read phases (io500/cache.py): the engine then
+  keeps the page cache before them, as the app's IOR does; without it the engine evicts (its default).
 - mdtest has no `--posix.odirect` in the engine: the option reaches the ior-easy phases only (a note says so
   for mdtest). An ior phase whose transfers are not a multiple of 512 bytes cannot be O_DIRECT: ior-hard's
   47008-byte transfers never are, so `--posix.odirect` reaching ior-hard is refused (PlanError), where the
@@ -35,6 +37,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iolens.io500 import cache
 from iolens.io500.hashes import hash_update
 from iolens.io500.ini import Io500Config, scan_lines
 from iolens.io500.spec import PHASE_BY_NAME, find_section, runnable_phases
@@ -196,6 +199,7 @@ class Plan:
         default_factory=list
     )  # what iolens does differently from the app for this config
     caps: dict[str, str] = field(default_factory=dict)  # --quick: option -> "given -> used"
+    cache_mode: str = cache.EVICT  # the page cache before the ior read phases (io500/cache.py)
 
     def phase(self, name: str) -> PlannedPhase | None:
         for p in self.phases:
@@ -445,6 +449,7 @@ def plan(
     free_bytes: int | None = None,
     free_inodes: int | None = None,
     mpi: bool = True,
+    keep_cache: bool = False,
 ) -> Plan:
     """The phase table of a run of `config`; raise PlanError for what iolens cannot run (no I/O).
 
@@ -455,6 +460,7 @@ def plan(
     each for mdtest-easy and mdtest-hard is more than most file systems hold at 4 processes). A data
     directory too small for even one transfer or one item per process is refused here, before any I/O.
     `mpi` says whether the ranks are MPI ranks (a launcher other than local): MPIIO needs them.
+    `keep_cache` gives the ior read phases --keep-cache (the app's IOR never evicts; iolens does by default).
     """
     where = _Where(config)
     notes: list[str] = []
@@ -758,6 +764,10 @@ def plan(
                 p.engine_phase = "cleanup"
         else:  # pragma: no cover - the spec and this table are written together
             raise AssertionError(f"phase {name} has no plan")
+        if name in cache.IOR_READ_PHASES:
+            if keep_cache:
+                p.args.append("--keep-cache")
+            p.params["cache"] = cache.mode_for(keep_cache)
         phases.append(p)
         _fill_params(p, xfer_text, block_text, segments, n_easy, n_hard, stonewall, fpp)
 
@@ -770,7 +780,7 @@ def plan(
         raise where.error("mdworkbench", given, f"set {missing} too, or neither (the app's rule)")
     if config.value("debug", "pause-dir") is not None:
         notes.append("pause-dir is set: before each phase the run waits while PAUSE-DIR/PHASE exists")
-    return Plan(config, mode, quick, dirs, stonewall, phases, notes, caps)
+    return Plan(config, mode, quick, dirs, stonewall, phases, notes, caps, cache.mode_for(keep_cache))
 
 
 def _fill_params(

@@ -10,7 +10,9 @@ Formats (io500 at commit 02091cf):
   "%-15s = value"; sections are preceded by a blank line. The reader keeps every line, so reading and
   writing an app's file gives the same bytes.
 - result_summary.txt: "IO500 version V (mode)", one "[RESULT]" line per scored phase ("[      ]" for the
-  others) and "[SCORE ]" ("[SCOREX]") lines.
+  others) and "[SCORE ]" ("[SCOREX]") lines. The app writes no comment there; iolens writes its own comment
+  lines ("; " as in result.txt: the cache mode, io500/cache.py) right after the first line, so that the first
+  and last lines stay the app's, and the reader keeps comment lines wherever they are.
 - config-orig.ini: the INI file as given; config.ini: every option with its value, defaults filled in.
 
 `verify()` does what `io500-verify CONFIG RESULT` does: recompute the config hash from the config, recompute
@@ -232,9 +234,11 @@ class SummaryFile:
     phases: list[SummaryPhase]
     score: SummaryScore | None
     extended_score: SummaryScore | None = None
+    comments: list[str] = field(default_factory=list)  # iolens's "; " lines (the app writes none)
 
     def render(self) -> str:
         lines = [f"IO500 version {self.version} ({self.mode})"]
+        lines += [f"; {c}" for c in self.comments]
         lines += [p.render() for p in self.phases]
         if self.score:
             lines.append(self.score.render())
@@ -258,7 +262,9 @@ def parse_summary(text: str) -> SummaryFile:
         raise ResultFileError("not an IO500 result_summary.txt: no 'IO500 version' line")
     summary = SummaryFile(head.group(1), head.group(2), [], None)
     for lineno, line in enumerate(lines[1:], start=2):
-        if m := _SUMMARY_PHASE.fullmatch(line):
+        if line.startswith("; "):
+            summary.comments.append(line[2:])
+        elif m := _SUMMARY_PHASE.fullmatch(line):
             scored = m.group(1) == "[RESULT]"
             summary.phases.append(
                 SummaryPhase(m.group(2), m.group(3), m.group(4), m.group(5), scored, m.group(6) is None)

@@ -239,6 +239,7 @@ def run_page(store: Store, run_id: int) -> Page:
         ("status", run["status"]),
         ("valid", _validity(run["valid"])),
         ("config hash", run["config_hash"] or "-"),
+        ("cache mode", fmt.cache_mode_words(run.get("cache_mode"))),
         ("command", _Raw(f"<code>{html.escape(run['command'] or '-')}</code>")),
         ("source", run["source_path"] or "-"),
     ]

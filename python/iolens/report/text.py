@@ -137,6 +137,7 @@ def run_view(run: dict[str, Any]) -> Group:
         ("host", run["hostname"] or "-"),
         ("file system", run["file_system"] or "-"),
         ("config hash", run["config_hash"] or "-"),
+        ("cache mode", cache_mode_words(run.get("cache_mode"))),
         ("status", run["status"] + ("" if run["valid"] is None else f", valid: {yes_no(run['valid'])}")),
         ("source", run["source_path"] or "-"),
     ]
@@ -159,12 +160,31 @@ def run_view(run: dict[str, Any]) -> Group:
     return Group(head, Text(""), t)
 
 
+# Marks a run compared although its page-cache mode differs (iolens compare --allow-mixed-cache): red on a
+# terminal, and this mark in plain text where there are no colours.
+MIXED_MARK = " *"
+
+
+def cache_mode_words(mode: str | None) -> str:
+    """A run's page-cache mode as a report says it (docs/db.md "Cache modes")."""
+    return {
+        "evict": "evict (the page cache was dropped before each buffered read: reads measure the storage)",
+        "keep": "keep (the page cache was kept before reads, as IOR and the IO500 app: reads may be memory)",
+    }.get(mode or "", "-")
+
+
 def comparison_view(c: Comparison) -> Group:
     ids = [str(r["id"]) for r in c.runs]
-    cols = ["phase", f"run {ids[0]}"]
-    for i in ids[1:]:
-        cols += [f"run {i}", f"{i}/{ids[0]}"]
+    mixed = c.mixed_cache or [False] * len(ids)
+    mark = [MIXED_MARK if m else "" for m in mixed]
+    cols = ["phase", f"run {ids[0]}{mark[0]}"]
+    for i, m in zip(ids[1:], mark[1:], strict=True):
+        cols += [f"run {i}{m}", f"{i}/{ids[0]}{m}"]
     t = _table(*cols, right=tuple(cols[1:]))
+    for n, flagged in enumerate(mixed):
+        # A marked run's figure and ratio columns (never the first run: its mode, or none, is the reference).
+        for col in (2 * n, 2 * n + 1) if flagged else ():
+            t.columns[col].style = t.columns[col].header_style = "red"
     invalid = False
     for name, figs in c.phases.items():
         base = figs[0]
@@ -188,6 +208,15 @@ def comparison_view(c: Comparison) -> Group:
         validity += [yes_no(r["valid"]), ""]
     t.add_row(*[Text(v, style="bold") for v in validity])
     parts: list[RenderableType] = [t]
+    if any(mixed):
+        odd = ", ".join(f"run {r['id']} {r['cache_mode']}" for r, m in zip(c.runs, mixed, strict=True) if m)
+        parts.append(
+            Text(
+                f"* {odd}: not the page-cache mode of the others ({c.reference_cache_mode}): compared anyway "
+                "(--allow-mixed-cache): read figures of different cache modes are not like-for-like",
+                style="bold red",
+            )
+        )
     if invalid:
         why = "IO500: the app's ERROR INVALID; other tools: verify errors"
         parts.append(Text(f"INVALID: the phase was not valid in that run ({why})", style="dim"))
@@ -239,13 +268,21 @@ def trend_view(rows: Sequence[dict[str, Any]], phase: str, system: str | None, s
     hashes = {r["config_hash"] for r in rows}
     if len(hashes) > 1:
         head.append(f"\n{len(hashes)} different configurations (config hash column)", style="yellow")
+    modes = sorted({r["cache_mode"] for r in rows if r.get("cache_mode")})
+    if len(modes) > 1:
+        head.append(
+            f"\nruns of {len(modes)} page-cache modes ({', '.join(modes)}): their read figures are not "
+            "like-for-like (each run's mode is beside its config hash)",
+            style="yellow",
+        )
     t = _table(
         "run", "started", "value", "vs median", "config hash", "valid", right=("run", "value", "vs median")
     )
     for r in rows[-show:]:
         t.add_row(
             str(r["run_id"]), when(r["started_at"]), value(r["value"], unit), ratio(r["value"], med),
-            r["config_hash"] or "-", yes_no(r["valid"]),
+            (r["config_hash"] or "-") + (f" {r['cache_mode'] or '-'}" if len(modes) > 1 else ""),
+            yes_no(r["valid"]),
         )  # fmt: skip
     note = Text(f"(the latest {show} of {len(rows)})", style="dim") if len(rows) > show else Text("")
     return Group(head, Text(""), t, note)
@@ -265,7 +302,7 @@ def regressions_view(checks: Sequence[RegressionCheck], show_all: bool, min_hist
                 c.system or "-",
                 c.tool,
                 c.phase,
-                (c.config_hash or "-")[:12],
+                (c.config_hash or "-")[:12] + (f" {c.cache_mode}" if c.cache_mode else ""),
                 f"{c.run_id} ({when(c.started_at)})",
                 value(c.value, c.unit),
                 f"{value(c.median, c.unit)} ({c.history})" if c.median is not None else f"- ({c.history})",

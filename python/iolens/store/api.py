@@ -7,6 +7,10 @@
     api.regressions(db)
     api.compare(db, [41, 57]), api.compare_differences(db, [41, 57])
 
+compare() and compare_differences() raise queries.MixedCacheModes for runs made in different page-cache modes
+(their read figures are not like-for-like) unless allow_mixed_cache=True, which adds the `mixed_cache`
+column (True for the runs whose mode is not the first run's).
+
 Times are pandas Timestamps in UTC; values keep the units of the `unit` column.
 """
 
@@ -62,13 +66,14 @@ def phases(store: Store, run_ids: Sequence[int]) -> pd.DataFrame:
     return _frame(queries.phases_of(store.db, run_ids), queries.PHASE_COLUMNS.split(", "))
 
 
-def compare(store: Store, run_ids: Sequence[int]) -> pd.DataFrame:
-    """Phase by phase: each run's value (mean of iterations) and its ratio to the first run's."""
-    c = queries.compare(store.db, run_ids)
+def compare(store: Store, run_ids: Sequence[int], allow_mixed_cache: bool = False) -> pd.DataFrame:
+    """Phase by phase: each run's value (mean of iterations) and its ratio to the first run's, with the run's
+    cache mode and whether it differs from the others' (`mixed_cache`)."""
+    c = queries.compare(store.db, run_ids, allow_mixed_cache)
     rows = []
     for name, figs in c.phases.items():
         base = figs[0].value if figs and figs[0] is not None else None
-        for run, fig in zip(c.runs, figs, strict=True):
+        for run, fig, mixed in zip(c.runs, figs, c.mixed_cache, strict=True):
             if fig is None:
                 continue
             rows.append(
@@ -80,19 +85,24 @@ def compare(store: Store, run_ids: Sequence[int]) -> pd.DataFrame:
                     "ratio": fig.value / base if base and fig.value is not None else None,
                     "valid": fig.valid,
                     **{k: fig.percentiles.get(k) for k in queries.PERCENTILES},
+                    "cache_mode": run["cache_mode"],
+                    "mixed_cache": mixed,
                 }
             )
-    return _frame(rows, ["phase", "run_id", "value", "unit", "ratio", "valid", *queries.PERCENTILES])
+    cols = ["phase", "run_id", "value", "unit", "ratio", "valid", *queries.PERCENTILES]
+    return _frame(rows, [*cols, "cache_mode", "mixed_cache"])
 
 
-def compare_differences(store: Store, run_ids: Sequence[int]) -> pd.DataFrame:
+def compare_differences(
+    store: Store, run_ids: Sequence[int], allow_mixed_cache: bool = False
+) -> pd.DataFrame:
     """What differed between the runs compare() compares: one row per run field (system, host, ranks,
     version, command…: `what` "run") or configuration key (dotted: `what` "config") whose values are not all
     the same, indexed by (what, key), with one column per run id holding that run's value (None: unset).
     Empty when the runs had the same fields and configuration."""
     import pandas as pd
 
-    c = queries.compare(store.db, run_ids)
+    c = queries.compare(store.db, run_ids, allow_mixed_cache)
     ids = [int(r["id"]) for r in c.runs]
     rows = [("run", k, *vals) for k, vals in c.run_differences.items()]
     rows += [("config", k, *vals) for k, vals in c.config_differences.items()]
@@ -109,7 +119,8 @@ def trend(
 ) -> pd.DataFrame:
     """The phase's value per run over time (oldest first)."""
     rows = queries.trend(store.db, phase, system, tool, config_hash)
-    return _frame(rows, ["run_id", "started_at", "value", "unit", "config_hash", "tool", "valid"])
+    cols = ["run_id", "started_at", "value", "unit", "config_hash", "tool", "valid", "cache_mode"]
+    return _frame(rows, cols)
 
 
 def regressions(store: Store, **kwargs: Any) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 
+from iolens.io500.cache import MODES as CACHE_MODES
 from iolens.store import schema
 from iolens.store.db import (
     BUSY_TIMEOUT_S,
@@ -163,6 +164,12 @@ def _contents(conn: sqlite3.Connection) -> list[str]:
                         )
         except sqlite3.DatabaseError as exc:
             problems.append(f"the {kind}s cannot be read: {exc}")
+    try:
+        for rid, mode in conn.execute("SELECT run_id, cache_mode FROM run_cache_modes"):
+            if mode not in CACHE_MODES:
+                problems.append(f"run {rid}: its cache mode {mode!r} is not one iolens stores")
+    except sqlite3.DatabaseError as exc:
+        problems.append(f"the runs' cache modes cannot be read: {exc}")
     return _capped(problems)
 
 

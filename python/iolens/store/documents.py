@@ -189,6 +189,17 @@ def _file_system(doc: results.Document) -> str | None:
     return None
 
 
+def cache_mode(doc: results.Document) -> str | None:
+    """The page cache before the run's buffered reads (docs/db.md "Cache modes"): an ior run's choice when it
+    read; an io500 run's, "evict" in documents written before iolens recorded it (its io500 always evicted
+    then); None for the other workloads."""
+    if isinstance(doc, results.IorDocument):
+        return doc.cache_mode
+    if isinstance(doc, results.Io500Document) and doc.io500 is not None:
+        return doc.io500.cache_mode or "evict"
+    return None
+
+
 def run_record(doc: results.Document, source_path: str | None = None) -> RunRecord:
     """The run record of a parsed result document. Its uid is the hash of the document's canonical JSON,
     so the same document stored twice (or reformatted) is one run."""
@@ -239,6 +250,7 @@ def run_record(doc: results.Document, source_path: str | None = None) -> RunReco
         valid=valid,
         score=score,
         source_path=source_path,
+        cache_mode=cache_mode(doc),
         phases=phases,
         samples=samples,
     )

@@ -6,8 +6,9 @@ phase's benchmark output (PHASE.txt: IOR's and mdtest's own text, read by iolens
 present it must agree with result.txt too, and it gives the phase's transfers and bytes (ior, from the
 stonewall pairs) or items (mdtest, from "Continue stonewall hit"), and the document keeps what it says.
 A directory that iolens io500 wrote also holds iolens-io500.json, the richer document: the importer takes
-that one instead (store.importer decides). Times in result.txt are the local time of the machine that ran
-the benchmark; they are read as local time here (docs/db.md).
+that one instead (store.importer decides). The run's page-cache mode is result.txt's "; iolens cache mode"
+comment when there is one (io500/cache.py), else that of the tool that wrote it. Times in result.txt are
+the local time of the machine that ran the benchmark; they are read as local time here (docs/db.md).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from iolens.io500 import cache
 from iolens.io500.app_output import AppOutputError, IorOutput, MdtestOutput, parse_output
 from iolens.io500.ini import IniError, parse_config
 from iolens.io500.results_files import (
+    Comment,
     ResultFileError,
     parse_result,
     parse_summary,
@@ -195,8 +198,19 @@ def run_record(directory: Path) -> RunRecord:
         valid=valid,
         score=scores.score,
         source_path=str(directory),
+        cache_mode=_cache_mode(run.lines, result.version or ""),
         phases=phases,
     )
+
+
+def _cache_mode(run_lines: list[Any], version: str) -> str:
+    """The page cache before the ior reads: as [run]'s comment says (iolens io500 writes it), else "evict" for
+    a directory of an iolens io500 run written before that comment existed (it always evicted), else "keep":
+    the app's IOR never drops the cache itself (its `drop-caches` is a config key, compared as such)."""
+    stated = cache.mode_in(line.text for line in run_lines if isinstance(line, Comment))
+    if stated is not None:
+        return stated
+    return cache.EVICT if version.startswith("iolens-") else cache.KEEP
 
 
 def _check_summary(path: Path, text: str, phase_scores: dict[str, float], score: float) -> None:

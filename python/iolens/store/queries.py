@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from iolens.io500.cache import MODES as CACHE_MODES
 from iolens.store.db import Damaged, Database, StoreError, describe
 
 RUN_COLUMNS = (
@@ -24,7 +25,11 @@ RUN_COLUMNS = (
     " r.origin AS origin, r.version AS version, r.command AS command, r.config_hash AS config_hash,"
     " r.ranks AS ranks, r.nodes AS nodes, r.hostname AS hostname, r.file_system AS file_system,"
     " r.status AS status, r.valid AS valid, r.score AS score, r.source_path AS source_path,"
-    " r.imported_at AS imported_at"
+    " r.imported_at AS imported_at, cm.cache_mode AS cache_mode"
+)
+# The tables RUN_COLUMNS come from.
+RUNS_JOINED = (
+    "runs r LEFT JOIN systems s ON s.id = r.system_id LEFT JOIN run_cache_modes cm ON cm.run_id = r.id"
 )
 PHASE_COLUMNS = (
     "run_id, seq, name, iteration, kind, value, unit, bytes, ops, time_s, started_at, ended_at, lat_count,"
@@ -79,10 +84,7 @@ def list_runs(
 ) -> list[dict[str, Any]]:
     """Runs, newest first."""
     where, params = _run_filter(system, tool, since)
-    sql = (
-        f"SELECT {RUN_COLUMNS} FROM runs r LEFT JOIN systems s ON s.id = r.system_id {where}"
-        " ORDER BY r.started_at DESC, r.id DESC"
-    )
+    sql = f"SELECT {RUN_COLUMNS} FROM {RUNS_JOINED} {where} ORDER BY r.started_at DESC, r.id DESC"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return _fix_bools(db.query_dicts(sql, params), "valid")
@@ -116,9 +118,7 @@ def stored_json(db: Database, text: str, what: str) -> Any:
 
 def get_run(db: Database, run_id: int, document: bool = False) -> dict[str, Any]:
     cols = RUN_COLUMNS + ", r.config AS config" + (", r.document AS document" if document else "")
-    rows = db.query_dicts(
-        f"SELECT {cols} FROM runs r LEFT JOIN systems s ON s.id = r.system_id WHERE r.id = ?", (run_id,)
-    )
+    rows = db.query_dicts(f"SELECT {cols} FROM {RUNS_JOINED} WHERE r.id = ?", (run_id,))
     if not rows:
         raise NotFound(f"no run {run_id} in the database")
     run = _fix_bools(rows, "valid")[0]
@@ -224,7 +224,22 @@ def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-RUN_FIELDS = ("tool", "system", "version", "origin", "ranks", "nodes", "hostname", "file_system", "command")
+RUN_FIELDS = (
+    "tool", "system", "version", "origin", "ranks", "nodes", "hostname", "file_system", "cache_mode",
+    "command",
+)  # fmt: skip
+
+
+class MixedCacheModes(StoreError):
+    """Runs made in different page-cache modes: their read figures are not like-for-like."""
+
+    def __init__(self, modes: Sequence[tuple[int, str]]) -> None:
+        self.modes = list(modes)
+        said = ", ".join(f"run {i} {m}" for i, m in self.modes)
+        super().__init__(
+            f"runs made in different page-cache modes ({said}): a read with the cache evicted measures the "
+            "storage, with it kept it may measure memory"
+        )
 
 
 @dataclass
@@ -235,10 +250,28 @@ class Comparison:
     # what differs between the runs: field or config key → one value per run
     run_differences: dict[str, list[Any]]
     config_differences: dict[str, list[Any]]
+    # per run: compared although its cache mode is not the reference run's (allow_mixed_cache)
+    mixed_cache: list[bool] = field(default_factory=list)
+
+    @property
+    def reference_cache_mode(self) -> str | None:
+        """The mode the others are held against: the first run's, or the first known one."""
+        return next((r["cache_mode"] for r in self.runs if r.get("cache_mode") is not None), None)
 
 
-def compare(db: Database, run_ids: Sequence[int]) -> Comparison:
+def compare(db: Database, run_ids: Sequence[int], allow_mixed_cache: bool = False) -> Comparison:
+    """The runs phase by phase. Runs made in different page-cache modes (a run without one, None, matches
+    any) are refused (MixedCacheModes) unless `allow_mixed_cache`, which marks the runs whose mode differs."""
     runs = [get_run(db, i) for i in run_ids]
+    known = [(int(r["id"]), r["cache_mode"]) for r in runs if r.get("cache_mode") is not None]
+    for rid, mode in known:
+        if mode not in CACHE_MODES:
+            raise Damaged(
+                f"{describe(db.url)}: run {rid}'s cache mode {mode!r} is not one iolens stores: the database "
+                "is damaged; `iolens db check` lists what else is"
+            )
+    if len({m for _, m in known}) > 1 and not allow_mixed_cache:
+        raise MixedCacheModes(known)
     figures = [{f.name: f for f in fold_phases(r["phases"])} for r in runs]
     names: list[str] = []
     for f in figures:
@@ -254,7 +287,10 @@ def compare(db: Database, run_ids: Sequence[int]) -> Comparison:
         for k in keys
         if len({json.dumps(f.get(k), default=str) for f in flat}) > 1
     }
-    return Comparison(runs, phases, run_diff, config_diff)
+    c = Comparison(runs, phases, run_diff, config_diff)
+    ref = c.reference_cache_mode
+    c.mixed_cache = [r.get("cache_mode") not in (None, ref) for r in runs]
+    return c
 
 
 # --- trend ------------------------------------------------------------------------------------------------
@@ -270,7 +306,7 @@ def trend(
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The phase's value in every run (mean over iterations), oldest first: run id, time, value, unit,
-    config hash, validity. `until` keeps runs that started before it; `limit` the latest ones."""
+    config hash, validity, cache mode. `until` keeps runs that started before it; `limit` the latest ones."""
     clauses, params = ["p.name = ?", "p.value IS NOT NULL", "r.status = 'ok'"], [phase]
     if system is not None:
         clauses.append("r.system_id = (SELECT id FROM systems WHERE name = ?)")
@@ -286,10 +322,10 @@ def trend(
         params.append(until)
     sql = (
         "SELECT r.id AS run_id, r.started_at AS started_at, AVG(p.value) AS value, MIN(p.unit) AS unit,"
-        " r.config_hash AS config_hash, r.tool AS tool, r.valid AS valid"
-        " FROM phases p JOIN runs r ON r.id = p.run_id"
+        " r.config_hash AS config_hash, r.tool AS tool, r.valid AS valid, cm.cache_mode AS cache_mode"
+        " FROM phases p JOIN runs r ON r.id = p.run_id LEFT JOIN run_cache_modes cm ON cm.run_id = r.id"
         f" WHERE {' AND '.join(clauses)}"
-        " GROUP BY r.id, r.started_at, r.config_hash, r.tool, r.valid"
+        " GROUP BY r.id, r.started_at, r.config_hash, r.tool, r.valid, cm.cache_mode"
         " ORDER BY r.started_at DESC, r.id DESC"
     )
     if limit is not None:
@@ -332,6 +368,7 @@ class RegressionCheck:
     mad: float | None
     drop: float | None  # (median - value) / median
     regression: bool
+    cache_mode: str | None = None  # runs of another page-cache mode are another history (like the config)
 
     @property
     def ratio(self) -> float | None:
@@ -346,8 +383,8 @@ def regressions(
     window: int = 20,
     system: str | None = None,
 ) -> list[RegressionCheck]:
-    """For each system, tool, config hash and phase: the latest run against the median and MAD of the
-    (up to `window`) previous ones. A regression is a drop of more than `threshold` of the median that is
+    """For each system, tool, config hash, cache mode and phase: the latest run against the median and MAD of
+    the (up to `window`) previous ones. A regression is a drop of more than `threshold` of the median that is
     also more than `mad_k` × 1.4826 × MAD (the noise of those runs); at least `min_history` runs needed."""
     clauses, params = ["p.value IS NOT NULL", "r.status = 'ok'"], []
     if system is not None:
@@ -355,16 +392,18 @@ def regressions(
         params.append(system)
     sql = (
         "SELECT s.name AS system, r.tool AS tool, r.config_hash AS config_hash, p.name AS phase,"
-        " MIN(p.unit) AS unit, r.id AS run_id, r.started_at AS started_at, AVG(p.value) AS value"
+        " MIN(p.unit) AS unit, r.id AS run_id, r.started_at AS started_at, AVG(p.value) AS value,"
+        " cm.cache_mode AS cache_mode"
         " FROM phases p JOIN runs r ON r.id = p.run_id LEFT JOIN systems s ON s.id = r.system_id"
+        " LEFT JOIN run_cache_modes cm ON cm.run_id = r.id"
         f" WHERE {' AND '.join(clauses)}"
-        " GROUP BY s.name, r.tool, r.config_hash, p.name, r.id, r.started_at"
+        " GROUP BY s.name, r.tool, r.config_hash, cm.cache_mode, p.name, r.id, r.started_at"
     )
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
     for row in db.query_dicts(sql, params):
-        groups[(row["system"], row["tool"], row["config_hash"], row["phase"])].append(row)
+        groups[(row["system"], row["tool"], row["config_hash"], row["cache_mode"], row["phase"])].append(row)
     out = []
-    for (sys_name, tool, chash, phase), rows in groups.items():
+    for (sys_name, tool, chash, mode, phase), rows in groups.items():
         rows.sort(key=lambda r: (r["started_at"] if r["started_at"] is not None else -math.inf, r["run_id"]))
         latest, previous = rows[-1], rows[:-1][-window:]
         value = float(latest["value"])
@@ -392,6 +431,7 @@ def regressions(
                 mad=mad,
                 drop=drop,
                 regression=flagged,
+                cache_mode=mode,
             )
         )
     out.sort(key=lambda c: (not c.regression, c.system or "", c.tool, c.phase, c.config_hash or ""))

@@ -154,6 +154,8 @@ class RunRecord:
     valid: bool | None = None
     score: float | None = None
     source_path: str | None = None
+    # The page cache before buffered reads: "evict", "keep", or None where no such choice applies (docs/db.md)
+    cache_mode: str | None = None
     phases: list[PhaseRow] = field(default_factory=list)
     system: SystemInfo | None = None  # what the source says about the system, if anything
     # Monitoring samples taken during the run (a document's "monitor" object), stored with it.

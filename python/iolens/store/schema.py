@@ -176,6 +176,33 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (profile_id, file_no)
         )""",
     ],
+    # --- version 2: the page-cache mode of a run (docs/db.md "Cache modes") -------------------------------
+    # "evict" (iolens dropped each file's pages before its buffered reads) or "keep" (--keep-cache, IOR and
+    # the IO500 app); no row where no such choice was made (no read phase, other tools). A table of its own,
+    # not a column of runs: a column added to runs would sit after `document`, and SQLite reads a row's
+    # columns in order, so every run list would read each document's overflow pages to reach it.
+    # Runs stored before are given the mode their rows tell: what their source says (an io500 document's
+    # "cache_mode", result.txt's "iolens cache mode" comment, an ior config's keep-cache), else iolens's
+    # io500 evicted (there was no --keep-cache yet) and the app's IOR never evicts.
+    [
+        """CREATE TABLE run_cache_modes (
+            run_id {int} PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+            cache_mode TEXT NOT NULL
+        )""",
+        """INSERT INTO run_cache_modes (run_id, cache_mode)
+            SELECT id, CASE WHEN document LIKE '%"cache_mode":"keep"%' THEN 'keep' ELSE 'evict' END
+            FROM runs WHERE tool = 'io500' AND origin = 'iolens'""",
+        """INSERT INTO run_cache_modes (run_id, cache_mode)
+            SELECT id, CASE WHEN document LIKE '%; iolens cache mode: keep %' THEN 'keep'
+                            WHEN document LIKE '%; iolens cache mode: evict %' THEN 'evict'
+                            WHEN version LIKE 'iolens-%' THEN 'evict'
+                            ELSE 'keep' END
+            FROM runs WHERE origin = 'io500-app'""",
+        """INSERT INTO run_cache_modes (run_id, cache_mode)
+            SELECT id, CASE WHEN config LIKE '%"keep-cache":true%' THEN 'keep' ELSE 'evict' END
+            FROM runs WHERE tool = 'ior' AND origin = 'iolens'
+            AND EXISTS (SELECT 1 FROM phases p WHERE p.run_id = runs.id AND p.name = 'read')""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -187,7 +214,7 @@ class SchemaTooNew(StoreError):
 
 # Every table and view of the current schema (`iolens db check` looks for each).
 TABLES = ("iolens_meta", "systems", "runs", "phases", "series", "samples", "sample_imports", "profiles",
-          "profile_files")  # fmt: skip
+          "profile_files", "run_cache_modes")  # fmt: skip
 VIEWS = ("monitor_samples",)
 
 

@@ -181,6 +181,11 @@ class Store:
                         record.document,
                     ),
                 )  # fmt: skip
+                if record.cache_mode is not None:
+                    self.db.execute(
+                        "INSERT INTO run_cache_modes (run_id, cache_mode) VALUES (?, ?)",
+                        (run_id, record.cache_mode),
+                    )
                 cols = ("run_id", "seq", *PhaseRow.COLUMNS)
                 marks = ", ".join("?" for _ in cols)
                 self.db.executemany(
