@@ -59,6 +59,7 @@ def ior_cmd(
     """kind: ior or mdtest. tool: the peer (official, under mpirun), iolens (with --keep-cache for ior: IOR
     leaves the page cache alone) or iolens-evict (iolens ior's default: evict before every read)."""
     if tool == "peer":
+        assert ior_bin is not None
         cmd = ["mpirun", "-np", str(np), str(ior_bin / kind), *args]
         if kind == "ior":
             cmd += ["-O", "summaryFormat=JSON", "-O", f"summaryFile={out}"]
