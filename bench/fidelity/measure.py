@@ -175,8 +175,9 @@ def _empty(d: Path) -> None:
 def _brief(s: Sample) -> str:
     r = s.reported
     t = s.dev_total
+    rate = " ".join(f"{k} {v / (1 << 20):.0f}" for k, v in r.rates.items() if k in ("write", "read"))
     return (
-        f"{r.rate / (1 << 20):.0f} MiB/s, read {r.read_bytes >> 20} MiB/{r.read_ios} I/Os, "
+        f"{rate or f'{r.rate / (1 << 20):.0f}'} MiB/s, read {r.read_bytes >> 20} MiB/{r.read_ios} I/Os, "
         f"write {r.write_bytes >> 20} MiB/{r.write_ios} I/Os; device r {t.read_ios}/{t.read_sectors}s "
         f"w {t.write_ios}/{t.write_sectors}s f {t.flushes}"
     )
