@@ -3,7 +3,7 @@ this code. A job file names its files through ${FIDELITY_DIR} and its size throu
 harness sets (both tools expand environment variables in job files); its first lines say what it is:
 
     ; fidelity: size=64m                  the size of the recorded bench (the test and --quick use less)
-    ; fidelity: reason=TEXT               why its device work may differ between the tools (documented)
+    ; fidelity: reason=FIELD[,FIELD]: TEXT   which device counters may differ between the tools, and why
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def fio_cases(pattern: str = "*") -> list[FioCase]:
 
 
 def ior_case(line: str) -> IorCase:
-    """`ID NP ior|mdtest ARGS... [# reason: TEXT]`"""
+    """`ID NP ior|mdtest ARGS... [# reason: FIELD[,FIELD]: TEXT]`"""
     body, _, comment = line.partition("#")
     reason = comment.split("reason:", 1)[1].strip() if "reason:" in comment else None
     words = shlex.split(body)
