@@ -21,7 +21,7 @@
 #include "../common/interrupt.h"
 #include "run_sync.h"
 #include "../common/mix.h"
-#include "../common/permute.h"
+#include "../common/randmap.h"
 #include "fio_internal.h"
 
 #define VERIFY_MAGIC 0x696f6c76u   /* "iolv" */
@@ -64,7 +64,8 @@ struct io_run {
     struct iol_rng rng;
     struct iol_dist dist;
     int have_dist;
-    unsigned perm_bits;
+    struct iol_randmap map;   /* fio's random map over the region (one bs, random, no norandommap) */
+    int use_map;
     uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit, blockalign) in the whole region */
     uint64_t loop_nios;       /* one bs: I/Os per loop (io_size / bs, whatever the alignment) */
     uint64_t loop, loop_ios, loop_bytes, seq_pos[FIO_NDIR];
@@ -75,7 +76,7 @@ struct io_run {
     uint64_t *fios;           /* [nfiles] I/Os issued to each file in this loop */
     uint64_t *fpos;           /* [FIO_NDIR * nfiles] next sequential offset in each file */
     uint64_t fblocks;         /* blocks (or alignment units, norandommap) in one file */
-    unsigned fperm_bits;
+    struct iol_randmap *fmaps;   /* [nfiles] each file's random map (per_file with use_map) */
     int finished;             /* no more I/O to issue */
     uint8_t *written;         /* verify: blocks written (bitmap over blocks) */
     uint64_t writes_since_sync;
@@ -150,11 +151,8 @@ static uint64_t per_file_offset(struct io_run *r, int dir, uint64_t l)
         off = *pos + l > p->filesize ? 0 : *pos;
         *pos = off + l >= p->filesize ? 0 : off + l;
     } else {
-        uint64_t b = p->o->norandommap || j >= r->fblocks
-                         ? iol_rng_below(&r->rng, r->fblocks)
-                         : iol_permute(j, r->fblocks, r->fperm_bits,
-                                       iol_mix64(r->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7) ^
-                                           iol_mix64((uint64_t)k + 0x51));
+        uint64_t b = iol_rng_below(&r->rng, r->fblocks);
+        if (r->use_map && j < r->fblocks) b = iol_randmap_claim(&r->fmaps[k], b);
         off = b * p->align;
         if (off + l > p->filesize) off = (p->filesize - l) / p->align * p->align;
     }
@@ -165,7 +163,6 @@ static uint64_t per_file_offset(struct io_run *r, int dir, uint64_t l)
 static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op *op)
 {
     const struct fio_plan *p = r->p;
-    const struct fio_job_opts *o = p->o;
     if (!loop_has_io(r)) return 0;
     int dir = p->rwmixread == 100 ? FIO_DIR_READ
             : p->rwmixread == 0   ? FIO_DIR_WRITE
@@ -183,11 +180,25 @@ static int next_io(struct io_run *r, uint64_t *g, uint64_t *len, enum iol_io_op 
     } else if (p->nbs == 1) {
         uint64_t b;
         if (r->have_dist) b = iol_dist_next(&r->dist);
-        else if (o->norandommap) b = iol_rng_below(&r->rng, r->nunits);
-        else b = iol_permute(r->loop_ios, r->nunits, r->perm_bits, iol_mix64(r->seed + 1) ^ iol_mix64(r->in->instance * 0x9e37 + r->loop + 7));
+        else if (!r->use_map) b = iol_rng_below(&r->rng, r->nunits);
+        else b = iol_randmap_claim(&r->map, iol_rng_below(&r->rng, r->nunits));
         *g = b * l;
         if (p->align != l) *g = b * p->align;   /* norandommap with its own alignment */
         if (*g % p->filesize + l > p->filesize) *g -= *g % p->filesize + l - p->filesize;
+    } else if (r->use_map) {
+        /* bssplit: the map is in alignment units (the smallest bs by default); an I/O claims the units it
+         * covers and is shortened at the first one already done, or at its file's end, as fio's */
+        uint64_t per_file = (p->filesize + p->align - 1) / p->align, got;
+        uint64_t u = iol_randmap_claim_run(&r->map, iol_rng_below(&r->rng, r->nunits),
+                                           (l + p->align - 1) / p->align, per_file, &got);
+        if (u == IOL_RANDMAP_NONE) {   /* every unit done: the loop is over */
+            r->loop_bytes = p->io_size;
+            return 0;
+        }
+        uint64_t in_file = u % per_file * p->align;
+        if (l > got * p->align) l = got * p->align;
+        if (l > p->filesize - in_file) l = p->filesize - in_file;
+        *g = u / per_file * p->filesize + in_file;
     } else {
         uint64_t u = r->have_dist ? iol_dist_next(&r->dist) : iol_rng_below(&r->rng, r->nunits);
         uint64_t pos = u * p->align, base = pos - pos % p->filesize;
@@ -214,6 +225,10 @@ static void next_loop(struct io_run *r)
         r->cur_file = -1;
         r->cur_left = 0;
     }
+    if (r->use_map && r->per_file)
+        for (int k = 0; k < r->p->nfiles; k++) iol_randmap_reset(&r->fmaps[k]);
+    else if (r->use_map)
+        iol_randmap_reset(&r->map);
     if (!o->time_based && !r->ramp_mode && r->loop >= (uint64_t)o->loops) r->finished = 1;
 }
 
@@ -735,7 +750,16 @@ static int alloc_run(struct io_run *r)
         if (!r->fios || !r->fpos) return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
         r->cur_file = -1;
         r->fblocks = p->filesize / p->align;
-        r->fperm_bits = iol_permute_bits(r->fblocks);
+    }
+    /* fio's random map, as large as fio's (a bit per block): made before the start, so not timed */
+    if (r->use_map && r->per_file) {
+        r->fmaps = calloc((size_t)p->nfiles, sizeof *r->fmaps);
+        if (!r->fmaps) return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory");
+        for (int k = 0; k < p->nfiles; k++)
+            if (iol_randmap_init(&r->fmaps[k], r->fblocks))
+                return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory for the random map of %" PRIu64 " blocks (norandommap=1 needs none)", r->fblocks);
+    } else if (r->use_map && iol_randmap_init(&r->map, r->nunits)) {
+        return iol_err_set(&r->in->err, IOL_ERR_RUNTIME, "out of memory for the random map of %" PRIu64 " blocks (norandommap=1 needs none)", r->nunits);
     }
     if (p->verify) {
         uint64_t nblocks = p->size / p->bs[0];
@@ -758,6 +782,9 @@ static void free_run(struct io_run *r)
     free(r->written);
     free(r->fios);
     free(r->fpos);
+    for (int k = 0; r->fmaps && k < r->p->nfiles; k++) iol_randmap_free(&r->fmaps[k]);
+    free(r->fmaps);
+    iol_randmap_free(&r->map);
     for (int d = 0; d < FIO_NDIR; d++) free(r->snap[d]);
     if (r->have_dist) iol_dist_free(&r->dist);
 }
@@ -782,11 +809,12 @@ int fio_instance_run(struct fio_inst *in, const char *const *paths, fio_start_fn
     r.nunits = p->nbs == 1 && !(p->random && p->o->norandommap && p->align != p->bs[0]) ? p->size / p->bs[0]
                                                                                          : p->size / p->align;
     r.loop_nios = p->io_size / p->bs[0];
-    r.perm_bits = iol_permute_bits(r.nunits);
     /* fio's file_service_type with several files; the other cases (one file, sequential service, bssplit, a
      * random_distribution) see the files as one address space, file after file. */
     r.ramp_mode = r.ramp_pending = p->ramp_ns > 0 && !p->o->time_based;
     r.per_file = p->nfiles > 1 && p->fservice != FIO_FS_SEQUENTIAL && p->nbs == 1 && p->dist == IOL_DIST_RANDOM;
+    r.use_map = p->random && !p->o->norandommap && p->dist == IOL_DIST_RANDOM;
+    if (r.use_map && p->nbs > 1) r.nunits = (p->filesize + p->align - 1) / p->align * (uint64_t)p->nfiles;
     int rc = alloc_run(&r);
     if (rc == 0 && p->dist != IOL_DIST_RANDOM) {
         rc = iol_dist_init(&r.dist, p->dist, p->dist_param, r.nunits, seed + in->instance + 1, &in->err);
