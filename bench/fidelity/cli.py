@@ -293,9 +293,11 @@ def report(
     )
     for cmd in setup.commands:
         rep.command(cmd)
-    out = args.out
-    rep.emit(out, args.quick)
-    target_json = args.json or (None if args.quick else str(bl.RESULTS_DIR / "fidelity.json"))
+    # The recorded table and JSON are those of a full run: a partial one (--cases, --fs) only prints, or
+    # writes where --out/--json say.
+    partial = args.quick or args.out or args.cases != "*" or args.fs not in ("both", "disk,tmpfs")
+    rep.emit(args.out, bool(partial))
+    target_json = args.json or (None if partial else str(bl.RESULTS_DIR / "fidelity.json"))
     if target_json:
         doc = {
             "header": rep.header,
