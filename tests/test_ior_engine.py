@@ -602,6 +602,39 @@ def test_fsync_per_write_is_in_the_transfer_time_but_not_in_the_write_latency(
         assert 0.9 * xfer_s <= latency_sum_s <= xfer_s * 1.001, (latency_sum_s, xfer_s)
 
 
+def test_fsync_at_the_end_of_a_write_is_in_the_transfer_time_before_the_close(
+    engine: Path, disk_dir: Path, tmp_path: Path
+) -> None:
+    # IOR's -e: the fsync closes the transfer loop (WriteOrRead), each rank right after its own writes and
+    # before -g's barrier, so its cost is in the transfer time (wr/rd(s), IOPS), not in the close. With -g
+    # the close interval starts after that barrier on every rank: it holds the close calls alone.
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    trace = tmp_path / "e.trace"
+    args = ["-F", "-g", "-e", "-t", "256k", "-b", "8m", "-w", "-o", str(disk_dir / "e"), "--np", "2"]
+    with_strace = ["strace", "-f", "-qq", "-y", "-T", "-e", "trace=fsync", "-o", str(trace)]
+    res = run_engine(engine, args, launcher=with_strace)
+    assert res.returncode == 0, res.stderr
+    # One fsync per rank on its own file (-F), with the seconds it took: "PID fsync(3</dir/e.00000001>) = 0
+    # <0.0123>", or split in two lines ("<unfinished ...>", "<... fsync resumed>") when the ranks overlap.
+    rank_of: dict[str, int] = {}
+    took: dict[int, float] = {}
+    for line in trace.read_text().splitlines():
+        call = re.match(r"(\d+)\s+fsync\(\d+<[^>]*/e\.(\d+)>", line)
+        if call:
+            rank_of[call.group(1)] = int(call.group(2))
+        done = re.match(r"(\d+)\s+.*fsync.*=\s*0\s*<([\d.]+)>$", line)
+        if done and done.group(1) in rank_of and rank_of[done.group(1)] not in took:
+            took[rank_of[done.group(1)]] = float(done.group(2))
+    assert sorted(took) == [0, 1], trace.read_text()
+    phase = res.doc["phases"][0]
+    assert phase["fsync"] == {"on_close": True, "per_write": False}
+    for rank in phase["per_rank"]:
+        assert rank["xfer_s"] >= took[rank["rank"]], (rank, took)
+    # Each fsync writes 8 MiB to the disk and waits for it; a close of a clean file is far quicker.
+    assert phase["times"]["close_s"] < 0.5 * min(took.values()), (phase["times"], took)
+
+
 def test_delay_before_every_phase_makes_the_run_longer_but_no_phase(engine: Path, tmpfs_dir: Path) -> None:
     canary = place_canary(tmpfs_dir)
     args = ["-F", "-t", "16k", "-b", "64k", "-w", "-r", "-o", str(tmpfs_dir / "d")]

@@ -340,6 +340,17 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
             xfer_loop(r, &f, &p, lp);
         }
     }
+    /* -e: IOR fsyncs at the end of its transfer loop (WriteOrRead), so the fsync is in the transfer time
+     * (and in IOPS, transfers over that time), each rank right after its own last write, and before the -g
+     * barrier that precedes the close. */
+    if (opened) {
+        /* An interrupted run skips the fsync: writing GBs back could outlast a batch system's grace time,
+         * and the file is about to be removed (or kept as a cut-short run's, not a measured one's). */
+        int64_t sync = pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending();
+        /* A collective fsync (MPI_File_sync) is made by every rank of the file or by none. */
+        if (r->lockstep && c->allreduce(c, &sync, &sync, 1, IOL_DT_I64, IOL_OP_MIN)) sync = 0;
+        if (sync) r->be->fsync(r->bctx, &f, &r->err);
+    }
     lp->t[3] = iol_comm_time(c, iol_now_ns());
     if (r->be->stats) {
         r->be->stats(r->bctx, &after);
@@ -349,12 +360,6 @@ static int run_pass(struct ior_run *r, const struct xfer_plan *pl, struct phase_
 
     lp->t[4] = iol_comm_time(c, iol_now_ns());
     if (opened) {
-        /* An interrupted run skips the fsync: writing GBs back could outlast a batch system's grace time,
-         * and the file is about to be removed (or kept as a cut-short run's, not a measured one's). */
-        int64_t sync = pl->op == IOL_IO_WRITE && cfg->fsync && !r->err.code && !iol_interrupt_pending();
-        /* A collective fsync (MPI_File_sync) is made by every rank of the file or by none. */
-        if (r->lockstep && c->allreduce(c, &sync, &sync, 1, IOL_DT_I64, IOL_OP_MIN)) sync = 0;
-        if (sync) r->be->fsync(r->bctx, &f, &r->err);
         struct iol_err cerr = {0, ""};
         if (r->be->close(r->bctx, &f, &cerr) && !r->err.code) r->err = cerr;
     }

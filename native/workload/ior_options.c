@@ -20,7 +20,7 @@ const struct iol_option ior_options[] = {
     {'G', "set-time-stamp-signature", "setTimeStampSignature,seed", IOL_OPT_INT, F(seed), "0", "time stamp signature of the data pattern (IOR's; 0 = signature 0, not the clock: see docs/ior.md) and seed of -z offsets", -9.2e18, 9.2e18},
     {'l', "dataPacketType", "data-packet-type", IOL_OPT_STRING, F(packet), "timestamp", "data pattern, IOR's byte for byte: timestamp, offset, incompressible, random (or t/o/i/r); iolens: iolens's own stamped pattern (docs/ior.md)", NOLIM},
     {'k', "keep-file", "keepFile", IOL_OPT_FLAG, F(keep), "0", "keep the file(s) at the end", NOLIM},
-    {'e', "fsync", "fsync", IOL_OPT_FLAG, F(fsync), "0", "fsync when closing after a write (timed in close)", NOLIM},
+    {'e', "fsync", "fsync", IOL_OPT_FLAG, F(fsync), "0", "fsync after a write phase's last transfer (timed in the transfer)", NOLIM},
     {'Y', "fsync-per-write", "fsyncPerWrite", IOL_OPT_FLAG, F(fsync_per_write), "0", "fsync after every write", NOLIM},
     {'z', "random-offset", "randomOffset", IOL_OPT_COUNT, F(random), "0", "random order: -z within each block, -z -z across all of a rank's blocks", NOLIM},
     {'C', "reorder-tasks", "reorderTasks,reorderTasksConstant", IOL_OPT_FLAG, F(reorder), "0", "read the data another node wrote (rank + Q*tasks-per-node)", NOLIM},
