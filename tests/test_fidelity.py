@@ -37,6 +37,8 @@ FIO_CASES = [
     ("write-1m-psync-endfsync", 8 * MIB, ("disk",)),
     ("randread-4k-libaio-direct-qd16", 4 * MIB, ("disk",)),
     ("randread-4k-uring-direct-qd32", 4 * MIB, ("disk",)),
+    # mixed, O_DIRECT: each tool draws the directions, so its device reads follow its own read count
+    ("randrw-4k-uring-direct-qd16", 4 * MIB, ("disk",)),
 ]
 
 

@@ -286,7 +286,10 @@ def report(
         "then invalidate on their own (fio's invalidate=1, iolens's cache=cold).",
         "fio cases: the job files in bench/fidelity/jobs, the same file given to both tools; fio lays the "
         "files out (and a writing job writes them) once before the timed runs; iolens gets "
-        "--allow_overwrite=1 to write into them. Rates are bytes/s from each tool's fio JSON (bw_bytes).",
+        "--allow_overwrite=1 to write into them. Rates are bytes/s from each tool's fio JSON (bw_bytes). "
+        "A mixed job's direction of each I/O is drawn by each tool's own generator: its reported counts may "
+        "differ by chance (4 standard deviations), and iolens's device work is compared scaled per direction "
+        "to the peer's I/O count (the table shows it unscaled).",
         "IOR lines: the official IOR under mpirun vs iolens ior --launcher mpirun --keep-cache (IOR leaves "
         "the page cache alone); iolens ior's default (evict before reads) is run too and checked against the "
         "model. mdtest: items/s over the four file phases. Every run starts in an empty directory.",

@@ -46,7 +46,9 @@ def settled(res: CaseResult) -> bool:
     peer = "fio" if res.kind == "fio" else "peer"
     if peer not in res.tools:
         return True
-    return not differing(least(res.of(peer)), least(res.of("iolens")))
+    p, m = res.of(peer), res.of("iolens")
+    md = _per_peer_io(least(m), p, m) if res.kind == "fio" and _mixed(p) else least(m)
+    return not differing(least(p), md)
 
 
 @dataclass
@@ -89,7 +91,9 @@ class Verdict:
 def judge(res: CaseResult, peer: str, mine: str) -> Verdict:
     p, m = res.of(peer), res.of(mine)
     pd, md = least(p), least(m)
-    rep = _reported_diff(p, m, exact=res.kind != "fio" or not _mixed(p))
+    mixed = res.kind == "fio" and _mixed(p)
+    rep = _reported_diff(p, m, exact=not mixed)
+    compared = _per_peer_io(md, p, m) if mixed and not rep else md
     ratios: dict[str, float] = {}
     # IOR: its write and read phases each; fio: all the job's bytes/s; mdtest: items/s over its file phases.
     phases = ("write", "read") if res.kind == "ior" else ("all",)
@@ -98,7 +102,24 @@ def judge(res: CaseResult, peer: str, mine: str) -> Verdict:
         b = statistics.median(_rate(s, phase) for s in p)
         if b > 0:
             ratios[phase] = a / b
-    return Verdict(res.id, res.fs, peer, pd, md, differing(pd, md), rep, ratios=ratios, reason=res.reason)
+    diff = differing(pd, compared)
+    return Verdict(res.id, res.fs, peer, pd, md, diff, rep, ratios=ratios, reason=res.reason)
+
+
+def _per_peer_io(md: DevWork, p: list[Sample], m: list[Sample]) -> DevWork:
+    """iolens's device work of a mixed job scaled, direction by direction, to the peer's number of I/Os in
+    that direction: each tool draws each I/O's direction, so one may do 2% more reads than the other by
+    chance, and its device reads are then 2% more for no fault of either. What is compared is the device
+    work per I/O of each direction."""
+
+    def ratio(d: str) -> float:
+        a = statistics.median(getattr(s.reported, f"{d}_ios") for s in p)
+        b = statistics.median(getattr(s.reported, f"{d}_ios") for s in m)
+        return a / b if b else 1.0
+
+    r, w = ratio("read"), ratio("write")
+    scaled = (md.read_ios * r, md.read_sectors * r, md.write_ios * w, md.write_sectors * w, md.flushes)
+    return DevWork(*(round(x) for x in scaled))
 
 
 def _mixed(samples: list[Sample]) -> bool:
@@ -117,7 +138,9 @@ def _figures(s: Sample) -> dict[str, int]:
 def _reported_diff(p: list[Sample], m: list[Sample], exact: bool) -> list[str]:
     """Bytes and I/O counts the tools report differently. A mixed fio job draws each I/O's direction from its
     random generator, and iolens's generator is not fio's: there the totals must be equal and each direction
-    within the tolerance (with the floor of 16 I/Os); everywhere else every figure must be equal."""
+    may differ by what chance allows — within the tolerance, or within 4 standard deviations of the
+    difference of two draws of n I/Os at the pooled share (sqrt(2 n p (1 - p))); everywhere else every figure
+    must be equal."""
     if not p or not m:
         return ["a tool has no runs"]
     out = []
@@ -128,7 +151,10 @@ def _reported_diff(p: list[Sample], m: list[Sample], exact: bool) -> list[str]:
             continue
         if not exact and not f.startswith("total"):
             t = _figures(p[0])
-            floor = FLOORS["read_ios"] * (t["total_bytes"] // max(1, t["total_ios"]) if "bytes" in f else 1)
+            n = max(1, t["total_ios"])
+            share = (sum(s.reported.read_ios for s in p + m) / len(p + m)) / n
+            chance = 4 * (2 * n * share * (1 - share)) ** 0.5
+            floor = max(FLOORS["read_ios"], chance) * (t["total_bytes"] / n if "bytes" in f else 1)
             if all(abs(x - y) <= max(TOLERANCE * max(x, y), floor) for x in pv for y in mv):
                 continue
         out.append(f"reported {f} {pv} vs {mv}")
