@@ -252,3 +252,17 @@ def test_a_cache_mode_iolens_never_stores_is_met_as_damage(sqlite_url: str, tmp_
         check.returncode == 1
         and "damage: run 2: its cache mode 'kee\\x00' is not one iolens stores" in check.stdout
     )
+
+
+def test_fio_runs_have_the_mode_of_their_buffered_reads(sqlite_url: str, tmp_path: Path, engine: Path):
+    # cache=cold (fio's invalidate=1, the default) drops the pages before a buffered read: evict; asis keeps
+    # whatever is cached: keep; an O_DIRECT job does not read through the cache: no mode.
+    env = iolens_env({"IOLENS_BENCH": str(engine)}, home=tmp_path)
+    job = ["--name=r", "--rw=randread", "--bs=4k", "--size=1m", f"--directory={tmp_path}"]
+    for extra in (["--cache=cold"], ["--cache=asis"], ["--direct=1"]):
+        r = iolens("fio", *job, *extra, "--no-live", "--db", sqlite_url, env=env)
+        assert r.returncode == 0, r.stderr[-2000:]
+    assert modes(sqlite_url) == {1: "evict", 2: "keep", 3: None}
+    r = iolens("compare", "1", "2", "--db", sqlite_url, env=env)
+    assert (r.returncode, r.stdout) == (2, "") and "run 1 evict, run 2 keep" in r.stderr
+    assert iolens("compare", "1", "3", "--db", sqlite_url, env=env).returncode == 0

@@ -1213,6 +1213,17 @@ class FioDocument(Document):
         return sum(j.verify.errors for j in self.fio.jobs if j.verify is not None)
 
     @property
+    def cache_mode(self) -> str | None:
+        """The page cache before the run's buffered reads, in the store's terms: "evict" when every job that
+        read through the cache had its files' pages dropped first (cache=cold, fio's invalidate=1), "keep"
+        when any kept or filled them (asis, hot, pre_read); None when no job read through the cache (O_DIRECT
+        or writes only): the choice touched nothing."""
+        modes = {j.cache.mode for j in self.jobs if j.read.ios and not j.cache.direct}
+        if not modes:
+            return None
+        return "evict" if modes == {"cold"} else "keep"
+
+    @property
     def jobs(self) -> tuple[FioJob, ...]:
         return self.fio.jobs if self.fio is not None else ()
 

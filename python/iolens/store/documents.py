@@ -192,8 +192,9 @@ def _file_system(doc: results.Document) -> str | None:
 def cache_mode(doc: results.Document) -> str | None:
     """The page cache before the run's buffered reads (docs/db.md "Cache modes"): an ior run's choice when it
     read; an io500 run's, "evict" in documents written before iolens recorded it (its io500 always evicted
-    then); None for the other workloads."""
-    if isinstance(doc, results.IorDocument):
+    then); a fio run's from its jobs' cache= modes (results.FioDocument.cache_mode); None for the other
+    workloads."""
+    if isinstance(doc, results.IorDocument | results.FioDocument):
         return doc.cache_mode
     if isinstance(doc, results.Io500Document) and doc.io500 is not None:
         return doc.io500.cache_mode or "evict"
