@@ -307,7 +307,9 @@ def report(
             "verdicts": [_verdict_json(v) for v in verdicts],
             "results": [_result_json(r) for r in results],
         }
-        Path(target_json).write_text(json.dumps(doc, separators=(",", ":"), default=str) + "\n")
+        text = json.dumps(doc, separators=(",", ":"), default=str)
+        # paths inside the repository relative to it, as the text report has them (benchlib.Report.text)
+        Path(target_json).write_text(text.replace(f"{bl.REPO_DIR}/", "") + "\n")
 
 
 def _proc_cell(samples: list[ms.Sample]) -> str:

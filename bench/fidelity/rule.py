@@ -47,8 +47,7 @@ def settled(res: CaseResult) -> bool:
     if peer not in res.tools:
         return True
     p, m = res.of(peer), res.of("iolens")
-    md = _per_peer_io(least(m), p, m) if res.kind == "fio" and _mixed(p) else least(m)
-    return not differing(least(p), md)
+    return not differing(least(p), _compared(res, p, m))
 
 
 @dataclass
@@ -91,9 +90,8 @@ class Verdict:
 def judge(res: CaseResult, peer: str, mine: str) -> Verdict:
     p, m = res.of(peer), res.of(mine)
     pd, md = least(p), least(m)
-    mixed = res.kind == "fio" and _mixed(p)
-    rep = _reported_diff(p, m, exact=not mixed)
-    compared = _per_peer_io(md, p, m) if mixed and not rep else md
+    rep = _reported_diff(p, m, exact=not _is_mixed(res, p))
+    compared = md if rep else _compared(res, p, m)
     ratios: dict[str, float] = {}
     # IOR: its write and read phases each; fio: all the job's bytes/s; mdtest: items/s over its file phases.
     phases = ("write", "read") if res.kind == "ior" else ("all",)
@@ -104,6 +102,16 @@ def judge(res: CaseResult, peer: str, mine: str) -> Verdict:
             ratios[phase] = a / b
     diff = differing(pd, compared)
     return Verdict(res.id, res.fs, peer, pd, md, diff, rep, ratios=ratios, reason=res.reason)
+
+
+def _is_mixed(res: CaseResult, p: list[Sample]) -> bool:
+    return res.kind == "fio" and _mixed(p)
+
+
+def _compared(res: CaseResult, p: list[Sample], m: list[Sample]) -> DevWork:
+    """iolens's device work as the rule compares it with the peer's: per I/O of each direction in a mixed
+    fio job (_per_peer_io), as read otherwise."""
+    return _per_peer_io(least(m), p, m) if _is_mixed(res, p) else least(m)
 
 
 def _per_peer_io(md: DevWork, p: list[Sample], m: list[Sample]) -> DevWork:

@@ -64,7 +64,8 @@ struct io_run {
     struct iol_rng rng;
     struct iol_dist dist;
     int have_dist;
-    struct iol_randmap map;   /* fio's random map over the region (one bs, random, no norandommap) */
+    struct iol_randmap map;   /* fio's random map over the region (random, no norandommap, no skewed
+                               * distribution; in alignment units with bssplit) */
     int use_map;
     uint64_t nunits;          /* blocks (one bs) or alignment units (bssplit, blockalign) in the whole region */
     uint64_t loop_nios;       /* one bs: I/Os per loop (io_size / bs, whatever the alignment) */

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from iolens import fio_report
+from iolens import fio_json, fio_report
 
 DIRECTIONS = ("read", "write", "trim")
 _DIST_KEYS = (("latency_ns", "nsec"), ("latency_us", "usec"), ("latency_ms", "msec"))
@@ -24,7 +24,7 @@ def _pool(lats: Sequence[dict[str, Any]]) -> dict[str, Any]:
     used = [x for x in lats if x.get("N", 0)]
     n = sum(int(x["N"]) for x in used)
     if not n:
-        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+        return fio_json.zero_lat()
     mean = sum(x["N"] * x["mean"] for x in used) / n
     sq = sum((x["N"] - 1) * x["stddev"] ** 2 + x["N"] * (x["mean"] - mean) ** 2 for x in used)
     return {

@@ -90,7 +90,7 @@ def _epoch(iso: str) -> float | None:
 # --- latency objects -----------------------------------------------------------------------------------
 
 
-def _zero_lat() -> dict[str, Any]:
+def zero_lat() -> dict[str, Any]:
     return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
 
 
@@ -143,7 +143,7 @@ def _direction(doc: FioDocument, e: Entry, direction: str, plus: bool) -> dict[s
     out = _rates(e.bytes(direction), e.ios(direction), e.runtime_s(direction))
     # A synchronous backend measures no submission latency; fio then reports slat with N=0.
     slat = e.latency(direction, "slat_ns")
-    out["slat_ns"] = _zero_lat() if e.job.synchronous else lat_object(slat, False, plus)
+    out["slat_ns"] = zero_lat() if e.job.synchronous else lat_object(slat, False, plus)
     out["clat_ns"] = lat_object(e.latency(direction, "clat_ns"), True, plus)
     out["lat_ns"] = lat_object(e.latency(direction, "lat_ns"), False, plus)
     bw = e.bw_kib_s(direction)
@@ -160,7 +160,7 @@ def _direction(doc: FioDocument, e: Entry, direction: str, plus: bool) -> dict[s
 
 def _trim() -> dict[str, Any]:
     out = _rates(0, 0, 0.0)
-    out.update(slat_ns=_zero_lat(), clat_ns=_zero_lat(), lat_ns=_zero_lat())
+    out.update(slat_ns=zero_lat(), clat_ns=zero_lat(), lat_ns=zero_lat())
     out.update(_no_samples())
     return out
 
@@ -192,7 +192,7 @@ def _entry(doc: FioDocument, e: Entry, shared: dict[str, str], elapsed: int, plu
     out["trim"] = _trim()
     sync = e.sync
     if sync is None:
-        out["sync"] = {"total_ios": 0, "lat_ns": _zero_lat()}
+        out["sync"] = {"total_ios": 0, "lat_ns": zero_lat()}
     else:
         out["sync"] = {"total_ios": sync.ios, "lat_ns": lat_object(sync.lat_ns, True, plus)}
     usr, sys_, ctx = e.cpu
