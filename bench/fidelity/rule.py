@@ -210,7 +210,10 @@ def ior_model(args: tuple[str, ...], kind: str, np: int, tool: str, s: Sample, o
     read = s.dev_run.read_sectors * SECTOR
     if tool == "iolens-evict" and read < want - slack:
         bad.append(f"evict: {read} bytes read from the device < {want} read")
-    if tool in ("peer", "iolens") and s.proc.read_bytes > slack:
+    # A run that kept the cache still reads its programs and libraries from the device when the kernel's
+    # background reclaim has dropped them since the last run (seen: 484-640 KiB for mpirun + IOR); a run that
+    # re-read the data reads all of it. Half the data tells the two apart whatever the loader needs.
+    if tool in ("peer", "iolens") and s.proc.read_bytes >= want // 2:
         bad.append(
             f"cache kept: the tool read {s.proc.read_bytes} bytes from the device (the data was cached)"
         )

@@ -650,6 +650,13 @@ static int do_read(struct ior_run *r, int it, FILE *text)
         fflush(stderr);
     }
     lp.evicted = evict ? evict_before_read(r, data_rank, it) : 0;
+    if (evict && !cfg->fpp && r->nranks > 1) {
+        /* On a shared file the ranks drop the same pages at once, and the kernel skips a page another rank's
+         * drop holds locked: a rank may see pages left that the other rank is about to drop. Once every
+         * rank's drop is done (and every dirty page written), a rank that saw some left drops and looks again. */
+        if (c->barrier(c)) return comm_failed(r);
+        if (!lp.evicted) lp.evicted = evict_before_read(r, data_rank, it);
+    }
     if (cfg->delay_s > 0) iol_sleep_s(cfg->delay_s);   /* -d, as before a write */
     struct xfer_plan pl = {IOL_IO_READ, data_rank, 0, target, 0, 0, 0, "read", it};
     run_pass(r, &pl, &lp);
