@@ -546,7 +546,7 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
     configured, else None."""
     import socket
 
-    from iolens.store.store import SampleSink
+    from iolens.store.sample_sink import SampleSink
 
     try:
         target = autostore_target(store_opts, check=False)
@@ -559,12 +559,23 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
         _err(f"samples will not be stored: {exc}")
         yield None
         return
+    url = target.url
+
+    def stopped(why: str) -> None:
+        _err(f"samples are not being stored (the monitor goes on; kept in memory and tried again): {why}")
+
+    def resumed(dropped: int) -> None:
+        lost = f" ({dropped} samples beyond what memory keeps were dropped meanwhile)" if dropped else ""
+        Console(stderr=True, highlight=False).print(
+            Text(f"iolens: samples are stored again{lost}"), soft_wrap=True
+        )
+
     sink = SampleSink(
         store,
         socket.gethostname(),
-        on_error=lambda why: _err(
-            f"samples are no longer stored (the monitor goes on): {why} (that batch: nothing stored)"
-        ),
+        on_error=stopped,
+        on_resume=resumed,
+        reopen=lambda: Store.open(url, create=True),
     )
     try:
         yield sink
@@ -573,13 +584,17 @@ def monitor_sink(store_opts: StoreOptions) -> Iterator[Callable[[dict[str, Any]]
             sink.close()
             if sink.stored:
                 Console(stderr=True, highlight=False).print(
-                    Text(f"stored {sink.stored} samples in {printable(describe(target.url))}", style="dim"),
+                    Text(f"stored {sink.stored} samples in {printable(describe(url))}", style="dim"),
                     soft_wrap=True,
                 )
-        except StoreError as exc:
-            _err(f"the last samples were not stored: {exc}")
+            if sink.dropped:
+                why = sink.failed or "the database did not answer"
+                _err(f"{sink.dropped} samples were not stored: {why}")
         finally:
-            store.close()
+            try:
+                sink.store.close()
+            except StoreError:
+                pass
 
 
 def store_document(store_opts: StoreOptions, doc: Any, source_path: str | None = None) -> int:

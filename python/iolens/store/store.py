@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
@@ -57,6 +57,12 @@ class _AlreadyStored(Exception):
 class Store:
     def __init__(self, db: Database) -> None:
         self.db = db
+        # Series ids by (host, source, target, metric), as committed. Nothing deletes a series, so an id
+        # once committed stays right: a monitor storing a batch every 10 s then sends its rows and no query
+        # per series (a node's 600 series cost 1200 round trips per batch before). A wrong id could only
+        # fail the batch (samples.series_id references series), never file a sample under another series.
+        self._series_ids: dict[tuple[str, str, str, str], int] = {}
+        self._hosts_loaded: set[str] = set()
 
     @classmethod
     def open(cls, url: str, create: bool = True) -> Store:
@@ -256,17 +262,30 @@ class Store:
     ) -> Stored:
         """Store samples (one transaction). With a uid (the hash of their source), a source stored before
         is skipped; a sample already there (same series and time) is kept as it was."""
-        series: dict[tuple[str, str, str, str], int] = {}
+        known = self._series_ids
+        found: dict[tuple[str, str, str, str], int] = {}  # ids looked up or created in this transaction
+        hosts: set[str] = set()
+        used: set[tuple[str, str, str, str]] = set()
         count = 0
         t_min = t_max = None
+
+        def series_id(key: tuple[str, str, str, str], unit: str | None) -> int:
+            sid = known.get(key) or found.get(key)
+            if sid is None:
+                if key[0] not in self._hosts_loaded and key[0] not in hosts:
+                    hosts.add(key[0])  # one query for every series of a host seen for the first time
+                    found.update(self._host_series(key[0]))
+                    sid = found.get(key)
+                if sid is None:
+                    sid = found[key] = self._series_id(key, unit)
+            return sid
 
         def rows() -> Iterator[tuple[int, float, float | None]]:
             nonlocal count, t_min, t_max
             for s in samples:
                 key = (s.host, s.source, s.target, s.metric)
-                sid = series.get(key)
-                if sid is None:
-                    sid = series[key] = self._series_id(key, s.unit)
+                sid = series_id(key, s.unit)
+                used.add(key)
                 count += 1
                 t_min = s.t if t_min is None or s.t < t_min else t_min
                 t_max = s.t if t_max is None or s.t > t_max else t_max
@@ -291,11 +310,14 @@ class Store:
                     )
                 self.db.execute(
                     "UPDATE sample_imports SET samples = ?, series = ?, t_min = ?, t_max = ? WHERE id = ?",
-                    (count, len(series), t_min, t_max, import_id),
+                    (count, len(used), t_min, t_max, import_id),
                 )
         except _AlreadyStored as done:
             return Stored("samples", done.id, False)
-        return Stored("samples", import_id, True, f"{count} samples in {len(series)} series")
+        # Committed: the ids are kept (not before: a rolled-back transaction's new series do not exist).
+        known.update(found)
+        self._hosts_loaded |= hosts
+        return Stored("samples", import_id, True, f"{count} samples in {len(used)} series")
 
     # --- claiming a uid --------------------------------------------------------------------------------
 
@@ -321,6 +343,10 @@ class Store:
             raise StoreError(f"{table}: uid {values[0]} conflicts with a row that cannot be read")
         raise _AlreadyStored(existing)
 
+    def _host_series(self, host: str) -> dict[tuple[str, str, str, str], int]:
+        rows = self.db.query("SELECT id, source, target, metric FROM series WHERE host = ?", (host,))
+        return {(host, str(r[1]), str(r[2]), str(r[3])): int(r[0]) for r in rows}
+
     def _series_id(self, key: tuple[str, str, str, str], unit: str | None) -> int:
         self.db.execute(
             "INSERT INTO series (host, source, target, metric, unit) VALUES (?, ?, ?, ?, ?)"
@@ -332,54 +358,6 @@ class Store:
         )
         assert row is not None
         return int(row[0])
-
-
-class SampleSink:
-    """Takes monitoring sample records as they come (`iolens monitor` with a database configured) and stores
-    them in batches, one transaction every `flush_s` seconds and at close()."""
-
-    def __init__(
-        self, store: Store, host: str, flush_s: float = 10.0, on_error: Callable[[str], None] | None = None
-    ) -> None:
-        self.store = store
-        self.host = host
-        self.flush_s = flush_s
-        self.buffer: list[Sample] = []
-        self.last = time.monotonic()
-        self.stored = 0
-        # Set when a batch could not be stored (a full disk, a lost server): the monitor goes on sampling
-        # and writing its other outputs; storing stops, and on_error is told once.
-        self.failed: str | None = None
-        self.on_error = on_error
-
-    def __call__(self, record: dict[str, Any]) -> None:
-        from iolens.store.samples import record_samples
-
-        if self.failed is not None or record.get("type", "sample") != "sample":
-            return
-        self.buffer.extend(record_samples(record, self.host))
-        if time.monotonic() - self.last >= self.flush_s:
-            self.flush()
-
-    def flush(self) -> None:
-        self.last = time.monotonic()
-        if not self.buffer:
-            return
-        batch, self.buffer = self.buffer, []
-        if self.failed is not None:
-            return
-        first = min(s.t for s in batch)
-        try:
-            self.store.put_samples(batch, f"monitor:{self.host}:{first!r}:{len(batch)}")
-        except StoreError as exc:
-            self.failed = str(exc)
-            if self.on_error is not None:
-                self.on_error(self.failed)
-            return
-        self.stored += len(batch)
-
-    def close(self) -> None:
-        self.flush()
 
 
 def _counters(f: ProfileFile) -> str | None:
