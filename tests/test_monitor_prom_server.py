@@ -1,0 +1,273 @@
+"""A real Prometheus server (Debian's) scrapes two real `iolens monitor --prometheus` processes on this
+machine as two nodes, with deploy/prometheus/iolens-rules.yml loaded, while the test writes to and reads from
+a disk: the `instance:` and `cluster:` rules must exist and agree with the raw metrics they come from, and
+every query of the Grafana dashboard must be accepted by the server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import REPO
+
+RULES = REPO / "deploy" / "prometheus" / "iolens-rules.yml"
+DASHBOARD = REPO / "deploy" / "grafana" / "iolens-node.json"
+# The devices the rules count (the same filter as iolens-rules.yml's node sums), as a PromQL matcher.
+PHYSICAL = (
+    'device!~"loop[0-9]+|z?ram[0-9]+|fd[0-9]+|(sd|vd|hd|xvd)[a-z]+[0-9]+|nvme[0-9]+n[0-9]+p[0-9]+'
+    '|mmcblk[0-9]+p[0-9]+",device!~"dm-.+|md.+"'
+)
+
+
+def _prometheus() -> str:
+    path = shutil.which("prometheus")
+    if path is None:
+        if os.environ.get("IOLENS_REQUIRE_MPI") == "1":
+            pytest.fail("prometheus not found: CI installs Debian's prometheus package (.ci/run)")
+        pytest.skip("prometheus not installed: apt-get install prometheus")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stop(proc: subprocess.Popen[Any]) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 30 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class Node:
+    """`iolens monitor --prometheus 127.0.0.1:0` running; its address read from its standard error."""
+
+    def __init__(self, iolens: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [*iolens, "monitor", "--prometheus", "127.0.0.1:0", "--interval", "0.5", "--no-live",
+             "--sources", "diskstats,pressure,meminfo"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.proc.stderr is not None
+        deadline = time.monotonic() + 30
+        line = ""
+        while "serving Prometheus metrics at" not in line:
+            line = self.proc.stderr.readline()
+            if (not line and self.proc.poll() is not None) or time.monotonic() > deadline:
+                raise AssertionError(f"iolens monitor did not start: {line!r}")
+        m = re.search(r"http://(\S+)/metrics", line)
+        assert m is not None, line
+        self.address = m.group(1)
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+
+class Server:
+    """A Prometheus server on a free port with a temporary configuration and storage, scraping `targets`."""
+
+    def __init__(self, binary: str, workdir: Path, targets: list[str]) -> None:
+        config = {
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "rule_files": [str(RULES)],
+            "scrape_configs": [{"job_name": "iolens", "static_configs": [{"targets": targets}]}],
+        }
+        (workdir / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
+        self.log = (workdir / "prometheus.log").open("w")
+        for _attempt in range(5):  # a free port can be taken by someone else before the server binds it
+            self.url = f"http://127.0.0.1:{_free_port()}"
+            self.proc = subprocess.Popen(
+                [binary, f"--config.file={workdir / 'prometheus.yml'}",
+                 f"--storage.tsdb.path={workdir / 'data'}", f"--web.listen-address={self.url[7:]}"],
+                stdout=self.log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            if self._ready():
+                return
+            self.stop()
+        raise AssertionError("prometheus did not start:\n" + (workdir / "prometheus.log").read_text()[-3000:])
+
+    def _ready(self) -> bool:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=5) as r:
+                    if r.status == 200:
+                        return True
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.2)
+        return False
+
+    def api(self, path: str, **params: str | float) -> Any:
+        url = f"{self.url}/api/v1/{path}?{urllib.parse.urlencode(params)}"
+        try:
+            with urllib.request.urlopen(url, timeout=30) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as e:
+            body = json.load(e)
+        assert body["status"] == "success", (params, body)
+        return body["data"]
+
+    def query(self, expr: str, at: float | None = None) -> list[dict[str, Any]]:
+        params: dict[str, str | float] = {"query": expr}
+        if at is not None:
+            params["time"] = at
+        return self.api("query", **params)["result"]
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+
+def _disk_load(directory: Path, stop: threading.Event) -> None:
+    """Real reads and writes on a disk: 4 MiB written and fsynced, dropped from the page cache, read back."""
+    path = directory / "load"
+    block = os.urandom(1 << 20)
+    while not stop.is_set():
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            for _ in range(4):
+                os.write(fd, block)
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            os.lseek(fd, 0, os.SEEK_SET)
+            while os.read(fd, 1 << 20):
+                pass
+        finally:
+            os.close(fd)
+        stop.wait(0.2)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, iolens_bin: list[str], disk_dir: Path) -> Iterator[tuple[Server, list[str]]]:
+    binary = _prometheus()
+    stop = threading.Event()
+    load = threading.Thread(target=_disk_load, args=(disk_dir, stop), daemon=True)
+    nodes: list[Node] = []
+    server = None
+    try:
+        nodes = [Node(iolens_bin), Node(iolens_bin)]
+        load.start()
+        server = Server(binary, tmp_path, [n.address for n in nodes])
+        yield server, [n.address for n in nodes]
+    finally:
+        stop.set()
+        if load.is_alive():
+            load.join(timeout=30)
+        if server is not None:
+            server.stop()
+        for n in nodes:
+            n.stop()
+
+
+def _series(server: Server, expr: str) -> dict[str, dict[float, float]]:
+    """{instance (or ""): {timestamp: value}} of the stored samples of `expr` over the last 30 s."""
+    out: dict[str, dict[float, float]] = {}
+    for r in server.query(f"{expr}[30s]"):
+        out[r["metric"].get("instance", "")] = {float(t): float(v) for t, v in r["values"]}
+    return out
+
+
+def test_a_real_prometheus_records_the_rules_from_two_real_monitors(
+    cluster: tuple[Server, list[str]],
+) -> None:
+    server, instances = cluster
+    # Wait for the rules to have evaluated on non-zero disk traffic from both nodes.
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        written = server.query("instance:node_disk_written_bytes:rate1m > 0")
+        if {r["metric"]["instance"] for r in written} == set(instances) and server.query(
+            "cluster:node_disk_written_bytes:rate1m > 0"
+        ):
+            break
+        time.sleep(1)
+    else:
+        pytest.fail(f"the rules never saw disk writes from both nodes: {server.query('up')}")
+    time.sleep(4)  # a few more evaluations, so that the samples compared below have all their scrapes in
+
+    groups = server.api("rules")["groups"]
+    assert {g["name"] for g in groups} >= {"iolens-node", "iolens-lustre", "iolens-commands", "iolens-alerts"}
+    for g in groups:
+        for rule in g["rules"]:
+            assert rule["health"] == "ok", rule
+
+    # Each node's rule sample is the rate of its raw counters at the evaluation's time, physical devices
+    # summed; an evaluation a few seconds old is compared (every scrape in its window is stored by now).
+    for rule, raw in [
+        ("instance:node_disk_written_bytes:rate1m", "node_disk_written_bytes_total"),
+        ("instance:node_disk_read_bytes:rate1m", "node_disk_read_bytes_total"),
+        ("instance:node_disk_writes_completed:rate1m", "node_disk_writes_completed_total"),
+        ("instance:node_disk_reads_completed:rate1m", "node_disk_reads_completed_total"),
+    ]:
+        recorded = _series(server, rule)
+        assert set(recorded) == set(instances), (rule, recorded.keys())
+        for instance, samples in recorded.items():
+            at = sorted(samples)[-3]
+            expect = server.query(
+                f'sum without (device) (rate({raw}{{instance="{instance}",{PHYSICAL}}}[1m]))', at
+            )
+            assert len(expect) == 1, (rule, instance, expect)
+            assert samples[at] == pytest.approx(float(expect[0]["value"][1]), rel=1e-9), (rule, instance, at)
+    assert all(
+        v > 0 for s in _series(server, "instance:node_disk_written_bytes:rate1m").values() for v in s.values()
+    )
+
+    # The average write size is bytes / requests of the same evaluation.
+    size = _series(server, "instance:node_disk_written_bytes_per_writes_completed:ratio_rate1m")
+    written_bytes = _series(server, "instance:node_disk_written_bytes:rate1m")
+    writes = _series(server, "instance:node_disk_writes_completed:rate1m")
+    for instance in instances:
+        at = sorted(size[instance])[-3]
+        assert size[instance][at] == pytest.approx(
+            written_bytes[instance][at] / writes[instance][at], rel=1e-12
+        )
+
+    # The cluster is the sum of the two nodes, evaluation by evaluation.
+    for rule in [
+        "node_disk_written_bytes:rate1m",
+        "node_disk_read_bytes:rate1m",
+        "node_disk_writes_completed:rate1m",
+    ]:
+        total = _series(server, f"cluster:{rule}")[""]
+        per_node = _series(server, f"instance:{rule}")
+        common = [t for t in total if all(t in per_node[i] for i in instances)]
+        assert len(common) >= 3, (rule, len(common))
+        for t in common:
+            assert total[t] == pytest.approx(sum(per_node[i][t] for i in instances), rel=1e-12), (rule, t)
+    # Both "nodes" watch this machine's disk: they saw the same traffic, give or take their sampling times.
+    rates = [float(r["value"][1]) for r in server.query("instance:node_disk_written_bytes:rate1m")]
+    assert max(rates) <= 2 * min(rates), rates
+
+    # Pressure and dirty memory rules are there too (the values are this machine's; only their presence and
+    # range are known). A kernel without PSI has no pressure series: then iolens serves none either.
+    if server.query("node_pressure_io_waiting_seconds_total"):
+        for r in server.query("instance:node_pressure_io_waiting_seconds:rate1m"):
+            assert 0 <= float(r["value"][1]) <= 1
+    dirty = server.query("cluster:node_memory_Dirty_bytes:sum")
+    assert len(dirty) == 1 and float(dirty[0]["value"][1]) >= 0
+
+    # Every query of the dashboard runs on the server (template variables as their `All`).
+    dash = json.loads(DASHBOARD.read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+    for expr in exprs:
+        server.query(re.sub(r"\$\{?(instance|device|fs|target)\}?", ".*", expr))
+    node_panels = [e for e in exprs if e.startswith(("instance:", "cluster:", "instance_device:"))]
+    assert node_panels and all(server.query(re.sub(r"\$\{?\w+\}?", ".*", e)) for e in node_panels[:4])
