@@ -116,6 +116,7 @@ class Page:
     def figure(self, fig: dict[str, Any], height: int = 380) -> str:
         """A placeholder div for a figure; the page's script draws it."""
         fid = f"fig{len(self.figures)}"
+        _axis_titles(fig.get("layout") or {})
         self.figures.append((fid, fig))
         return f'<div class="plot" style="height:{height}px" data-figure="{fid}-data" id="{fid}"></div>'
 
@@ -137,6 +138,18 @@ class Page:
             "plots drawn by plotly.js, embedded</footer>"
             f"{data}<script>{SCRIPT}</script></body></html>\n"
         )
+
+
+def _axis_titles(layout: dict[str, Any]) -> None:
+    """An axis title given as a string becomes {"text": ...}: plotly.js 3 draws no string title (the axis
+    would show no unit)."""
+    for key, axis in layout.items():
+        if (
+            key.startswith(("xaxis", "yaxis"))
+            and isinstance(axis, dict)
+            and isinstance(axis.get("title"), str)
+        ):
+            axis["title"] = {"text": axis["title"]}
 
 
 def _json(obj: Any) -> str:

@@ -56,6 +56,9 @@ GAUGES = {
 ALL_GAUGES = ("meminfo", "loadavg")
 # Duplicates of other series (sectors are the bytes / 512).
 HIDDEN = {"sectors_read", "sectors_written", "sectors_discarded"}
+# Sources whose series describe what one sampler watched (its process tree, its cgroup), not the node: in the
+# database, samples of several samplers (other runs' --monitor) share a host's series.
+PER_SAMPLER = ("proc_io", "cgroup_io")
 SOURCE_ORDER = ("diskstats", "cgroup_io", "proc_io", "mountstats", "lustre", "pressure", "meminfo", "stat")
 
 
@@ -549,21 +552,7 @@ def build(
                 "is shown as 0 there (clamped), not as a negative amount."
             )
     else:
-        rows = queries.samples(db, t0 - MAX_MARGIN_S, t1 + MAX_MARGIN_S)
-        margin = _margin(r[0] for r in rows) if rows else MIN_MARGIN_S
-        lo, hi = t0 - margin, t1 + margin
-        for t, host, source, target, metric, value, _unit in rows:
-            if lo <= t <= hi:
-                series[(host, source, target, metric)].append((t, value))
-        hosts = sorted({k[0] for k in series})
-        mw = MonitorWindow(t0, t1, margin, "database", hosts)
-        mw.panels = panels(series, comms)
-        if series:
-            mw.notes.append(
-                "The run was not stored with its own monitor (--monitor): these are the samples the database "
-                "holds for its hosts and time (`iolens monitor --db`), the whole node's, whoever ran there; "
-                "the run's own share cannot be told apart."
-            )
+        mw = _from_database(db, run, t0, t1)
     if len(mw.panels) > MAX_PANELS:
         mw.hidden_panels = len(mw.panels) - MAX_PANELS
         mw.panels = mw.panels[:MAX_PANELS]
@@ -580,4 +569,47 @@ def build(
         )
         for r in queries.overlapping_runs(db, lo, hi, hosts, exclude_id=int(run["id"]))
     ]
+    return mw
+
+
+def _from_database(db: Database, run: dict[str, Any], t0: float, t1: float) -> MonitorWindow:
+    """The node's samples the database holds for the run's time, less those other runs' own monitors took
+    (their documents give the times of their samples: the same host's series hold both)."""
+    rows = queries.samples(db, t0 - MAX_MARGIN_S, t1 + MAX_MARGIN_S)
+    hosts = {r[1] for r in rows} | ({str(run["hostname"])} if run.get("hostname") else set())
+    theirs: set[tuple[str, float]] = set()
+    for other in queries.overlapping_runs(
+        db, t0 - MAX_MARGIN_S, t1 + MAX_MARGIN_S, sorted(hosts), exclude_id=int(run["id"])
+    ):
+        doc = queries.run_document(db, int(other["id"]))
+        for host, recs in _streams(doc or {}):
+            theirs.update((host, float(r["time"])) for r in recs)
+    kept = [r for r in rows if (r[1], r[0]) not in theirs]
+    margin = _margin(r[0] for r in kept) if kept else MIN_MARGIN_S
+    lo, hi = t0 - margin, t1 + margin
+    series: dict[Key, list[tuple[float, float | None]]] = defaultdict(list)
+    whose = set()
+    for t, host, source, target, metric, value, _unit in kept:
+        if source in PER_SAMPLER:
+            whose.add(source)
+        elif lo <= t <= hi:
+            series[(host, source, target, metric)].append((t, value))
+    mw = MonitorWindow(t0, t1, margin, "database", sorted({k[0] for k in series}))
+    mw.panels = panels(series, {})
+    if series:
+        mw.notes.append(
+            "The run was not stored with its own monitor (--monitor): these are the samples the database "
+            "holds for its hosts and time (`iolens monitor --db`), the whole node's, whoever ran there; "
+            "the run's own share cannot be told apart."
+        )
+    if len(kept) < len(rows):
+        mw.notes.append(
+            f"{len(rows) - len(kept)} values taken by other runs' own monitors (--monitor) at the same time "
+            "are left out: they are those runs' samples."
+        )
+    if whose:
+        mw.notes.append(
+            f"Left out: {', '.join(sorted(whose))}: in the database they are the processes or cgroups "
+            "that some sampler (another run's --monitor, a node monitor's --pid) watched, not this run's."
+        )
     return mw
