@@ -11,6 +11,7 @@ import pytest
 
 from iolens import results
 from iolens.report import monitor_window as mw
+from iolens.report import own_io
 from iolens.store import Store, queries
 from iolens.store.documents import run_record
 
@@ -31,7 +32,7 @@ def test_own_io_counts_each_process_of_the_tree_once() -> None:
     """The engine's children are reaped by the engine, whose counters then jump by theirs: the tree's own
     bytes over the run are the root's final counters (the kernel's sum over the tree), not twice them."""
     recs = dd_doc()["monitor"]["samples"]
-    ivs = mw.intervals(recs)
+    ivs = own_io.intervals(recs)
     last = next(r["data"]["proc_io"] for r in reversed(recs) if r["data"].get("proc_io"))
     (root,) = last.values()
     assert sum(iv.own_write or 0 for iv in ivs) == root["write_bytes"]
@@ -42,7 +43,7 @@ def test_own_io_counts_each_process_of_the_tree_once() -> None:
 
 def test_others_are_the_disks_total_minus_the_run_clamped_at_zero() -> None:
     recs = dd_doc()["monitor"]["samples"]
-    ivs = mw.intervals(recs)
+    ivs = own_io.intervals(recs)
     assert len(ivs) == len(recs) - 1
     others_w = 0.0
     for iv, (a, b) in zip(ivs, zip(recs, recs[1:], strict=False), strict=True):
@@ -66,14 +67,15 @@ def test_others_are_the_disks_total_minus_the_run_clamped_at_zero() -> None:
     # split of the figures the monitor wrote into the document.
     doc = dd_doc()
     for w in doc["monitor"]["windows"]:
-        measured, split = mw.split_over(ivs, w["start"], w["end"])
+        measured, split = own_io.split_over(ivs, w["start"], w["end"])
         assert measured == tuple(w["figures"]["measured"])
-        fig = mw.split_from_figures(w["figures"])
+        fig = own_io.split_from_figures(w["figures"])
         assert fig is not None
         assert split.device_write == pytest.approx(fig.device_write, rel=1e-3)
         assert split.others_write == pytest.approx(fig.others_write, rel=1e-2, abs=MIB)
     assert any(
-        (mw.split_from_figures(w["figures"]).others_write or 0) > 50 * MIB for w in doc["monitor"]["windows"]
+        (own_io.split_from_figures(w["figures"]).others_write or 0) > 50 * MIB
+        for w in doc["monitor"]["windows"]
     )
 
 

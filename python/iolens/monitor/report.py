@@ -9,12 +9,12 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from iolens.report.monitor_window import split_from_figures
+from iolens.report.own_io import split_from_figures
 
 MiB = 1024 * 1024
 OWN_OTHERS_NOTE = (
     "run's: read_bytes/write_bytes of the run's processes (/proc/PID/io); others': the disks' total minus "
-    "the run's, at least 0 (* clamped); write-back by the kernel's flusher counts as others' (docs/report.md)"
+    "the run's, at least 0 (* clamped); write-back by the kernel's flusher counts as others' (docs/db.md)"
 )
 
 

@@ -5,7 +5,8 @@ embedded in the file: no CDN, no network. Each figure is a plotly figure as JSON
 from what the store answers; the page's only script draws them.
 
 A run's report: the run's facts and phase table, its phases as bars (IO500: the phase scores by unit, and
-BW, MD and the score), latency percentiles, the monitoring samples stored for the run's time window with the
+BW, MD and the score), latency percentiles, the monitoring of the run's own time (report/monitor_window.py
+prepares it: the run's own samples, the other runs that overlapped it, its own and others' disk I/O) with the
 phase windows shaded, and the trend of its main phases over the system's earlier runs. A profile's report:
 the job summary, operation counts, the access size histogram, the top files, the timeline (when traced) and
 the advice.
@@ -27,7 +28,7 @@ from typing import Any
 from iolens import __version__, atomic
 from iolens.profile.stack import Stack, stacks
 from iolens.render import human_bytes, latency
-from iolens.report import monitor_window
+from iolens.report import monitor_window, own_io
 from iolens.report import text as fmt
 from iolens.store import queries
 from iolens.store.profiles import SMALL_IOS_LABEL, document_top_files
@@ -560,7 +561,7 @@ def _split_table(mw: monitor_window.MonitorWindow) -> str:
             rows,
             numeric=tuple(range(2, 11)),
         )
-        + f"<p class='note'>{html.escape(monitor_window.OWN_METHOD + clamp)}</p>"
+        + f"<p class='note'>{html.escape(own_io.OWN_METHOD + clamp)}</p>"
     )
 
 
@@ -592,14 +593,6 @@ def _window_shapes(mw: monitor_window.MonitorWindow) -> tuple[list[dict[str, Any
              "font": {"size": 10, "color": "#c05a00"}}
         )  # fmt: skip
     return shapes, notes
-
-
-def _variation(values: list[float]) -> float:
-    if len(values) < 2:
-        return 0.0
-    mean = statistics.fmean(values)
-    spread = statistics.pstdev(values)
-    return spread / abs(mean) if mean else spread
 
 
 def _phase_shapes(
