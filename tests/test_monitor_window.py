@@ -154,3 +154,23 @@ def test_a_monitored_run_shows_its_own_samples_only(db_url: str) -> None:
     assert all(lo <= t <= hi for p in window.panels for line in p.lines for t in line.x)
     assert window.has_own and len(window.phases) == 6
     assert any((p.split.others_write or 0) > 50 * MIB for p in window.phases if p.split)
+
+
+def test_the_monitor_phase_table_says_the_runs_and_the_others_disk_io() -> None:
+    from rich.console import Console
+
+    from iolens.monitor.report import monitor_section
+
+    console = Console(width=220, record=True, color_system=None)
+    console.print(monitor_section(results.parse(dd_doc()).monitor))
+    text = console.export_text()
+    assert "run's MiB/s r/w" in text and "others' MiB/s r/w" in text
+    rows = [line.split() for line in text.splitlines() if line.strip().startswith(("write #", "read #"))]
+    assert len(rows) == 6
+    for w, row in zip(dd_doc()["monitor"]["windows"], rows, strict=True):
+        split = own_io.split_from_figures(w["figures"])
+        assert split is not None and split.own_write is not None
+        own, others = row[8], row[9]  # phase is two words: "write #0"
+        assert own == f"{split.own_read / MIB:.1f}/{split.own_write / MIB:.1f}"
+        assert others.replace("*", "") == f"{split.others_read / MIB:.1f}/{split.others_write / MIB:.1f}"
+    assert "others': the disks' total minus the run's" in text.replace("\n", " ")
