@@ -5,15 +5,21 @@ build/test-artifacts/ for a person to look at."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from iolens.store import Store
+from iolens.store import Store, queries
 
 from .conftest import REPO, ProfileBuild
 from .db_helpers import IO500_REFERENCE, iolens, iolens_env, ior_document
@@ -61,7 +67,7 @@ def open_report(browser: Any, path: Path, shot: str) -> dict[str, Any]:
             // plotly local times, read here as local times), the pixels plotly drew them at, and the
             // pixels the axis puts those times at.
             shapes: (d.layout.shapes || []).map(s => ({
-                type: s.type, xref: s.xref, yref: s.yref, y0: s.y0, y1: s.y1,
+                name: s.name || '', type: s.type, xref: s.xref, yref: s.yref, y0: s.y0, y1: s.y1,
                 t0: Date.parse(String(s.x0).replace(' ', 'T')),
                 t1: Date.parse(String(s.x1).replace(' ', 'T')),
                 px0: d._fullLayout.xaxis._offset + d._fullLayout.xaxis.d2p(s.x0),
@@ -72,6 +78,11 @@ def open_report(browser: Any, path: Path, shot: str) -> dict[str, Any]:
                 return {x0: box.x, x1: box.x + box.width, height: box.height};
             }),
             labels: (d.layout.annotations || []).map(a => a.text),
+            phase_labels: (d.layout.annotations || []).filter(a => a.name === 'phase').map(a => a.text),
+            // What the page plots: each trace's name, times, values (null where plotly gets no value).
+            ytitle: ((d._fullLayout.yaxis.title || {}).text) || '',
+            xtitle: ((d._fullLayout.xaxis.title || {}).text) || '',
+            series: (d.data || []).map(t => ({name: t.name, x: t.x, y: t.y, connectgaps: t.connectgaps})),
         }))"""
     )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -143,18 +154,27 @@ def test_io500_run_report_with_monitoring_and_phase_windows(
             "SELECT name, started_at, ended_at FROM phases WHERE run_id = 1 AND kind = 'phase' ORDER BY seq"
         )
     assert len(windows) == 14 and all(a is not None and b is not None for _, a, b in windows)
+    # One plot per host and unit: the bytes/s and the opens/s are not on one axis.
     monitoring = [p for p in result["plots"] if p["title"].startswith("lustre on")]
-    assert len(monitoring) == 2
+    assert sorted((p["title"], p["ytitle"]) for p in monitoring) == [
+        ("lustre on n1", "GiB/s"),
+        ("lustre on n1", "ops/s"),
+        ("lustre on n2", "GiB/s"),
+        ("lustre on n2", "ops/s"),
+    ]
     for plot in monitoring:
-        assert plot["labels"] == [name for name, _, _ in windows]
-        assert [(s["t0"], s["t1"]) for s in plot["shapes"]] == [(a * 1000, b * 1000) for _, a, b in windows]
+        assert plot["phase_labels"] == [name for name, _, _ in windows]
+        phases = [s for s in plot["shapes"] if s["name"] == "phase"]
+        assert [(s["t0"], s["t1"]) for s in phases] == [(a * 1000, b * 1000) for _, a, b in windows]
         assert all(
             (s["type"], s["xref"], s["yref"], s["y0"], s["y1"]) == ("rect", "x", "paper", 0, 1)
-            for s in plot["shapes"]
+            for s in phases
         )
-        drawn = plot["shapes_drawn"]
+        # The margins outside the run are shaded too, after the phases.
+        assert [s["name"] for s in plot["shapes"][len(phases) :]] == ["outside the run"] * 2
+        drawn = plot["shapes_drawn"][: len(phases)]
         assert len(drawn) == len(windows)
-        for shape, box in zip(plot["shapes"], drawn, strict=True):
+        for shape, box in zip(phases, drawn, strict=True):
             assert box["x0"] == pytest.approx(shape["px0"], abs=1.5)
             assert box["x1"] == pytest.approx(shape["px1"], abs=1.5)
             assert box["height"] > 100
@@ -301,3 +321,128 @@ def _with_layer(rows: list[list[str]]) -> list[tuple[str, list[str]]]:
         layer = r[0] or layer
         out.append((layer, r))
     return out
+
+
+# Counters the monitor reads (cumulative): a monitoring plot draws their rates (`NAME_per_s`), never them.
+COUNTERS = (
+    "read_bytes",
+    "written_bytes",
+    "reads_completed",
+    "writes_completed",
+    "io_time_ms",
+    "ctxt",
+    "total_us",
+)
+
+
+def _ior(db: str, out: Path, delay_us: int, size: str, *monitor: str) -> list[str]:
+    return [
+        sys.executable, "-m", "iolens", "ior", *monitor, "--db", db, "--",
+        "-b", size, "-t", "1m", f"--inter-io-delay={delay_us}", "-o", str(out),
+    ]  # fmt: skip
+
+
+def test_two_runs_on_one_host_each_report_shows_its_own_window_and_names_the_other(
+    browser: Any, db_url: str, tmp_path: Path, engine: Path
+) -> None:
+    """Real runs on one host: a node monitor (`iolens monitor --db`, stopped for 3 s during run A), run B
+    (`ior --monitor --db`, in the background) and run A (`ior --db`, started while B runs)."""
+    env = iolens_env({"IOLENS_BENCH": str(engine)}, home=tmp_path)
+    work = Path(tempfile.mkdtemp(prefix="iolens-report-", dir="/var/tmp"))  # a disk, not a tmpfs
+    spawn = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    node = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "iolens", "monitor", "--db", db_url, "--interval", "0.2", "--no-live",
+         "--out", os.devnull, "--sources", "diskstats,pressure,meminfo,loadavg,stat"],
+        **spawn,
+    )  # fmt: skip
+    procs = [node]
+    try:
+        time.sleep(1.5)
+        b = subprocess.Popen(_ior(db_url, work / "b", 250_000, "16m", "--monitor=2"), **spawn)  # noqa: S603
+        procs.append(b)
+        time.sleep(1.5)
+        a = subprocess.Popen(_ior(db_url, work / "a", 200_000, "12m"), **spawn)  # noqa: S603
+        procs.append(a)
+        time.sleep(1.0)
+        node.send_signal(signal.SIGSTOP)
+        stopped = time.time()
+        time.sleep(3.0)
+        resumed = time.time()
+        node.send_signal(signal.SIGCONT)
+        assert a.wait(timeout=120) == 0, a.stderr.read() if a.stderr else ""
+        assert b.wait(timeout=120) == 0, b.stderr.read() if b.stderr else ""
+        time.sleep(1.5)
+        node.terminate()
+        assert node.wait(timeout=60) == 0, node.stderr.read() if node.stderr else ""
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.kill()
+                p.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+    with Store.open(db_url, create=False) as store:
+        both = [queries.get_run(store.db, i) for i in (1, 2)]
+        runs = {str(r["command"])[-1]: r for r in both}  # the commands end in -o DIR/a, -o DIR/b
+        ra, rb = runs["a"], runs["b"]
+        assert ra["id"] == 1 and rb["id"] == 2  # A ended first
+        assert ra["started_at"] > rb["started_at"] and ra["ended_at"] < rb["ended_at"]
+        # The database holds the node's samples from before A started: the report must leave them out.
+        before = queries.samples(
+            store.db, rb["started_at"] - 5, ra["started_at"] - 1.5, metrics=["read_bytes_per_s"]
+        )
+        assert before
+
+    # Run A: the node monitor's samples (A has no --monitor), only A's window, B named, a gap drawn as one.
+    result = open_report(
+        browser, report(db_url, tmp_path, "1", "run-a"), f"report-overlap-a-{_backend(db_url)}"
+    )
+    assert_clean(result, min_plots=4)
+    text = result["text"]
+    assert "Other runs were stored for this host while this one ran" in text
+    assert any("run 2 (ior) also ran" in p["labels"] for p in result["plots"])
+    assert "taken by other runs' own monitors" in text
+    assert "not stored with its own monitor" in text
+    monitoring = [p for p in result["plots"] if " on " in p["title"] and p["xtitle"] == "local time"]
+    assert monitoring
+    lo, hi = ra["started_at"] - 1.0, ra["ended_at"] + 1.0  # the margin: one sampling interval, at least 1 s
+    gaps = []
+    for plot in monitoring:
+        assert plot["ytitle"], plot["title"]  # a unit on every axis
+        overlap = [s for s in plot["shapes"] if s["name"] == "overlap: run 2 (ior)"]
+        assert len(overlap) == 1 and overlap[0]["t0"] == pytest.approx(lo * 1000, abs=2)
+        for trace in plot["series"]:
+            assert trace["connectgaps"] is False
+            assert not trace["name"].endswith(COUNTERS), trace["name"]  # rates, never cumulative counters
+            times = [_epoch(x) for x in trace["x"]]
+            assert all(lo - 0.01 <= t <= hi + 0.01 for t in times), (plot["title"], trace["name"])
+            gaps += [t for t, y in zip(times, trace["y"], strict=True) if y is None]
+    # The node monitor was stopped from `stopped` to `resumed`: every series has its gap there.
+    assert gaps and all(stopped - 0.5 <= t <= resumed + 0.5 for t in gaps), (gaps, stopped, resumed)
+    disk = [p for p in monitoring if p["title"].startswith("diskstats")]
+    assert any(None in t["y"] for p in disk for t in p["series"])
+    assert all(p["ytitle"] in ("MiB/s", "GiB/s", "ops/s", "ms/s", "% of time busy", "count") for p in disk)
+
+    # Run B: its own --monitor samples, its own and others' disk I/O per phase, A named.
+    result = open_report(
+        browser, report(db_url, tmp_path, "2", "run-b"), f"report-overlap-b-{_backend(db_url)}"
+    )
+    assert_clean(result, min_plots=4)
+    assert any("run 1 (ior) also ran" in p["labels"] for p in result["plots"])
+    assert "The samples are the run's own" in result["text"]
+    assert "write others'" in result["text"] and "clamped at 0" in result["text"]
+    split = [p for p in result["plots"] if "the run's and others'" in p["title"]]
+    assert len(split) == 2
+    for plot in split:
+        names = [t["name"] for t in plot["series"]]
+        assert names[:3] == ["all disks (node total)", "the run's processes", "others (total − run's, ≥ 0)"]
+        assert plot["ytitle"] in ("MiB/s", "GiB/s")
+        for total, own, others in zip(*(plot["series"][i]["y"] for i in range(3)), strict=True):
+            if total is not None and own is not None:
+                assert others == pytest.approx(max(0.0, total - own), abs=1e-9)
+
+
+def _epoch(x: str) -> float:
+    """A plotted time (local, as the report gives it) as Unix seconds."""
+    return datetime.strptime(x, "%Y-%m-%d %H:%M:%S.%f").timestamp()

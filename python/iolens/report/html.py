@@ -5,7 +5,8 @@ embedded in the file: no CDN, no network. Each figure is a plotly figure as JSON
 from what the store answers; the page's only script draws them.
 
 A run's report: the run's facts and phase table, its phases as bars (IO500: the phase scores by unit, and
-BW, MD and the score), latency percentiles, the monitoring samples stored for the run's time window with the
+BW, MD and the score), latency percentiles, the monitoring of the run's own time (report/monitor_window.py
+prepares it: the run's own samples, the other runs that overlapped it, its own and others' disk I/O) with the
 phase windows shaded, and the trend of its main phases over the system's earlier runs. A profile's report:
 the job summary, operation counts, the access size histogram, the top files, the timeline (when traced) and
 the advice.
@@ -27,6 +28,7 @@ from typing import Any
 from iolens import __version__, atomic
 from iolens.profile.stack import Stack, stacks
 from iolens.render import human_bytes, latency
+from iolens.report import monitor_window, own_io
 from iolens.report import text as fmt
 from iolens.store import queries
 from iolens.store.profiles import SMALL_IOS_LABEL, document_top_files
@@ -35,8 +37,6 @@ from iolens.store.store import Store
 GIB = 1024**3
 MIB = 1024**2
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"]
-MAX_SERIES_PLOTS = 6
-MAX_LINES_PER_PLOT = 8
 MAX_TREND_PLOTS = 4
 PERCENTILE_LABELS = (
     ("p50_ns", "p50"),
@@ -117,6 +117,7 @@ class Page:
     def figure(self, fig: dict[str, Any], height: int = 380) -> str:
         """A placeholder div for a figure; the page's script draws it."""
         fid = f"fig{len(self.figures)}"
+        _axis_titles(fig.get("layout") or {})
         self.figures.append((fid, fig))
         return f'<div class="plot" style="height:{height}px" data-figure="{fid}-data" id="{fid}"></div>'
 
@@ -138,6 +139,18 @@ class Page:
             "plots drawn by plotly.js, embedded</footer>"
             f"{data}<script>{SCRIPT}</script></body></html>\n"
         )
+
+
+def _axis_titles(layout: dict[str, Any]) -> None:
+    """An axis title given as a string becomes {"text": ...}: plotly.js 3 draws no string title (the axis
+    would show no unit)."""
+    for key, axis in layout.items():
+        if (
+            key.startswith(("xaxis", "yaxis"))
+            and isinstance(axis, dict)
+            and isinstance(axis.get("title"), str)
+        ):
+            axis["title"] = {"text": axis["title"]}
 
 
 def _json(obj: Any) -> str:
@@ -209,9 +222,9 @@ def _iso_ms(t: float) -> str:
 
 def _scale(unit: str | None, values: Sequence[float]) -> tuple[float, str]:
     """Divisor and unit to plot values in: B/s as GiB/s or MiB/s."""
-    if unit == "B/s":
+    if unit in ("B/s", "B"):
         big = max((abs(v) for v in values if v is not None), default=0)
-        return (GIB, "GiB/s") if big >= GIB else (MIB, "MiB/s")
+        return (GIB, "Gi" + unit) if big >= GIB else (MIB, "Mi" + unit)
     return 1.0, unit or ""
 
 
@@ -390,88 +403,196 @@ def phase_windows(
 
 
 def _monitoring(page: Page, store: Store, run: dict[str, Any], phases: list[queries.PhaseFigure]) -> str:
-    window = queries.run_window(run, margin_s=30.0)
-    if window is None:
-        return "<p class='note'>The run has no start and end time: no monitoring window.</p>"
-    rows = queries.samples(store.db, *window)
-    if not rows:
-        return (
-            "<p class='note'>No monitoring samples are stored for this run's time window "
-            f"({fmt.when(window[0])} – {fmt.when(window[1])}): run <code>iolens monitor</code> with the "
-            "database configured while benchmarks run, or import its stream with "
-            "<code>iolens db import</code>.</p>"
-        )
-    series: dict[tuple[str, str], dict[str, list[tuple[float, float]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    units: dict[tuple[str, str, str], str | None] = {}
-    for t, host, source, target, metric, value, unit in rows:
-        if value is None:
-            continue
-        label = f"{target}/{metric}" if target else metric
-        series[(host, source)][label].append((t, value))
-        units[(host, source, label)] = unit
     windows, estimated = phase_windows(run, phases)
-    shapes, annotations = _phase_shapes(windows)
-    out = []
+    mw = monitor_window.build(store.db, run, windows)
+    if mw is None:
+        return "<p class='note'>The run has no start and end time: no monitoring window.</p>"
+    lo, hi = mw.shown
+    out = [
+        "<p class='note'>Shown: the run's own time, "
+        f"{html.escape(_clock(mw.run_start))} – {html.escape(_clock(mw.run_end))}, and {mw.margin_s:.1f} s "
+        "on each side (shaded grey, outside the run: one sampling interval, where the samples that close the "
+        "run's first and last intervals lie). "
+        + (
+            "The samples are the run's own (its <code>--monitor</code>): its sampler and its processes."
+            if mw.origin == "run"
+            else ""
+        )
+        + "</p>"
+    ]
+    out += [f"<p class='note'>{html.escape(n)}</p>" for n in mw.notes]
+    if mw.overlaps:
+        out.append(
+            "<p class='bad'>Other runs were stored for this host while this one ran (shaded orange in the "
+            "plots): their I/O is in the node's figures.</p>"
+            + _table(
+                ["run", "workload", "host", "started", "ended", "overlap s", "command"],
+                [
+                    [
+                        o.run_id,
+                        o.tool,
+                        o.host or "-",
+                        _clock(o.started_at),
+                        _clock(o.ended_at),
+                        f"{max(0.0, min(o.ended_at, mw.run_end) - max(o.started_at, mw.run_start)):.1f}",
+                        _Raw(f"<code>{html.escape(o.command or '-')}</code>"),
+                    ]
+                    for o in mw.overlaps
+                ],
+                numeric=(0, 5),
+            )
+        )
+    if not mw.panels:
+        out.append(
+            "<p class='note'>No monitoring samples are stored for this run's time window "
+            f"({fmt.when(lo)} – {fmt.when(hi)}): run <code>iolens monitor</code> with the "
+            "database configured while benchmarks run, or import its stream with "
+            "<code>iolens db import</code>, or run the benchmark with <code>--monitor</code>.</p>"
+        )
+        return "".join(out)
+    if mw.phases:
+        out.append(_split_table(mw))
     if estimated:
         out.append(
             "<p class='note'>Phase windows are estimated: the run's document has each phase's duration, "
             "not its start, so the phases are laid end to end from the run's start.</p>"
         )
-    for (host, source), lines in sorted(series.items())[:MAX_SERIES_PLOTS]:
-        ranked = sorted(lines.items(), key=lambda kv: -_variation([v for _, v in kv[1]]))[:MAX_LINES_PER_PLOT]
+    shapes, annotations = _phase_shapes(windows)
+    extra_shapes, extra_notes = _window_shapes(mw)
+    for panel in mw.panels:
+        div, unit = _scale(panel.unit, [v for line in panel.lines for v in line.y if v is not None])
         data = [
             {
                 "type": "scatter",
-                "mode": "lines",
-                "name": label
-                + (f" ({units[(host, source, label)]})" if units.get((host, source, label)) else ""),
-                "x": [_iso_ms(t) for t, _ in pts],
-                "y": [v for _, v in pts],
+                "mode": "lines+markers" if len(line.x) < 3 else "lines",
+                "connectgaps": False,
+                "name": line.name,
+                "x": [_iso_ms(t) for t in line.x],
+                "y": [None if v is None else v / div for v in line.y],
+                **({"text": line.hover, "hoverinfo": "x+y+text"} if line.hover else {}),
             }
-            for label, pts in ranked
+            for line in panel.lines
         ]
+        title = panel.title + (
+            f" ({len(panel.lines)} most varying of {len(panel.lines) + panel.hidden} series)"
+            if panel.hidden
+            else ""
+        )
         fig = {
             "data": data,
             "layout": _layout(
-                f"{source} on {host}"
-                + (
-                    f" ({len(ranked)} most varying of {len(lines)} series)"
-                    if len(lines) > len(ranked)
-                    else ""
-                ),
-                shapes=shapes,
-                annotations=annotations,
-                xaxis={"type": "date", "gridcolor": "#eee"},
-                yaxis=_value_axis(
-                    [v for _, pts in ranked for _, v in pts], [max(v for _, v in pts) for _, pts in ranked]
-                ),
+                title,
+                shapes=shapes + extra_shapes,
+                annotations=annotations + extra_notes,
+                xaxis={
+                    "type": "date",
+                    "gridcolor": "#eee",
+                    "title": "local time",
+                    "range": [_iso_ms(lo), _iso_ms(hi)],
+                },
+                yaxis={"gridcolor": "#eee", "rangemode": "tozero", "title": unit},
             ),
         }
         out.append(page.figure(fig, 360))
-    if len(series) > MAX_SERIES_PLOTS:
-        out.append(
-            f"<p class='note'>{len(series) - MAX_SERIES_PLOTS} more host/source groups "
-            "are in the database.</p>"
-        )
+    if mw.hidden_panels:
+        out.append(f"<p class='note'>{mw.hidden_panels} more plots (host, source, unit) are left out.</p>")
     return "".join(out)
 
 
-def _value_axis(values: list[float], peaks: list[float]) -> dict[str, Any]:
-    """A log axis when the series' scales differ by more than 100× (bytes/s beside ops/s), else linear."""
-    positive = [p for p in peaks if p > 0]
-    if len(positive) > 1 and max(positive) / min(positive) > 100 and min(values, default=0) >= 0:
-        return {"type": "log", "gridcolor": "#eee", "title": "log scale"}
-    return {"gridcolor": "#eee", "rangemode": "tozero"}
+def _clock(t: float) -> str:
+    return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-4]
 
 
-def _variation(values: list[float]) -> float:
-    if len(values) < 2:
-        return 0.0
-    mean = statistics.fmean(values)
-    spread = statistics.pstdev(values)
-    return spread / abs(mean) if mean else spread
+def _mib_s(v: float | None) -> str:
+    return "-" if v is None else f"{v / MIB:.1f}"
+
+
+def _split_table(mw: monitor_window.MonitorWindow) -> str:
+    """Per phase: the node's disks, the run's own processes and the others' (device − own, ≥ 0)."""
+    rows = []
+    for p in mw.phases:
+        s = p.split
+        rows.append(
+            [
+                p.host,
+                p.name + ("" if p.iteration is None else f" #{p.iteration}"),
+                "-" if p.measured is None else f"{p.measured[1] - p.measured[0]:.2f}",
+                *(
+                    ["-"] * 8
+                    if s is None
+                    else [
+                        _mib_s(s.device_read),
+                        _mib_s(s.own_read),
+                        _mib_s(s.others_read) + (" *" if s.clamped("read") else ""),
+                        _mib_s(s.device_write),
+                        _mib_s(s.own_write),
+                        _mib_s(s.others_write) + (" *" if s.clamped("write") else ""),
+                        _mib_s(s.cgroup_read),
+                        _mib_s(s.cgroup_write),
+                    ]
+                ),
+            ]
+        )
+    head = (
+        "<p>Disk I/O per phase (MiB/s over the sampling intervals that overlap the phase): the node's "
+        "total, the run's own and the others'.</p>"
+    )
+    clamp = (
+        " * others' clamped at 0."
+        if any(p.split and (p.split.clamped("read") or p.split.clamped("write")) for p in mw.phases)
+        else ""
+    )
+    return (
+        head
+        + _table(
+            [
+                "host",
+                "phase",
+                "measured s",
+                "read all MiB/s",
+                "read run's",
+                "read others'",
+                "write all MiB/s",
+                "write run's",
+                "write others'",
+                "cgroup read",
+                "cgroup write",
+            ],
+            rows,
+            numeric=tuple(range(2, 11)),
+        )
+        + f"<p class='note'>{html.escape(own_io.OWN_METHOD + clamp)}</p>"
+    )
+
+
+def _window_shapes(mw: monitor_window.MonitorWindow) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The margins outside the run (grey) and the other runs that overlapped it (orange, hatched)."""
+    lo, hi = mw.shown
+    shapes: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
+
+    def rect(name: str, a: float, b: float, color: str, **kw: Any) -> dict[str, Any]:
+        return {
+            "type": "rect", "name": name, "xref": "x", "yref": "paper", "x0": _iso_ms(a), "x1": _iso_ms(b),
+            "y0": 0, "y1": 1, "fillcolor": color, "line": {"width": 0}, "layer": "below", **kw,
+        }  # fmt: skip
+
+    for a, b in ((lo, mw.run_start), (mw.run_end, hi)):
+        if b > a:
+            shapes.append(rect("outside the run", a, b, "#888888", opacity=0.25))
+    notes.append(
+        {"x": _iso_ms(hi), "y": 0, "xref": "x", "yref": "paper", "text": "outside the run",
+         "showarrow": False, "xanchor": "right", "yanchor": "bottom", "font": {"size": 9, "color": "#666"}}
+    )  # fmt: skip
+    for i, o in enumerate(mw.overlaps):
+        a, b = max(lo, o.started_at), min(hi, o.ended_at)
+        shapes.append(rect(f"overlap: {o.label}", a, b, "#ff7f0e", opacity=0.18))
+        notes.append(
+            {"x": _iso_ms(a), "y": 0.02 + 0.08 * (i % 4), "xref": "x", "yref": "paper",
+             "text": f"{o.label} also ran", "showarrow": False, "xanchor": "left", "yanchor": "bottom",
+             "font": {"size": 10, "color": "#c05a00"}}
+        )  # fmt: skip
+    return shapes, notes
 
 
 def _phase_shapes(
@@ -483,6 +604,7 @@ def _phase_shapes(
         shapes.append(
             {
                 "type": "rect",
+                "name": "phase",
                 "xref": "x",
                 "yref": "paper",
                 "x0": _iso_ms(a),
@@ -502,6 +624,7 @@ def _phase_shapes(
                 "xref": "x",
                 "yref": "paper",
                 "text": name,
+                "name": "phase",
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "top",

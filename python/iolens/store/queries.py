@@ -586,3 +586,29 @@ def run_samples(db: Database, run_id: int, margin_s: float = 10.0) -> list[tuple
     if window is None:
         return []
     return samples(db, *window)
+
+
+def overlapping_runs(
+    db: Database, t0: float, t1: float, hosts: Sequence[str], exclude_id: int | None = None
+) -> list[dict[str, Any]]:
+    """Runs on any of `hosts` (their rank 0's host) whose start..end meets [t0, t1], by start: the other
+    tenants of a run's monitoring window."""
+    if not hosts:
+        return []
+    marks = ", ".join("?" for _ in hosts)
+    return db.query_dicts(
+        "SELECT r.id AS id, r.tool AS tool, r.command AS command, r.hostname AS hostname,"
+        " r.started_at AS started_at, r.ended_at AS ended_at FROM runs r"
+        f" WHERE r.hostname IN ({marks}) AND r.started_at <= ? AND r.ended_at >= ? AND r.id <> ?"
+        " ORDER BY r.started_at, r.id",
+        [*hosts, t1, t0, -1 if exclude_id is None else exclude_id],
+    )
+
+
+def run_document(db: Database, run_id: int) -> dict[str, Any] | None:
+    """The result document stored with a run (None when the run was stored without one)."""
+    row = db.query_one("SELECT document FROM runs WHERE id = ?", (run_id,))
+    if row is None or not row[0]:
+        return None
+    doc = stored_json(db, row[0], f"run {run_id}'s document")
+    return doc if isinstance(doc, dict) else None
