@@ -118,7 +118,8 @@ def test_prometheus_endpoint_scraped_over_http_parses_with_prometheus_client(
         "node_pressure_io_stalled_seconds", "node_load1", "node_load15", "node_memory_Dirty_bytes",
         "node_memory_Writeback_bytes", "node_procs_blocked", "lustre_read_bytes", "lustre_write_bytes",
         "lustre_read_samples", "lustre_stats", "lustre_stats_time_seconds", "lustre_md_stats", "lustre_jobs",
-        "lustre_rpc_pages_per_rpc", "lustre_rpc_stats_current", "iolens_monitor_source_up", "iolens_monitor_samples",
+        "lustre_rpc_pages_per_rpc", "lustre_rpc_stats_current", "iolens_monitor_source_up",
+        "iolens_monitor_samples",
     ):  # fmt: skip
         assert name in fams, name
     dev = next(d for d in before if not d.startswith(("loop", "ram", "zram")))

@@ -1,6 +1,7 @@
-"""`--prometheus-names lustre_exporter`: the Lustre metrics in lustre_exporter's names, types, labels and label
-values. A golden exposition of the tests/data samples, and every name, label and label value checked against
-the list read from that exporter's source (tests/data/lustre_exporter/metrics.txt, its commit noted there)."""
+"""`--prometheus-names lustre_exporter`: the Lustre metrics in lustre_exporter's names, types, labels and
+label values. A golden exposition of the tests/data samples, and every name, label and label value checked
+against the list read from that exporter's source (tests/data/lustre_exporter/metrics.txt, its commit noted
+there)."""
 
 from __future__ import annotations
 
@@ -82,8 +83,8 @@ def test_values_and_labels_as_the_exporter_gives_them(tmp_path: Path) -> None:
         in lines
     )
     assert (
-        'lustre_io_time_milliseconds_total{component="ost",target="lfs-OST0000",operation="read",size="1"} 800'
-        in lines
+        'lustre_io_time_milliseconds_total{component="ost",target="lfs-OST0000",operation="read",size="1"}'
+        " 800" in lines
     )
     assert 'lustre_disk_io{component="ost",target="lfs-OST0000",operation="write",size="5"} 106' in lines
     osc = 'component="client",target="lfs-OST0000-osc-ffff88"'
