@@ -116,3 +116,26 @@ def test_an_unknown_names_value_is_a_usage_error() -> None:
 def test_node_metrics_do_not_depend_on_the_names_mode(names: str) -> None:
     record = {"time": 1.0, "data": {"loadavg": {"load1": 0.5, "load5": 0.25, "load15": 0.125}}}
     assert "node_load1 0.5" in prometheus.exposition(record, names=names)
+
+
+def test_the_monitor_serves_the_exporter_names_over_http(tmp_path: Path) -> None:
+    from .test_monitor_outputs import Monitor
+
+    root = lustre_tree(tmp_path / "lustre")
+    mon = Monitor(
+        ["--prometheus", "0", "--prometheus-names", "lustre_exporter", "--lustre-root", str(root)]
+        + ["--sources", "lustre", "--interval", "0.2"]
+    )
+    try:
+        text, ctype = mon.scrape()
+        assert ctype.startswith("text/plain; version=0.0.4")
+        assert (
+            'lustre_disk_io_total{component="ost",target="lfs-OST0000",operation="write",size="1048576"} 2000'
+            in text
+        )
+        assert "lustre_brw_" not in text and "lustre_rpc_" not in text
+        assert mon.stop() == 0
+    finally:
+        if mon.proc.poll() is None:
+            mon.proc.kill()
+            mon.proc.wait()
