@@ -106,6 +106,20 @@ def _log2_bucket(v: int) -> int:
     return min((v - 1).bit_length() if v else 0, 31)
 
 
+def _upper_of_row(spec: prom_histogram.Spec, printed: str, i: int) -> float:
+    """The `le` of bucket i, its row printed as Lustre prints it: `brw` (display_brw_stats: 2^i with K/M),
+    `log2` (2^i) or `low` (the lower end, `(i == 0) ? 0 : 1 << (i - 1)`)."""
+    label = {
+        "brw": str(1 << i) if i < 10 else f"{1 << (i - 10)}K" if i < 20 else f"{1 << (i - 20)}M",
+        "log2": str(1 << i),
+        "low": str(0 if i == 0 else 1 << (i - 1)),
+    }[printed]
+    row = {"read": 1} if label.isdigit() else {"read": 1, "bytes": size_value(label)}
+    p = prom_histogram.printed(label, row)
+    assert p is not None
+    return spec.upper(p)
+
+
 @pytest.mark.parametrize(
     ("kind", "title", "printed", "tally", "unit"),
     [
@@ -127,27 +141,9 @@ def test_every_tallied_value_is_within_its_rows_bounds(kind, title, printed, tal
         values += [0]
     for v in values:
         i = _log2_bucket(tally(v))
-        label = {
-            "brw": str(1 << i) if i < 10 else f"{1 << (i - 10)}K" if i < 20 else f"{1 << (i - 20)}M",
-            "log2": str(1 << i),
-            "low": str(0 if i == 0 else 1 << (i - 1)),
-        }[printed]
-        row = {"read": 1} if label.isdigit() else {"read": 1, "bytes": size_value(label)}
-        p = prom_histogram.printed(label, row)
-        assert p is not None
-        upper = spec.upper(p)
-        assert v * unit <= upper * (1 + 1e-12), (v, label, upper)
+        assert v * unit <= _upper_of_row(spec, printed, i) * (1 + 1e-12), (v, i)
         if i > 0:
-            j = i - 1
-            below = {
-                "brw": str(1 << j) if j < 10 else f"{1 << (j - 10)}K" if j < 20 else f"{1 << (j - 20)}M",
-                "log2": str(1 << j),
-                "low": str(0 if j == 0 else 1 << (j - 1)),
-            }[printed]
-            prow = {"read": 1} if below.isdigit() else {"read": 1, "bytes": size_value(below)}
-            pb = prom_histogram.printed(below, prow)
-            assert pb is not None
-            assert v * unit > spec.upper(pb) * (1 - 1e-12), (v, below)
+            assert v * unit > _upper_of_row(spec, printed, i - 1) * (1 - 1e-12), (v, i)
 
 
 def test_histograms_parse_in_both_formats_with_cumulative_buckets() -> None:
