@@ -174,3 +174,18 @@ def test_histograms_parse_in_both_formats_with_cumulative_buckets() -> None:
     assert "lustre_brw_disk_io_size_bytes" in hist_names and "lustre_rpc_rpcs_in_flight" in hist_names
     # Every HELP says what _sum is.
     assert all("_sum is an upper bound" in fams[n].documentation for n in hist_names)
+
+
+def test_rows_that_are_not_counts_are_left_out_of_the_histogram() -> None:
+    table = {"buckets": {"9" * 5000: {"read": 1}, "x": {"read": 2}, "4": {"read": 3}, "8": {"read": 4}}}
+    spec = prom_histogram.spec("rpc_stats", "pages per rpc")
+    assert prom_histogram.columns("rpc_stats", table, spec) == {"read": [(4.0, 3), (8.0, 4)]}
+    entry = {
+        "kind": "rpc_stats",
+        "component": "osc",
+        "target": "t",
+        "file": "rpc_stats",
+        "tables": {"x y": table},
+    }
+    text = prometheus.exposition({"time": 1.0, "data": {"lustre": {"osc.t.rpc_stats": entry}}})
+    assert 'lustre_rpc_x_y_bucket{component="osc",target="t",operation="read",le="+Inf"} 7' in text

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from iolens.monitor.common import Tree
+from iolens.monitor.common import Tree, size_value
 
 # Latency in rpc_stats is counted in units of 1024 ns (`ktime_to_ns() >> 10`).
 _BINARY_US = 1024e-9
@@ -90,10 +90,11 @@ def spec(kind: str, title: str) -> Spec:
 
 
 def printed(bucket: str, row: Tree) -> int | None:
-    """The number a row is printed with (`4K` is 4096), or None for a row that is not a number."""
+    """The number a row is printed with (`4K` is 4096), or None for a row that is not a number (or one too
+    long to be a count: size_value bounds the digits)."""
     if "bytes" in row:
         return int(row["bytes"])
-    return int(bucket) if bucket.isdigit() else None
+    return size_value(bucket)
 
 
 def columns(kind: str, table: Tree, spec_: Spec) -> dict[str, list[tuple[float, int]]]:
