@@ -27,8 +27,8 @@ from iolens.store.settings import store_help
 
 PROG = "iolens monitor"
 HELP = """usage: iolens monitor [--interval 1s] [--duration 10m] [--sources LIST] [--out FILE]
-                      [--prometheus [HOST:]PORT] [--prometheus-jobs] [--prometheus-names NAMES]
-                      [--influx FILE] [--no-live]
+                      [--prometheus [HOST:]PORT] [--prometheus-jobs]
+                      [--prometheus-names iolens|lustre_exporter] [--influx FILE] [--no-live]
                       [--pid PID] [--pid-tree PID] [--cgroup DIR] [--devices REGEX]
                       [--lustre auto|files|lctl] [--lustre-exports] [--lustre-root DIR] [--proc DIR]
                       [--list-sources]
