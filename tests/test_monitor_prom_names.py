@@ -139,3 +139,13 @@ def test_the_monitor_serves_the_exporter_names_over_http(tmp_path: Path) -> None
         if mon.proc.poll() is None:
             mon.proc.kill()
             mon.proc.wait()
+
+
+def test_what_the_exporters_dashboards_query_is_served(tmp_path: Path) -> None:
+    text = _exposition(tmp_path)
+    served = {f.name for f in text_string_to_metric_families(text)}
+    served |= {s.name for f in text_string_to_metric_families(text) for s in f.samples}
+    for line in (DATA / "dashboards.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, state = line.split()
+            assert (name in served) == (state == "served"), name
