@@ -117,3 +117,20 @@ def test_the_text_format_passes_promtool(server: MetricsServer) -> None:
     r = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, timeout=60)
     # 0: parsed, and no finding of promtool's lint rules either (3 would be lint findings only).
     assert r.returncode == 0, (r.stdout + r.stderr).decode()
+
+
+def test_openmetrics_of_a_counter_beside_a_gauge_of_its_family_name() -> None:
+    """lustre_exporter's gauge lustre_disk_io and counter lustre_disk_io_total would be one OpenMetrics
+    family:
+    the counter is typed unknown under its full name, so both parse and keep their series."""
+    from iolens.monitor.promtext import Exposition
+
+    e = Exposition()
+    e.add("lustre_disk_io_total", "counter", "Disk I/Os by size.", {"size": "4096"}, 3)
+    e.add("lustre_disk_io", "gauge", "Disk I/Os in flight.", {"size": "1"}, 2)
+    e.add("odd", "counter", "A counter without _total.", {}, 1)
+    text = e.openmetrics()
+    fams = {f.name: f for f in om_families(text)}
+    assert fams["lustre_disk_io_total"].type == "unknown" and fams["lustre_disk_io"].type == "gauge"
+    assert fams["odd"].type == "unknown"
+    assert 'lustre_disk_io_total{size="4096"} 3' in text.splitlines()

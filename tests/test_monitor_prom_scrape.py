@@ -38,13 +38,13 @@ def _free_port() -> int:
 
 
 class PrometheusServer:
-    """`prometheus` on a free loopback port, temp config and storage, scraping one target every 0.5 s."""
+    """`prometheus` on a free loopback port, temp config and storage, scraping its targets every 0.5 s."""
 
-    def __init__(self, tmp: Path, target: str) -> None:
+    def __init__(self, tmp: Path, targets: list[str]) -> None:
         config = tmp / "prometheus.yml"
         config.write_text(
             "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
-            f"scrape_configs:\n  - job_name: iolens\n    static_configs:\n      - targets: ['{target}']\n"
+            f"scrape_configs:\n  - job_name: iolens\n    static_configs:\n      - targets: {targets!r}\n"
         )
         self.port = _free_port()
         self.log = (tmp / "prometheus.log").open("w")
@@ -128,17 +128,34 @@ def test_prometheus_scrapes_openmetrics_and_reads_the_lustre_histograms(
         ]
     )
     started.append(mon)
-    target = mon.url.removeprefix("http://").removesuffix("/metrics")
-    prom = PrometheusServer(tmp_path, target)
+    # A second monitor with lustre_exporter's names: its gauge lustre_disk_io beside the counter
+    # lustre_disk_io_total must not make the OpenMetrics scrape fail.
+    compat = Monitor(
+        [
+            "--prometheus",
+            "127.0.0.1:0",
+            "--interval",
+            "0.5",
+            "--lustre-root",
+            str(root),
+            "--sources",
+            "lustre",
+        ]
+        + ["--prometheus-names", "lustre_exporter", "--prometheus-jobs"]
+    )
+    started.append(compat)
+    target, compat_target = (m.url.removeprefix("http://").removesuffix("/metrics") for m in (mon, compat))
+    prom = PrometheusServer(tmp_path, [target, compat_target])
     started.append(prom)
     prom.wait("ready", lambda: prom.get("/-/ready"))
-    up = prom.wait("up == 1", lambda: prom.query("up == 1"))
-    assert up[0]["metric"]["instance"] == target
+    prom.wait("up == 1 twice", lambda: len(prom.query("up == 1")) == 2)
     # A few scrapes, none failed.
-    prom.wait("3 scrapes", lambda: prom.query("count_over_time(up[1m]) >= 3"))
+    prom.wait("3 scrapes", lambda: len(prom.query("count_over_time(up[1m]) >= 3")) == 2)
     targets = prom.get("/api/v1/targets")["data"]["activeTargets"]
-    assert [(t["health"], t["lastError"]) for t in targets] == [("up", "")]
-    assert prom.query("min_over_time(up[1m])")[0]["value"][1] == "1"
+    assert sorted((t["labels"]["instance"], t["health"], t["lastError"]) for t in targets) == sorted(
+        [(target, "up", ""), (compat_target, "up", "")]
+    )
+    assert [r["value"][1] for r in prom.query("min_over_time(up[1m])")] == ["1", "1"]
     # OpenMetrics was negotiated: the counter family is stored by its OpenMetrics name (without _total).
     meta = prom.get("/api/v1/metadata")["data"]
     assert meta["iolens_monitor_samples"][0]["type"] == "counter"
@@ -157,5 +174,8 @@ def test_prometheus_scrapes_openmetrics_and_reads_the_lustre_histograms(
         ' / lustre_brw_io_time_seconds_count{operation="read"}'
     )
     assert float(q[0]["value"][1]) == pytest.approx((800 * 1 + 200 * 2 + 40 * 16 + 10 * 1024) / 1050 / 1000)
+    q = prom.query('lustre_disk_io_total{operation="write",size="1048576"}')
+    assert [r["value"][1] for r in q] == ["2000"]
+    assert meta["lustre_disk_io"][0]["type"] == "gauge"
     prom.stop()
-    assert mon.stop() == 0
+    assert mon.stop() == 0 and compat.stop() == 0

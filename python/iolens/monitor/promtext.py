@@ -92,14 +92,16 @@ class Exposition:
         return "\n".join(out) + "\n"
 
     def openmetrics(self) -> str:
-        """OpenMetrics text 1.0.0: a counter family is named without `_total`, its samples with it; a counter
-        whose name lacks `_total` would have to change its sample name, so it is typed `unknown` instead and
-        keeps its series; the text ends with `# EOF`."""
+        """OpenMetrics text 1.0.0: a counter family is named without `_total`, its samples with it; the text
+        ends with `# EOF`. A counter that cannot be named so is typed `unknown` under its full name and keeps
+        its series: one whose name lacks `_total`, and one whose name without it is another family's
+        (lustre_exporter has the gauge `lustre_disk_io` beside the counter `lustre_disk_io_total`)."""
+        others = {f.name for f in self.families.values() if f.kind != "counter"}
         out: list[str] = []
         for fam in self.families.values():
             name, kind = fam.name, fam.kind
             if kind == "counter":
-                if name.endswith("_total"):
+                if name.endswith("_total") and name[: -len("_total")] not in others:
                     name = name[: -len("_total")]
                 else:
                     kind = "unknown"
