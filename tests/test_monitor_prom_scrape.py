@@ -115,34 +115,21 @@ def test_prometheus_scrapes_openmetrics_and_reads_the_lustre_histograms(
 ) -> None:
     _prometheus_binary()
     root = lustre_tree(tmp_path / "lustre")
-    mon = Monitor(
-        [
-            "--prometheus",
-            "127.0.0.1:0",
-            "--interval",
-            "0.5",
-            "--lustre-root",
-            str(root),
-            "--sources",
-            "lustre",
-        ]
-    )
+    args = [
+        "--prometheus",
+        "127.0.0.1:0",
+        "--interval",
+        "0.5",
+        "--lustre-root",
+        str(root),
+        "--sources",
+        "lustre",
+    ]
+    mon = Monitor(args)
     started.append(mon)
     # A second monitor with lustre_exporter's names: its gauge lustre_disk_io beside the counter
     # lustre_disk_io_total must not make the OpenMetrics scrape fail.
-    compat = Monitor(
-        [
-            "--prometheus",
-            "127.0.0.1:0",
-            "--interval",
-            "0.5",
-            "--lustre-root",
-            str(root),
-            "--sources",
-            "lustre",
-        ]
-        + ["--prometheus-names", "lustre_exporter", "--prometheus-jobs"]
-    )
+    compat = Monitor([*args, "--prometheus-names", "lustre_exporter", "--prometheus-jobs"])
     started.append(compat)
     target, compat_target = (m.url.removeprefix("http://").removesuffix("/metrics") for m in (mon, compat))
     prom = PrometheusServer(tmp_path, [target, compat_target])
