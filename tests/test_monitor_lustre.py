@@ -86,6 +86,9 @@ def test_every_shared_stats_sample_is_recognised_without_a_kind() -> None:
         "obdfilter-export-stats-2.12.txt": "stats",
         "osc-stats-old-usecs.txt": "stats",
         "ost-job_stats-2.12.txt": "job_stats",
+        "mdc-rpc_stats-2.15.txt": "rpc_stats",
+        "osc-rpc_stats-2.17.txt": "rpc_stats",
+        "osd-ldiskfs-brw_stats-2.15.txt": "brw_stats",
     }
 
 
@@ -375,16 +378,15 @@ def test_mdc_rpc_stats_modify_table_is_a_one_column_table_recognised_without_a_k
     assert histogram.table_columns("\t\t\tmodify") == ["modify"]
     assert histogram.table_columns("\t\t\tread\t\t\twrite") == ["read", "write"]
     assert histogram.table_columns("\t\t\tmodify rpcs") is None
-    # In an mdc parameter of lctl's output, and as Prometheus counters with operation="modify".
+    # In an mdc parameter of lctl's output, and as a Prometheus histogram with operation="modify".
     from iolens.monitor.prometheus import exposition
 
     data, skipped = histogram.parse(MDC_RPC_STATS)
     entry = {"kind": "rpc_stats", "component": "mdc", "target": "lfs-MDT0000-mdc-ffff88", **data}
     text = exposition({"time": 1.0, "data": {"lustre": {"mdc.x.rpc_stats": entry}}}, {}, False, 1)
     assert (
-        'lustre_rpc_stats_total{component="mdc",target="lfs-MDT0000-mdc-ffff88",'
-        'table="modify rpcs in flight",'
-        'bucket="2",operation="modify"} 5830'
+        'lustre_rpc_modify_rpcs_in_flight_bucket{component="mdc",target="lfs-MDT0000-mdc-ffff88",'
+        'operation="modify",le="2.0"} 58691'
     ) in text
 
 

@@ -118,7 +118,8 @@ def test_prometheus_endpoint_scraped_over_http_parses_with_prometheus_client(
         "node_pressure_io_stalled_seconds", "node_load1", "node_load15", "node_memory_Dirty_bytes",
         "node_memory_Writeback_bytes", "node_procs_blocked", "lustre_read_bytes", "lustre_write_bytes",
         "lustre_read_samples", "lustre_stats", "lustre_stats_time_seconds", "lustre_md_stats", "lustre_jobs",
-        "lustre_rpc_stats", "lustre_rpc_stats_current", "iolens_monitor_source_up", "iolens_monitor_samples",
+        "lustre_rpc_pages_per_rpc", "lustre_rpc_stats_current", "iolens_monitor_source_up",
+        "iolens_monitor_samples",
     ):  # fmt: skip
         assert name in fams, name
     dev = next(d for d in before if not d.startswith(("loop", "ram", "zram")))
@@ -142,17 +143,11 @@ def test_prometheus_endpoint_scraped_over_http_parses_with_prometheus_client(
     assert llite_open == pytest.approx(3393651645e-6)
     assert _value(fams, "lustre_md_stats", "lustre_md_stats_total", operation="getxattr") == 6145349681
     assert _value(fams, "lustre_jobs", "lustre_jobs", **ost) == 2
+    ppr = {"operation": "write"}
     assert (
-        _value(
-            fams,
-            "lustre_rpc_stats",
-            "lustre_rpc_stats_total",
-            table="pages per rpc",
-            bucket="256",
-            operation="write",
-        )
-        == 137
+        _value(fams, "lustre_rpc_pages_per_rpc", "lustre_rpc_pages_per_rpc_bucket", le="256.0", **ppr) == 138
     )
+    assert fams["lustre_rpc_pages_per_rpc"].type == "histogram"  # type: ignore[attr-defined]
     # Per-job series only on request.
     assert not any(name.startswith("lustre_job_read") for name in fams)
     assert _value(fams, "iolens_monitor_source_up", "iolens_monitor_source_up", source="lustre") == 1

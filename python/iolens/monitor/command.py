@@ -27,7 +27,8 @@ from iolens.store.settings import store_help
 
 PROG = "iolens monitor"
 HELP = """usage: iolens monitor [--interval 1s] [--duration 10m] [--sources LIST] [--out FILE]
-                      [--prometheus [HOST:]PORT] [--prometheus-jobs] [--influx FILE] [--no-live]
+                      [--prometheus [HOST:]PORT] [--prometheus-jobs]
+                      [--prometheus-names iolens|lustre_exporter] [--influx FILE] [--no-live]
                       [--pid PID] [--pid-tree PID] [--cgroup DIR] [--devices REGEX]
                       [--lustre auto|files|lctl] [--lustre-exports] [--lustre-root DIR] [--proc DIR]
                       [--list-sources]
@@ -45,6 +46,8 @@ terminal and no other output is asked for).
   --prometheus ADDR     serve the current values at http://ADDR/metrics; ADDR is PORT or HOST:PORT
                         (host 127.0.0.1 unless given; port 0 picks a free one, printed on standard error)
   --prometheus-jobs     also serve per-job Lustre metrics (lustre_job_*{{jobid}}: one series per job)
+  --prometheus-names N  the Lustre metrics' names: iolens (default; histograms for rpc_stats/brw_stats) or
+                        lustre_exporter (the names of lustre_exporter 2.1.9, so its dashboards work)
   --influx FILE         write InfluxDB line protocol to FILE (`-`: standard output)
   --no-live             no live view, even in a terminal
   --pid PID             watch /proc/PID/io of this process (repeatable)
@@ -99,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out")
     p.add_argument("--prometheus")
     p.add_argument("--prometheus-jobs", action="store_true")
+    p.add_argument("--prometheus-names", default="iolens")
     p.add_argument("--influx")
     p.add_argument("--no-live", action="store_true")
     p.add_argument("--pid", action="append", default=[])
@@ -172,6 +176,9 @@ def main(argv: Sequence[str], sink: Callable[[dict[str, Any]], None] | None = No
                 address = prometheus.parse_address(ns.prometheus)
             except ValueError as exc:
                 raise UsageError(f"--prometheus: {exc}") from None
+        if ns.prometheus_names not in prometheus.NAMES:
+            names = " or ".join(prometheus.NAMES)
+            raise UsageError(f"--prometheus-names: expected {names}, got {ns.prometheus_names!r}")
         for opt, value in (("--out", ns.out), ("--influx", ns.influx)):
             if value not in (None, "-"):
                 parent = Path(value).parent
@@ -266,8 +273,12 @@ def _run(
                 server = prometheus.MetricsServer(
                     address[0],
                     address[1],
-                    lambda: prometheus.exposition(
-                        latest["record"], sampler.availability(), ns.prometheus_jobs, latest["n"]
+                    lambda: prometheus.build(
+                        latest["record"],
+                        sampler.availability(),
+                        ns.prometheus_jobs,
+                        latest["n"],
+                        ns.prometheus_names,
                     ),
                 )
             except OSError as exc:

@@ -1,93 +1,30 @@
-"""The current values in the Prometheus text exposition format (0.0.4), and the small HTTP server that serves
-them (GET /metrics; stdlib http.server in a thread).
+"""The metrics of the latest sample, for Prometheus (the formats are in promtext.py, the HTTP server in
+promhttp.py).
 
 Linux sources use node_exporter's metric names and units (node_disk_read_bytes_total{device}, …,
 node_pressure_io_waiting_seconds_total, node_load1, node_memory_Dirty_bytes, node_procs_blocked,
-node_mountstats_nfs_*); Lustre follows lustre_exporter's style (lustre_read_bytes_total{component,target},
-lustre_stats_total{component,target,operation}, per-job lustre_job_*{jobid} only when asked for, because a
-server may hold tens of thousands of jobs). /proc/<pid>/io and cgroup io.stat have no node_exporter metric:
-they are iolens_process_* and iolens_cgroup_io_*. The full list is in docs/monitor.md.
+node_mountstats_nfs_*); Lustre is rendered by prom_lustre.py (iolens's names: lustre_exporter's style, and
+real histograms for rpc_stats / brw_stats) or, with --prometheus-names lustre_exporter, by
+prom_lustre_exporter.py (that exporter's exact names). /proc/<pid>/io and cgroup io.stat have no
+node_exporter metric: they are iolens_process_* and iolens_cgroup_io_*. The full list is in docs/monitor.md.
 """
 
 from __future__ import annotations
 
-import math
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from iolens.monitor.common import TIME_UNITS, Tree
-from iolens.monitor.keytext import key_text
+from iolens.monitor import prom_lustre, prom_lustre_exporter
+from iolens.monitor.common import Tree
 from iolens.monitor.mountstats import EVENTS
+from iolens.monitor.promhttp import MetricsServer, parse_address
+from iolens.monitor.promtext import CONTENT_TYPE, OPENMETRICS_TYPE, Exposition
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-Labels = tuple[tuple[str, str], ...]
+__all__ = ["CONTENT_TYPE", "OPENMETRICS_TYPE", "NAMES", "Exposition", "MetricsServer", "build", "exposition",
+           "parse_address"]  # fmt: skip
 
-
-@dataclass
-class Family:
-    name: str
-    kind: str  # "counter" or "gauge"
-    help: str
-    samples: list[tuple[Labels, float]] = field(default_factory=list)
-    seen: set[Labels] = field(default_factory=set)
-
-
-class Exposition:
-    """Metric families in the order first seen; a label set given twice keeps its first value.
-
-    Label values are taken as key_text gives them, the text InfluxDB lines carry too (a control character or
-    an odd backslash as `\\xHH`), so that a job id is the same key in both; two values that come out the
-    same are one series (a scrape with a series twice would be refused whole)."""
-
-    def __init__(self) -> None:
-        self.families: dict[str, Family] = {}
-
-    def add(self, name: str, kind: str, help_: str, labels: dict[str, str], value: float | None) -> None:
-        if value is None:
-            return
-        fam = self.families.get(name)
-        if fam is None:
-            fam = self.families[name] = Family(name, kind, help_)
-        key = tuple((k, key_text(v)) for k, v in labels.items())
-        if key in fam.seen:
-            return
-        fam.seen.add(key)
-        fam.samples.append((key, value))
-
-    def text(self) -> str:
-        out: list[str] = []
-        for fam in self.families.values():
-            out.append(f"# HELP {fam.name} {_help(fam.help)}")
-            out.append(f"# TYPE {fam.name} {fam.kind}")
-            for labels, value in fam.samples:
-                if labels:
-                    inner = ",".join(f'{k}="{_label(v)}"' for k, v in labels)
-                    out.append(f"{fam.name}{{{inner}}} {_number(value)}")
-                else:
-                    out.append(f"{fam.name} {_number(value)}")
-        return "\n".join(out) + "\n"
-
-
-def _help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _label(text: str) -> str:
-    """A label value as the exposition format writes it: backslash, double quote and newline escaped."""
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _number(value: float) -> str:
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value))
+# --prometheus-names: whose names the Lustre metrics take.
+NAMES = ("iolens", "lustre_exporter")
 
 
 # --- Linux -------------------------------------------------------------------------------------------------
@@ -292,115 +229,6 @@ def _mountstats(e: Exposition, data: Tree) -> None:
                     e.add(p + "operations_" + name, "counter", help_, labels, v * scale if scale != 1 else v)
 
 
-# --- Lustre ------------------------------------------------------------------------------------------------
-
-
-def _time_sum(c: Tree) -> float | None:
-    scale = TIME_UNITS.get(str(c.get("unit", "")))
-    if scale is None or "sum" not in c:
-        return None
-    return c["sum"] * scale
-
-
-def _lustre_rw(e: Exposition, prefix: str, labels: dict[str, str], counters: Tree, what: str) -> None:
-    for direction in ("read", "write"):
-        c = counters.get(f"{direction}_bytes")
-        if c is None:
-            continue
-        e.add(
-            f"{prefix}{direction}_samples_total",
-            "counter",
-            f"Total number of {direction}s that have been recorded{what}.",
-            labels,
-            c.get("samples"),
-        )
-        past = "read" if direction == "read" else "written"
-        e.add(
-            f"{prefix}{direction}_bytes_total",
-            "counter",
-            f"The total number of bytes that have been {past}{what}.",
-            labels,
-            c.get("sum", 0 if c.get("samples") == 0 else None),
-        )
-        e.add(
-            f"{prefix}{direction}_minimum_size_bytes",
-            "gauge",
-            f"The minimum {direction} size in bytes{what}.",
-            labels,
-            c.get("min"),
-        )
-        e.add(
-            f"{prefix}{direction}_maximum_size_bytes",
-            "gauge",
-            f"The maximum {direction} size in bytes{what}.",
-            labels,
-            c.get("max"),
-        )
-
-
-def _lustre_ops(e: Exposition, family: str, labels: dict[str, str], counters: Tree, what: str) -> None:
-    for op, c in counters.items():
-        ol = {**labels, "operation": op}
-        e.add(f"{family}_total", "counter", f"Number of operations recorded{what}.", ol, c.get("samples"))
-        t = _time_sum(c)
-        if t is not None:
-            e.add(
-                f"{family}_time_seconds_total",
-                "counter",
-                f"Time spent in the operation{what}, in seconds.",
-                ol,
-                t,
-            )
-
-
-def _lustre(e: Exposition, data: Tree, jobs: bool) -> None:
-    for entry in data.values():
-        kind = entry.get("kind")
-        labels = {"component": str(entry.get("component", "")), "target": str(entry.get("target", ""))}
-        if kind == "stats":
-            counters = entry.get("counters", {})
-            if "nid" in entry:
-                el = {**labels, "nid": str(entry["nid"])}
-                _lustre_rw(e, "lustre_export_", el, counters, " for this client (export)")
-                _lustre_ops(e, "lustre_export_stats", el, counters, " for this client (export)")
-            elif entry.get("file") == "md_stats":
-                _lustre_ops(e, "lustre_md_stats", labels, counters, " (md_stats: metadata operations)")
-            else:
-                _lustre_rw(e, "lustre_", labels, counters, "")
-                _lustre_ops(e, "lustre_stats", labels, counters, " (stats)")
-        elif kind == "job_stats":
-            all_jobs = entry.get("jobs", {})
-            e.add("lustre_jobs", "gauge", "Number of jobs in job_stats.", labels, len(all_jobs))
-            if not jobs:
-                continue
-            for job_id, job in all_jobs.items():
-                jl = {**labels, "jobid": job_id}
-                counters = job.get("counters", {})
-                _lustre_rw(e, "lustre_job_", jl, counters, " for this job")
-                _lustre_ops(e, "lustre_job_stats", jl, counters, " for this job")
-        elif kind in ("rpc_stats", "brw_stats"):
-            name = f"lustre_{kind}"
-            for key, value in entry.get("values", {}).items():
-                e.add(
-                    f"{name}_current",
-                    "gauge",
-                    f"Current value of a {kind} header line.",
-                    {**labels, "name": key},
-                    value,
-                )
-            for title, table in entry.get("tables", {}).items():
-                for bucket, row in table.get("buckets", {}).items():
-                    for direction, count in row.items():  # read, write (mdc: modify)
-                        if direction != "bytes":
-                            e.add(
-                                f"{name}_total",
-                                "counter",
-                                f"Count in a bucket of a {kind} table ({table.get('unit') or 'count'}).",
-                                {**labels, "table": title, "bucket": bucket, "operation": direction},
-                                count,
-                            )
-
-
 RENDERERS: dict[str, Callable[[Exposition, Tree], None]] = {
     "diskstats": _diskstats,
     "pressure": _pressure,
@@ -418,13 +246,28 @@ def exposition(
     sources: dict[str, Any] | None = None,
     jobs: bool = False,
     samples: int = 0,
+    names: str = "iolens",
 ) -> str:
-    """The Prometheus text of one sample record (the latest), with iolens's own monitor metrics."""
+    """The Prometheus text (0.0.4) of one sample record (the latest), with iolens's own monitor metrics."""
+    return build(record, sources, jobs, samples, names).text()
+
+
+def build(
+    record: dict[str, Any] | None,
+    sources: dict[str, Any] | None = None,
+    jobs: bool = False,
+    samples: int = 0,
+    names: str = "iolens",
+) -> Exposition:
+    """The metric families of one sample record; `names` is iolens or lustre_exporter (the Lustre names)."""
     e = Exposition()
     data = (record or {}).get("data", {})
     for name, reading in data.items():
         if name == "lustre":
-            _lustre(e, reading, jobs)
+            if names == "lustre_exporter":
+                prom_lustre_exporter.render(e, reading, jobs)
+            else:
+                prom_lustre.render(e, reading, jobs)
         elif name in RENDERERS:
             RENDERERS[name](e, reading)
     for name in sources or {}:
@@ -461,72 +304,4 @@ def exposition(
             {},
             record.get("time"),
         )
-    return e.text()
-
-
-class MetricsServer:
-    """GET /metrics on host:port, from a thread; the text comes from `text()` at each scrape."""
-
-    def __init__(self, host: str, port: int, text: Callable[[], str]) -> None:
-        self.text = text
-        handler = _handler(self)
-        self.httpd = ThreadingHTTPServer((host, port), handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="iolens-prometheus", daemon=True)
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self.httpd.server_address[:2]
-        return str(host), int(port)
-
-    def start(self) -> MetricsServer:
-        self.thread.start()
-        return self
-
-    def close(self) -> None:
-        if self.thread.is_alive():
-            # shutdown() waits for serve_forever() to return: only when it runs.
-            self.httpd.shutdown()
-            self.thread.join(timeout=5)
-        self.httpd.server_close()
-
-
-def _handler(server: MetricsServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            path = self.path.split("?", 1)[0]
-            if path == "/metrics":
-                body, ctype, status = server.text().encode(), CONTENT_TYPE, 200
-            elif path == "/":
-                body = b"iolens monitor: metrics at /metrics\n"
-                ctype, status = "text/plain; charset=utf-8", 200
-            else:
-                body, ctype, status = b"not found\n", "text/plain; charset=utf-8", 404
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
-            return
-
-    return Handler
-
-
-def parse_address(text: str) -> tuple[str, int]:
-    """`PORT`, `:PORT`, `HOST:PORT` or `[V6]:PORT`; the host is 127.0.0.1 unless given."""
-    host, port = "127.0.0.1", text
-    if text.startswith("["):
-        h, _, rest = text[1:].partition("]")
-        host, port = h, rest.lstrip(":")
-    elif ":" in text:
-        h, _, port = text.rpartition(":")
-        host = h or host
-    try:
-        number = int(port)
-    except ValueError:
-        raise ValueError(f"expected PORT or HOST:PORT, got {text!r}") from None
-    if not 0 <= number <= 65535:
-        raise ValueError(f"port {number} is out of range")
-    return host, number
+    return e
