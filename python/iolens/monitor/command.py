@@ -19,15 +19,17 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from iolens.monitor import influx, parsefile, prometheus, stream
+from iolens.monitor import influx, parsefile, proc_agg, prometheus, stream
 from iolens.monitor.common import decode
+from iolens.monitor.procio import ProcIoCollector
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
 from iolens.monitor.view import LiveView
 from iolens.store.settings import store_help
 
 PROG = "iolens monitor"
 HELP = """usage: iolens monitor [--interval 1s] [--duration 10m] [--sources LIST] [--out FILE]
-                      [--prometheus [HOST:]PORT] [--prometheus-jobs] [--influx FILE] [--no-live]
+                      [--prometheus [HOST:]PORT] [--prometheus-jobs] [--prometheus-top N]
+                      [--prometheus-pids] [--influx FILE] [--influx-top N] [--influx-pids] [--no-live]
                       [--pid PID] [--pid-tree PID] [--cgroup DIR] [--devices REGEX]
                       [--lustre auto|files|lctl] [--lustre-exports] [--lustre-root DIR] [--proc DIR]
                       [--list-sources]
@@ -45,7 +47,12 @@ terminal and no other output is asked for).
   --prometheus ADDR     serve the current values at http://ADDR/metrics; ADDR is PORT or HOST:PORT
                         (host 127.0.0.1 unless given; port 0 picks a free one, printed on standard error)
   --prometheus-jobs     also serve per-job Lustre metrics (lustre_job_*{{jobid}}: one series per job)
+  --prometheus-top N    serve the processes as iolens_command_*{{comm[,jobid]}} of the N commands with the
+                        most I/O, the others summed as comm="_other" (default {top}; 0: none)
+  --prometheus-pids     also serve one iolens_process_*{{pid,comm}} series per process
   --influx FILE         write InfluxDB line protocol to FILE (`-`: standard output)
+  --influx-top N        command_io lines of the N commands with the most I/O, + _other (default {top})
+  --influx-pids         also write one proc_io line per process
   --no-live             no live view, even in a terminal
   --pid PID             watch /proc/PID/io of this process (repeatable)
   --pid-tree PID        watch this process and all its descendants (repeatable)
@@ -99,7 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out")
     p.add_argument("--prometheus")
     p.add_argument("--prometheus-jobs", action="store_true")
+    p.add_argument("--prometheus-top", default=str(proc_agg.DEFAULT_TOP))
+    p.add_argument("--prometheus-pids", action="store_true")
     p.add_argument("--influx")
+    p.add_argument("--influx-top", default=str(proc_agg.DEFAULT_TOP))
+    p.add_argument("--influx-pids", action="store_true")
     p.add_argument("--no-live", action="store_true")
     p.add_argument("--pid", action="append", default=[])
     p.add_argument("--pid-tree", action="append", default=[])
@@ -140,6 +151,12 @@ def _pids(values: list[str], opt: str) -> list[int]:
     return out
 
 
+def _count(text: str, opt: str) -> int:
+    if not text.strip().isdigit():
+        raise UsageError(f"{opt}: expected a number of commands (0 or more), got {text!r}")
+    return int(text)
+
+
 def source_names(text: str | None, with_pids: bool) -> list[str]:
     if text is None or text == "all":
         return [s for s in SOURCES if s != "proc_io" or with_pids]
@@ -160,12 +177,17 @@ def main(argv: Sequence[str], sink: Callable[[dict[str, Any]], None] | None = No
     try:
         ns = _parse_args(args)
         if ns.help:
-            sys.stdout.write(HELP.format(sources=", ".join(SOURCES), kinds=", ".join(parsefile.KINDS)))
+            text = HELP.format(
+                sources=", ".join(SOURCES), kinds=", ".join(parsefile.KINDS), top=proc_agg.DEFAULT_TOP
+            )
+            sys.stdout.write(text)
             return 0
         interval = seconds(ns.interval, "--interval")
         duration = seconds(ns.duration, "--duration") if ns.duration is not None else None
         pids, trees = _pids(ns.pid, "--pid"), _pids(ns.pid_tree, "--pid-tree")
         names = source_names(ns.sources, bool(pids or trees))
+        ns.prometheus_top = _count(ns.prometheus_top, "--prometheus-top")
+        ns.influx_top = _count(ns.influx_top, "--influx-top")
         address = None
         if ns.prometheus is not None:
             try:
@@ -258,6 +280,15 @@ def _run(
 
     previous = signal.signal(signal.SIGTERM, on_term)
     server = None
+    procs = next((c for c in sampler.collectors if isinstance(c, ProcIoCollector)), None)
+    # Per-command totals only when an output serves them (the stream keeps the raw per-process values).
+    outputs = ((ns.prometheus_top, address), (ns.influx_top, ns.influx))
+    tops = {n for n, used in outputs if n and used is not None}
+    commands = proc_agg.CommandTotals(tops) if procs is not None and tops else None
+
+    def top(n: int) -> proc_agg.Series | None:
+        return commands.top(n) if commands is not None and n else None
+
     try:
         if address is not None:
             try:
@@ -267,7 +298,12 @@ def _run(
                     address[0],
                     address[1],
                     lambda: prometheus.exposition(
-                        latest["record"], sampler.availability(), ns.prometheus_jobs, latest["n"]
+                        latest["record"],
+                        sampler.availability(),
+                        ns.prometheus_jobs,
+                        latest["n"],
+                        pids=ns.prometheus_pids,
+                        commands=top(ns.prometheus_top),
                     ),
                 )
             except OSError as exc:
@@ -286,13 +322,15 @@ def _run(
                     err.print(Text(f"iolens monitor: {ev['source']} {event_text(ev)}"), soft_wrap=True)
 
             def on_record(rec: dict[str, Any]) -> None:
+                if commands is not None and procs is not None and "proc_io" in rec["data"]:
+                    commands.update(rec["data"]["proc_io"], procs.info)
                 latest["record"] = rec
                 latest["n"] += 1
                 view.update(rec)
                 if writer is not None:
                     writer.write(rec)
                 if influx_out is not None:
-                    for ln in influx.lines(rec, host):
+                    for ln in influx.lines(rec, host, ns.influx_pids, top(ns.influx_top)):
                         influx_out.write(ln + "\n")
                     influx_out.flush()
                 if sink is not None:

@@ -6,7 +6,8 @@ node_pressure_io_waiting_seconds_total, node_load1, node_memory_Dirty_bytes, nod
 node_mountstats_nfs_*); Lustre follows lustre_exporter's style (lustre_read_bytes_total{component,target},
 lustre_stats_total{component,target,operation}, per-job lustre_job_*{jobid} only when asked for, because a
 server may hold tens of thousands of jobs). /proc/<pid>/io and cgroup io.stat have no node_exporter metric:
-they are iolens_process_* and iolens_cgroup_io_*. The full list is in docs/monitor.md.
+they are iolens_command_* (per command, proc_agg.py), iolens_process_* (per process, opt-in) and
+iolens_cgroup_io_*. The full list is in docs/monitor.md.
 """
 
 from __future__ import annotations
@@ -253,6 +254,15 @@ def _proc_io(e: Exposition, data: Tree) -> None:
                 e.add(name, "counter", help_, {"pid": pid, "comm": str(fields.get("comm", ""))}, fields[key])
 
 
+def _commands(e: Exposition, series: list[tuple[str, str, dict[str, int]]]) -> None:
+    """iolens_command_*_total{comm[,jobid]}: per-command totals (proc_agg.py: the top N and `_other`)."""
+    for key, name, help_ in PROC_IO:
+        for comm, job, totals in series:
+            labels = {"comm": comm, "jobid": job} if job else {"comm": comm}
+            e.add(name.replace("_process_", "_command_", 1), "counter", f"{help_[:-1]}, per command.", labels,
+                  totals.get(key))  # fmt: skip
+
+
 def _cgroup_io(e: Exposition, data: Tree) -> None:
     for key, name, help_ in CGROUP_IO:
         for cg, devices in data.items():
@@ -418,15 +428,22 @@ def exposition(
     sources: dict[str, Any] | None = None,
     jobs: bool = False,
     samples: int = 0,
+    pids: bool = True,
+    commands: list[tuple[str, str, dict[str, int]]] | None = None,
 ) -> str:
-    """The Prometheus text of one sample record (the latest), with iolens's own monitor metrics."""
+    """The Prometheus text of one sample record (the latest), with iolens's own monitor metrics; `commands`:
+    the per-command process series (proc_agg.py), `pids`: also the per-process ones."""
     e = Exposition()
     data = (record or {}).get("data", {})
     for name, reading in data.items():
         if name == "lustre":
             _lustre(e, reading, jobs)
+        elif name == "proc_io" and not pids:
+            continue
         elif name in RENDERERS:
             RENDERERS[name](e, reading)
+    if commands:
+        _commands(e, commands)
     for name in sources or {}:
         e.add(
             "iolens_monitor_source_up",
