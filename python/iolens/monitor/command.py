@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import socket
 import sys
@@ -19,7 +20,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from iolens.monitor import influx, parsefile, proc_agg, prometheus, stream
+from iolens.monitor import influx, influx_http, parsefile, proc_agg, prometheus, stream
 from iolens.monitor.common import decode
 from iolens.monitor.procio import ProcIoCollector
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
@@ -29,7 +30,9 @@ from iolens.store.settings import store_help
 PROG = "iolens monitor"
 HELP = """usage: iolens monitor [--interval 1s] [--duration 10m] [--sources LIST] [--out FILE]
                       [--prometheus [HOST:]PORT] [--prometheus-jobs] [--prometheus-top N]
-                      [--prometheus-pids] [--influx FILE] [--influx-top N] [--influx-pids] [--no-live]
+                      [--prometheus-pids] [--influx FILE] [--influx-top N] [--influx-pids]
+                      [--influx-url URL (--influx-org ORG --influx-bucket BUCKET | --influx-db DB)
+                       [--influx-token-file FILE] [--influx-gzip]] [--no-live]
                       [--pid PID] [--pid-tree PID] [--cgroup DIR] [--devices REGEX]
                       [--lustre auto|files|lctl] [--lustre-exports] [--lustre-root DIR] [--proc DIR]
                       [--list-sources]
@@ -53,6 +56,12 @@ terminal and no other output is asked for).
   --influx FILE         write InfluxDB line protocol to FILE (`-`: standard output)
   --influx-top N        command_io lines of the N commands with the most I/O, + _other (default {top})
   --influx-pids         also write one proc_io line per process
+  --influx-url URL      send the same lines to the InfluxDB server at URL (such as http://localhost:8086)
+  --influx-org ORG      with --influx-bucket: InfluxDB 2.x's /api/v2/write (ORG default: $INFLUX_ORG)
+  --influx-bucket B     the 2.x bucket
+  --influx-db DB        InfluxDB 1.x's /write?db=DB instead
+  --influx-token-file F read the token from F (default: $INFLUX_TOKEN; 1.x: USER:PASSWORD, optional)
+  --influx-gzip         send gzip-compressed bodies
   --no-live             no live view, even in a terminal
   --pid PID             watch /proc/PID/io of this process (repeatable)
   --pid-tree PID        watch this process and all its descendants (repeatable)
@@ -111,6 +120,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--influx")
     p.add_argument("--influx-top", default=str(proc_agg.DEFAULT_TOP))
     p.add_argument("--influx-pids", action="store_true")
+    p.add_argument("--influx-url")
+    p.add_argument("--influx-org")
+    p.add_argument("--influx-bucket")
+    p.add_argument("--influx-db")
+    p.add_argument("--influx-token-file")
+    p.add_argument("--influx-gzip", action="store_true")
     p.add_argument("--no-live", action="store_true")
     p.add_argument("--pid", action="append", default=[])
     p.add_argument("--pid-tree", action="append", default=[])
@@ -157,6 +172,47 @@ def _count(text: str, opt: str) -> int:
     return int(text)
 
 
+def _influx_target(ns: argparse.Namespace) -> influx_http.Target | None:
+    """The --influx-url server and how to write there; None without --influx-url."""
+    if ns.influx_url is None:
+        for opt in ("org", "bucket", "db", "token_file"):
+            if getattr(ns, f"influx_{opt}") is not None:
+                raise UsageError(f"--influx-{opt.replace('_', '-')}: needs --influx-url")
+        if ns.influx_gzip:
+            raise UsageError("--influx-gzip: needs --influx-url")
+        return None
+    problem = influx_http.check_url(ns.influx_url)
+    if problem:
+        raise UsageError(f"--influx-url: {problem}")
+    if (ns.influx_bucket is None) == (ns.influx_db is None):
+        raise UsageError(
+            "--influx-url: give --influx-bucket (InfluxDB 2.x API) or --influx-db (1.x API), one of them"
+        )
+    token = os.environ.get("INFLUX_TOKEN", "")
+    if ns.influx_token_file is not None:
+        try:
+            token = Path(ns.influx_token_file).read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--influx-token-file: cannot read {ns.influx_token_file}: {exc}") from None
+        if not token:
+            raise UsageError(f"--influx-token-file: {ns.influx_token_file} is empty")
+    if ns.influx_db is not None:
+        if ns.influx_org is not None:
+            raise UsageError("--influx-org: only with --influx-bucket (the 2.x API)")
+        return influx_http.Target(ns.influx_url, db=ns.influx_db, token=token, gzip=ns.influx_gzip)
+    org = ns.influx_org if ns.influx_org is not None else os.environ.get("INFLUX_ORG", "")
+    if not org:
+        raise UsageError("--influx-bucket: needs --influx-org ORG (or the INFLUX_ORG environment variable)")
+    if not token:
+        raise UsageError(
+            "--influx-bucket: needs a token: --influx-token-file FILE or the INFLUX_TOKEN environment "
+            "variable"
+        )
+    return influx_http.Target(
+        ns.influx_url, org=org, bucket=ns.influx_bucket, token=token, gzip=ns.influx_gzip
+    )
+
+
 def source_names(text: str | None, with_pids: bool) -> list[str]:
     if text is None or text == "all":
         return [s for s in SOURCES if s != "proc_io" or with_pids]
@@ -188,6 +244,7 @@ def main(argv: Sequence[str], sink: Callable[[dict[str, Any]], None] | None = No
         names = source_names(ns.sources, bool(pids or trees))
         ns.prometheus_top = _count(ns.prometheus_top, "--prometheus-top")
         ns.influx_top = _count(ns.influx_top, "--influx-top")
+        ns.influx_target = _influx_target(ns)
         address = None
         if ns.prometheus is not None:
             try:
@@ -268,7 +325,13 @@ def _run(
     err = Console(stderr=True, highlight=False)
     interactive = sys.stdout.isatty()
     out_path = ns.out
-    if out_path is None and not interactive and address is None and ns.influx is None:
+    if (
+        out_path is None
+        and not interactive
+        and address is None
+        and ns.influx is None
+        and ns.influx_url is None
+    ):
         out_path = "-"
     live = interactive and not ns.no_live and out_path != "-" and ns.influx != "-"
     host = socket.gethostname()
@@ -282,13 +345,19 @@ def _run(
     server = None
     procs = next((c for c in sampler.collectors if isinstance(c, ProcIoCollector)), None)
     # Per-command totals only when an output serves them (the stream keeps the raw per-process values).
-    outputs = ((ns.prometheus_top, address), (ns.influx_top, ns.influx))
+    outputs = ((ns.prometheus_top, address), (ns.influx_top, ns.influx), (ns.influx_top, ns.influx_url))
     tops = {n for n, used in outputs if n and used is not None}
     commands = proc_agg.CommandTotals(tops) if procs is not None and tops else None
 
     def top(n: int) -> proc_agg.Series | None:
         return commands.top(n) if commands is not None and n else None
 
+    sender = None
+    if ns.influx_target is not None:
+        sender = influx_http.HttpWriter(
+            ns.influx_target,
+            lambda text: err.print(Text(f"iolens monitor: --influx-url: {text}"), soft_wrap=True),
+        ).start()
     try:
         if address is not None:
             try:
@@ -329,10 +398,13 @@ def _run(
                 view.update(rec)
                 if writer is not None:
                     writer.write(rec)
-                if influx_out is not None:
-                    for ln in influx.lines(rec, host, ns.influx_pids, top(ns.influx_top)):
-                        influx_out.write(ln + "\n")
-                    influx_out.flush()
+                if influx_out is not None or sender is not None:
+                    lines = list(influx.lines(rec, host, ns.influx_pids, top(ns.influx_top)))
+                    if sender is not None:
+                        sender.put(lines)
+                    if influx_out is not None:
+                        influx_out.writelines(ln + "\n" for ln in lines)
+                        influx_out.flush()
                 if sink is not None:
                     sink(rec)
 
@@ -373,6 +445,17 @@ def _run(
         signal.signal(signal.SIGTERM, previous)
         if server is not None:
             server.close()
+        if sender is not None:
+            sender.close()
+            st = sender.stats()
+            if st["dropped_lines"]:
+                err.print(
+                    Text(
+                        f"iolens monitor: --influx-url: {st['written_lines']} lines written, "
+                        f"{st['dropped_lines']} lines of {st['dropped_batches']} samples not written"
+                    ),
+                    soft_wrap=True,
+                )
     return 0
 
 
