@@ -45,19 +45,26 @@ def loop_dir() -> Iterator[Path]:
         yield Path(d)
 
 
-def _start_loop(d: Path, **env: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(["bash", "-c", LOOP, "loop", str(d)], env={**os.environ, **env})
-
-
-def _scrape_until_done(mon: Monitor, loop: subprocess.Popen[bytes], d: Path) -> list[str]:
-    (d / "go").touch()
-    texts = []
-    while loop.poll() is None:
+def _watch_loop(d: Path, monitors: list[Monitor], *options: str, **env: str) -> list[str]:
+    """Run LOOP under `iolens monitor --pid-tree` with `options`; its /metrics pages, scraped until the
+    loop ended and once more after."""
+    loop = subprocess.Popen(["bash", "-c", LOOP, "loop", str(d)], env={**os.environ, **env})
+    try:
+        mon = Monitor(["--prometheus", "127.0.0.1:0", "--pid-tree", str(loop.pid), "--sources", "proc_io",
+                       "--interval", "0.1", *options])  # fmt: skip
+        monitors.append(mon)
+        (d / "go").touch()
+        texts = []
+        while loop.poll() is None:
+            texts.append(mon.scrape()[0])
+            time.sleep(0.15)
+        assert loop.wait() == 0
+        time.sleep(0.5)  # a few samples after the last child was reaped
         texts.append(mon.scrape()[0])
-        time.sleep(0.15)
-    assert loop.wait() == 0
-    time.sleep(0.5)  # a few samples after the last child was reaped
-    texts.append(mon.scrape()[0])
+    finally:
+        loop.kill()
+        loop.wait()
+    assert mon.stop() == 0
     return texts
 
 
@@ -73,16 +80,7 @@ def test_a_forking_loop_is_served_per_command_with_the_bytes_the_children_wrote(
     loop_dir: Path,
     monitor_factory: list[Monitor],  # noqa: F811 - the fixture
 ) -> None:
-    loop = _start_loop(loop_dir)
-    try:
-        mon = Monitor(["--prometheus", "127.0.0.1:0", "--pid-tree", str(loop.pid), "--sources", "proc_io",
-                       "--interval", "0.1"])  # fmt: skip
-        monitor_factory.append(mon)
-        texts = _scrape_until_done(mon, loop, loop_dir)
-    finally:
-        loop.kill()
-        loop.wait()
-    assert mon.stop() == 0
+    texts = _watch_loop(loop_dir, monitor_factory)
     assert len(texts) > 5
     for what in ("read_chars", "written_chars", "read_syscalls", "write_syscalls", "written_bytes"):
         _assert_monotone(texts, f"iolens_command_{what}")
@@ -105,16 +103,7 @@ def test_the_top_n_keeps_the_series_bounded_and_the_rest_is_a_monotone_other(
     loop_dir: Path,
     monitor_factory: list[Monitor],  # noqa: F811 - the fixture
 ) -> None:
-    loop = _start_loop(loop_dir)
-    try:
-        mon = Monitor(["--prometheus", "127.0.0.1:0", "--pid-tree", str(loop.pid), "--sources", "proc_io",
-                       "--interval", "0.1", "--prometheus-top", "2", "--prometheus-pids"])  # fmt: skip
-        monitor_factory.append(mon)
-        texts = _scrape_until_done(mon, loop, loop_dir)
-    finally:
-        loop.kill()
-        loop.wait()
-    assert mon.stop() == 0
+    texts = _watch_loop(loop_dir, monitor_factory, "--prometheus-top", "2", "--prometheus-pids")
     pids_seen: set[str] = set()
     for text in texts:
         series = _series(text, "iolens_command_written_chars")
@@ -134,17 +123,8 @@ def test_job_ids_come_from_the_environment_of_real_processes(
     monitor_factory: list[Monitor],  # noqa: F811 - the fixture
 ) -> None:
     job = "4242.node 1,a=b"  # spaces, a comma and an equals sign reach both outputs escaped
-    loop = _start_loop(loop_dir, SLURM_JOB_ID=job)
     influx_file = loop_dir / "lines"
-    try:
-        mon = Monitor(["--prometheus", "127.0.0.1:0", "--pid-tree", str(loop.pid), "--sources", "proc_io",
-                       "--interval", "0.1", "--influx", str(influx_file)])  # fmt: skip
-        monitor_factory.append(mon)
-        texts = _scrape_until_done(mon, loop, loop_dir)
-    finally:
-        loop.kill()
-        loop.wait()
-    assert mon.stop() == 0
+    texts = _watch_loop(loop_dir, monitor_factory, "--influx", str(influx_file), SLURM_JOB_ID=job)
     labels = set(_series(texts[-1], "iolens_command_written_chars"))
     assert labels and all(dict(k).get("jobid") == job for k in labels), labels
     lines = influx_file.read_text().splitlines()

@@ -13,8 +13,8 @@ What the server answers (the documented codes):
   Meanwhile new batches wait in a bounded queue; when it is full the oldest batch is dropped (the most recent
   samples matter most to whoever looks at the dashboard when the server is back) and counted.
 - 413 (request too large): the batch is split in halves and each sent; a single line refused is dropped.
-- 400 (malformed line protocol, a field of a different type than stored …): the batch is dropped and the
-  server's message said once.
+- 400, 422 (malformed line protocol, a field of a different type than stored …): the batch is dropped and
+  the server's message said once.
 - 401, 403, 404 (bad token, no permission, no such org, bucket or database): said once with the server's
   message; the batch is dropped and later batches are still tried (a bucket may be created later), without
   repeating the message.
@@ -227,7 +227,7 @@ class HttpWriter:
                 self._send_batch(batch[:half])
                 self._send_batch(batch[half:])
                 return
-            if status == 413 or status == 400:
+            if status in (400, 413, 422):
                 self._drop(
                     batch, str(status), f"the server refused {len(batch)} lines ({status}): {_message(body)}"
                 )
