@@ -344,12 +344,13 @@ def test_a_process_name_that_is_not_utf8_is_served_to_prometheus_escaped(
     odd_process: int, monitor_factory: list[Monitor]
 ) -> None:
     mon = Monitor(["--prometheus", "127.0.0.1:0", "--pid", str(odd_process), "--sources", "proc_io",
-                   "--interval", "0.1"])  # fmt: skip
+                   "--interval", "0.1", "--prometheus-pids"])  # fmt: skip
     monitor_factory.append(mon)
     time.sleep(0.3)
     text, _ = mon.scrape()
     fams = _families(text)
     assert _value(fams, "iolens_process_read_chars", "iolens_process_read_chars_total", comm=SHOWN) >= 0
+    assert _value(fams, "iolens_command_read_chars", "iolens_command_read_chars_total", comm=SHOWN) >= 0
     assert mon.stop() == 0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import signal
 import socket
 import sys
@@ -19,16 +20,20 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from iolens.monitor import influx, parsefile, prometheus, stream
+from iolens.monitor import influx, influx_http, parsefile, proc_agg, prometheus, stream
 from iolens.monitor.common import decode
+from iolens.monitor.procio import ProcIoCollector
 from iolens.monitor.sampler import SOURCES, Sampler, SourceOptions, make_collectors
 from iolens.monitor.view import LiveView
 from iolens.store.settings import store_help
 
 PROG = "iolens monitor"
 HELP = """usage: iolens monitor [--interval 1s] [--duration 10m] [--sources LIST] [--out FILE]
-                      [--prometheus [HOST:]PORT] [--prometheus-jobs]
-                      [--prometheus-names iolens|lustre_exporter] [--influx FILE] [--no-live]
+                      [--prometheus [HOST:]PORT] [--prometheus-jobs] [--prometheus-top N]
+                      [--prometheus-pids] [--prometheus-names iolens|lustre_exporter]
+                      [--influx FILE] [--influx-top N] [--influx-pids]
+                      [--influx-url URL (--influx-org ORG --influx-bucket BUCKET | --influx-db DB)
+                       [--influx-token-file FILE] [--influx-gzip]] [--no-live]
                       [--pid PID] [--pid-tree PID] [--cgroup DIR] [--devices REGEX]
                       [--lustre auto|files|lctl] [--lustre-exports] [--lustre-root DIR] [--proc DIR]
                       [--list-sources]
@@ -48,7 +53,18 @@ terminal and no other output is asked for).
   --prometheus-jobs     also serve per-job Lustre metrics (lustre_job_*{{jobid}}: one series per job)
   --prometheus-names N  the Lustre metrics' names: iolens (default; histograms for rpc_stats/brw_stats) or
                         lustre_exporter (the names of lustre_exporter 2.1.9, so its dashboards work)
+  --prometheus-top N    serve the processes as iolens_command_*{{comm[,jobid]}} of the N commands with the
+                        most I/O, the others summed as comm="_other" (default {top}; 0: none)
+  --prometheus-pids     also serve one iolens_process_*{{pid,comm}} series per process
   --influx FILE         write InfluxDB line protocol to FILE (`-`: standard output)
+  --influx-top N        command_io lines of the N commands with the most I/O, + _other (default {top})
+  --influx-pids         also write one proc_io line per process
+  --influx-url URL      send the same lines to the InfluxDB server at URL (such as http://localhost:8086)
+  --influx-org ORG      with --influx-bucket: InfluxDB 2.x's /api/v2/write (ORG default: $INFLUX_ORG)
+  --influx-bucket B     the 2.x bucket
+  --influx-db DB        InfluxDB 1.x's /write?db=DB instead
+  --influx-token-file F read the token from F (default: $INFLUX_TOKEN; 1.x: USER:PASSWORD, optional)
+  --influx-gzip         send gzip-compressed bodies
   --no-live             no live view, even in a terminal
   --pid PID             watch /proc/PID/io of this process (repeatable)
   --pid-tree PID        watch this process and all its descendants (repeatable)
@@ -103,7 +119,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prometheus")
     p.add_argument("--prometheus-jobs", action="store_true")
     p.add_argument("--prometheus-names", default="iolens")
+    p.add_argument("--prometheus-top", default=str(proc_agg.DEFAULT_TOP))
+    p.add_argument("--prometheus-pids", action="store_true")
     p.add_argument("--influx")
+    p.add_argument("--influx-top", default=str(proc_agg.DEFAULT_TOP))
+    p.add_argument("--influx-pids", action="store_true")
+    p.add_argument("--influx-url")
+    p.add_argument("--influx-org")
+    p.add_argument("--influx-bucket")
+    p.add_argument("--influx-db")
+    p.add_argument("--influx-token-file")
+    p.add_argument("--influx-gzip", action="store_true")
     p.add_argument("--no-live", action="store_true")
     p.add_argument("--pid", action="append", default=[])
     p.add_argument("--pid-tree", action="append", default=[])
@@ -144,6 +170,53 @@ def _pids(values: list[str], opt: str) -> list[int]:
     return out
 
 
+def _count(text: str, opt: str) -> int:
+    if not text.strip().isdigit():
+        raise UsageError(f"{opt}: expected a number of commands (0 or more), got {text!r}")
+    return int(text)
+
+
+def _influx_target(ns: argparse.Namespace) -> influx_http.Target | None:
+    """The --influx-url server and how to write there; None without --influx-url."""
+    if ns.influx_url is None:
+        for opt in ("org", "bucket", "db", "token_file"):
+            if getattr(ns, f"influx_{opt}") is not None:
+                raise UsageError(f"--influx-{opt.replace('_', '-')}: needs --influx-url")
+        if ns.influx_gzip:
+            raise UsageError("--influx-gzip: needs --influx-url")
+        return None
+    problem = influx_http.check_url(ns.influx_url)
+    if problem:
+        raise UsageError(f"--influx-url: {problem}")
+    if (ns.influx_bucket is None) == (ns.influx_db is None):
+        raise UsageError(
+            "--influx-url: give --influx-bucket (InfluxDB 2.x API) or --influx-db (1.x API), one of them"
+        )
+    token = os.environ.get("INFLUX_TOKEN", "")
+    if ns.influx_token_file is not None:
+        try:
+            token = Path(ns.influx_token_file).read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--influx-token-file: cannot read {ns.influx_token_file}: {exc}") from None
+        if not token:
+            raise UsageError(f"--influx-token-file: {ns.influx_token_file} is empty")
+    if ns.influx_db is not None:
+        if ns.influx_org is not None:
+            raise UsageError("--influx-org: only with --influx-bucket (the 2.x API)")
+        return influx_http.Target(ns.influx_url, db=ns.influx_db, token=token, gzip=ns.influx_gzip)
+    org = ns.influx_org if ns.influx_org is not None else os.environ.get("INFLUX_ORG", "")
+    if not org:
+        raise UsageError("--influx-bucket: needs --influx-org ORG (or the INFLUX_ORG environment variable)")
+    if not token:
+        raise UsageError(
+            "--influx-bucket: needs a token: --influx-token-file FILE or the INFLUX_TOKEN environment "
+            "variable"
+        )
+    return influx_http.Target(
+        ns.influx_url, org=org, bucket=ns.influx_bucket, token=token, gzip=ns.influx_gzip
+    )
+
+
 def source_names(text: str | None, with_pids: bool) -> list[str]:
     if text is None or text == "all":
         return [s for s in SOURCES if s != "proc_io" or with_pids]
@@ -164,12 +237,18 @@ def main(argv: Sequence[str], sink: Callable[[dict[str, Any]], None] | None = No
     try:
         ns = _parse_args(args)
         if ns.help:
-            sys.stdout.write(HELP.format(sources=", ".join(SOURCES), kinds=", ".join(parsefile.KINDS)))
+            text = HELP.format(
+                sources=", ".join(SOURCES), kinds=", ".join(parsefile.KINDS), top=proc_agg.DEFAULT_TOP
+            )
+            sys.stdout.write(text)
             return 0
         interval = seconds(ns.interval, "--interval")
         duration = seconds(ns.duration, "--duration") if ns.duration is not None else None
         pids, trees = _pids(ns.pid, "--pid"), _pids(ns.pid_tree, "--pid-tree")
         names = source_names(ns.sources, bool(pids or trees))
+        ns.prometheus_top = _count(ns.prometheus_top, "--prometheus-top")
+        ns.influx_top = _count(ns.influx_top, "--influx-top")
+        ns.influx_target = _influx_target(ns)
         address = None
         if ns.prometheus is not None:
             try:
@@ -253,7 +332,13 @@ def _run(
     err = Console(stderr=True, highlight=False)
     interactive = sys.stdout.isatty()
     out_path = ns.out
-    if out_path is None and not interactive and address is None and ns.influx is None:
+    if (
+        out_path is None
+        and not interactive
+        and address is None
+        and ns.influx is None
+        and ns.influx_url is None
+    ):
         out_path = "-"
     live = interactive and not ns.no_live and out_path != "-" and ns.influx != "-"
     host = socket.gethostname()
@@ -265,6 +350,21 @@ def _run(
 
     previous = signal.signal(signal.SIGTERM, on_term)
     server = None
+    procs = next((c for c in sampler.collectors if isinstance(c, ProcIoCollector)), None)
+    # Per-command totals only when an output serves them (the stream keeps the raw per-process values).
+    outputs = ((ns.prometheus_top, address), (ns.influx_top, ns.influx), (ns.influx_top, ns.influx_url))
+    tops = {n for n, used in outputs if n and used is not None}
+    commands = proc_agg.CommandTotals(tops) if procs is not None and tops else None
+
+    def top(n: int) -> proc_agg.Series | None:
+        return commands.top(n) if commands is not None and n else None
+
+    sender = None
+    if ns.influx_target is not None:
+        sender = influx_http.HttpWriter(
+            ns.influx_target,
+            lambda text: err.print(Text(f"iolens monitor: --influx-url: {text}"), soft_wrap=True),
+        ).start()
     try:
         if address is not None:
             try:
@@ -279,6 +379,8 @@ def _run(
                         ns.prometheus_jobs,
                         latest["n"],
                         ns.prometheus_names,
+                        pids=ns.prometheus_pids,
+                        commands=top(ns.prometheus_top),
                     ),
                 )
             except OSError as exc:
@@ -297,15 +399,20 @@ def _run(
                     err.print(Text(f"iolens monitor: {ev['source']} {event_text(ev)}"), soft_wrap=True)
 
             def on_record(rec: dict[str, Any]) -> None:
+                if commands is not None and procs is not None and "proc_io" in rec["data"]:
+                    commands.update(rec["data"]["proc_io"], procs.info)
                 latest["record"] = rec
                 latest["n"] += 1
                 view.update(rec)
                 if writer is not None:
                     writer.write(rec)
-                if influx_out is not None:
-                    for ln in influx.lines(rec, host):
-                        influx_out.write(ln + "\n")
-                    influx_out.flush()
+                if influx_out is not None or sender is not None:
+                    lines = list(influx.lines(rec, host, ns.influx_pids, top(ns.influx_top)))
+                    if sender is not None:
+                        sender.put(lines)
+                    if influx_out is not None:
+                        influx_out.writelines(ln + "\n" for ln in lines)
+                        influx_out.flush()
                 if sink is not None:
                     sink(rec)
 
@@ -346,6 +453,17 @@ def _run(
         signal.signal(signal.SIGTERM, previous)
         if server is not None:
             server.close()
+        if sender is not None:
+            sender.close()
+            st = sender.stats()
+            if st["dropped_lines"]:
+                err.print(
+                    Text(
+                        f"iolens monitor: --influx-url: {st['written_lines']} lines written, "
+                        f"{st['dropped_lines']} lines of {st['dropped_batches']} samples not written"
+                    ),
+                    soft_wrap=True,
+                )
     return 0
 
 

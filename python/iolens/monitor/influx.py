@@ -21,6 +21,7 @@ from iolens.monitor.common import Tree
 from iolens.monitor.keytext import key_text
 
 Row = tuple[str, dict[str, str], dict[str, Any]]
+Commands = list[tuple[str, str, dict[str, int]]]
 
 # What the protocol stores as an integer: a signed 64-bit value. A Lustre sumsq (an unsigned 64-bit counter)
 # can be above it; written, it would make InfluxDB refuse the whole point.
@@ -73,14 +74,17 @@ def _numbers(tree: Tree) -> dict[str, Any]:
     return {k: v for k, v in tree.items() if isinstance(v, int | float | str) and not isinstance(v, bool)}
 
 
-def rows(data: Tree) -> Iterator[Row]:
-    """(measurement, tags, fields) for every source of a record's `data`."""
+def rows(data: Tree, pids: bool = True, commands: Commands | None = None) -> Iterator[Row]:
+    """(measurement, tags, fields) for every source of a record's `data`; `commands`: the per-command process
+    totals (proc_agg.py, measurement command_io), `pids`: also one proc_io line per process."""
     for dev, fields in data.get("diskstats", {}).items():
         yield "diskstats", {"device": dev}, _numbers(fields)
-    for pid, fields in data.get("proc_io", {}).items():
+    for pid, fields in data.get("proc_io", {}).items() if pids else ():
         f = _numbers(fields)
         comm = str(f.pop("comm", ""))
         yield "proc_io", {"pid": pid, "comm": comm}, f
+    for comm, job, totals in commands or ():
+        yield "command_io", {"comm": comm, "job_id": job}, dict(totals)
     for cg, devices in data.get("cgroup_io", {}).items():
         for dev, fields in devices.items():
             yield "cgroup_io", {"cgroup": cg, "device": dev}, _numbers(fields)
@@ -130,11 +134,13 @@ def _lustre(param: str, entry: Tree) -> Iterator[Row]:
                 yield f"lustre_{kind}", {**base, "table": title, "bucket": bucket}, _numbers(row)
 
 
-def lines(record: dict[str, Any], host: str) -> Iterator[str]:
-    """The line-protocol lines of one sample record."""
+def lines(
+    record: dict[str, Any], host: str, pids: bool = True, commands: Commands | None = None
+) -> Iterator[str]:
+    """The line-protocol lines of one sample record (rows() says what `pids` and `commands` are)."""
     # Sample times are kept to the microsecond; a float holds those exactly, not their nanoseconds.
     ts = int(round(float(record["time"]) * 1e6)) * 1000
-    for measurement, tags, fields in rows(record.get("data", {})):
+    for measurement, tags, fields in rows(record.get("data", {}), pids, commands):
         text = line(measurement, {"host": host, **tags}, fields, ts)
         if text is not None:
             yield text

@@ -6,7 +6,8 @@ node_pressure_io_waiting_seconds_total, node_load1, node_memory_Dirty_bytes, nod
 node_mountstats_nfs_*); Lustre is rendered by prom_lustre.py (iolens's names: lustre_exporter's style, and
 real histograms for rpc_stats / brw_stats) or, with --prometheus-names lustre_exporter, by
 prom_lustre_exporter.py (that exporter's exact names). /proc/<pid>/io and cgroup io.stat have no
-node_exporter metric: they are iolens_process_* and iolens_cgroup_io_*. The full list is in docs/monitor.md.
+node_exporter metric: they are iolens_command_* (per command, proc_agg.py), iolens_process_* (per process,
+opt-in) and iolens_cgroup_io_*. The full list is in docs/monitor.md.
 """
 
 from __future__ import annotations
@@ -190,6 +191,15 @@ def _proc_io(e: Exposition, data: Tree) -> None:
                 e.add(name, "counter", help_, {"pid": pid, "comm": str(fields.get("comm", ""))}, fields[key])
 
 
+def _commands(e: Exposition, series: list[tuple[str, str, dict[str, int]]]) -> None:
+    """iolens_command_*_total{comm[,jobid]}: per-command totals (proc_agg.py: the top N and `_other`)."""
+    for key, name, help_ in PROC_IO:
+        for comm, job, totals in series:
+            labels = {"comm": comm, "jobid": job} if job else {"comm": comm}
+            e.add(name.replace("_process_", "_command_", 1), "counter", f"{help_[:-1]}, per command.", labels,
+                  totals.get(key))  # fmt: skip
+
+
 def _cgroup_io(e: Exposition, data: Tree) -> None:
     for key, name, help_ in CGROUP_IO:
         for cg, devices in data.items():
@@ -247,9 +257,11 @@ def exposition(
     jobs: bool = False,
     samples: int = 0,
     names: str = "iolens",
+    pids: bool = True,
+    commands: list[tuple[str, str, dict[str, int]]] | None = None,
 ) -> str:
     """The Prometheus text (0.0.4) of one sample record (the latest), with iolens's own monitor metrics."""
-    return build(record, sources, jobs, samples, names).text()
+    return build(record, sources, jobs, samples, names, pids, commands).text()
 
 
 def build(
@@ -258,8 +270,11 @@ def build(
     jobs: bool = False,
     samples: int = 0,
     names: str = "iolens",
+    pids: bool = True,
+    commands: list[tuple[str, str, dict[str, int]]] | None = None,
 ) -> Exposition:
-    """The metric families of one sample record; `names` is iolens or lustre_exporter (the Lustre names)."""
+    """The metric families of one sample record; `names` is iolens or lustre_exporter (the Lustre names),
+    `commands` the per-command process series (proc_agg.py), `pids` whether the per-process ones too."""
     e = Exposition()
     data = (record or {}).get("data", {})
     for name, reading in data.items():
@@ -268,8 +283,12 @@ def build(
                 prom_lustre_exporter.render(e, reading, jobs)
             else:
                 prom_lustre.render(e, reading, jobs)
+        elif name == "proc_io" and not pids:
+            continue
         elif name in RENDERERS:
             RENDERERS[name](e, reading)
+    if commands:
+        _commands(e, commands)
     for name in sources or {}:
         e.add(
             "iolens_monitor_source_up",
