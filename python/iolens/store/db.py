@@ -421,9 +421,25 @@ class PostgresDatabase(Database):
     def bulk_insert(
         self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], conflict: str = ""
     ) -> None:
-        """COPY into a temporary table, then INSERT … SELECT with the conflict clause (COPY has none)."""
+        """COPY straight into the table; when a row is there already (a unique key), COPY into a temporary
+        table instead, then INSERT … SELECT with the conflict clause (COPY has none)."""
         cols = ", ".join(columns)
         tmp = f"_bulk_{table}"
+        rows = rows if isinstance(rows, list) else list(rows)
+        # Rows are new nearly always (a monitor's next batch): the straight COPY costs the server about a
+        # third less than the detour (measured with bench/monitor_pg_ingest.py's record). It runs in a
+        # savepoint, so a duplicate rolls back only it, and then the rows take the detour.
+        try:
+            with self.conn.transaction(), self.conn.cursor() as cur:
+                with cur.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:  # type: ignore[arg-type]
+                    for row in rows:
+                        copy.write_row(row)
+            return
+        except self._psycopg.errors.UniqueViolation as exc:
+            if not conflict:
+                raise StoreError(f"{describe(self.url)}: {str(exc).strip()}") from exc
+        except self._psycopg.Error as exc:
+            raise StoreError(f"{describe(self.url)}: {str(exc).strip()}") from exc
         try:
             with self.conn.cursor() as cur:
                 cur.execute(

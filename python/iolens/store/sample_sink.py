@@ -4,7 +4,8 @@ A node's monitor hands over one record per interval; the sink turns it into narr
 stores them in one transaction every `flush_s` seconds (and at close). The sampler never waits for the
 database: a slow server, a checkpoint, a lost connection or a full disk delays storing, not sampling.
 
-A batch that cannot be stored stays in memory and is tried again (the connection reopened first, when the
+Nodes' batches are spread in time (the first comes after a random 0.5-1.5 intervals). A batch that cannot
+be stored stays in memory and is tried again (the connection reopened first, when the
 sink can reopen it) after `retry_s`, doubling up to 5 minutes. What is kept waiting is bounded
 (`max_buffered` samples, about 10 minutes of a Lustre client's at 1 Hz): past it the oldest samples are
 dropped and counted. The owner is told once when storing stops (`on_error`) and once when it works again
@@ -13,6 +14,7 @@ dropped and counted. The owner is told once when storing stops (`on_error`) and 
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections import deque
@@ -93,7 +95,10 @@ class SampleSink:
 
     def _writer(self) -> None:
         with self._lock:
-            due = time.monotonic() + self.flush_s
+            # The first batch at a random point of 0.5-1.5 intervals: a center that starts every node's
+            # monitor at once (at boot, from one pdsh) would otherwise have all nodes commit in the same
+            # instant every interval, a burst the server takes far slower than the same rows spread out.
+            due = time.monotonic() + self.flush_s * random.uniform(0.5, 1.5)
             while not self._closing:
                 self._wake.wait(max(0.0, due - time.monotonic()))
                 if self._closing:
