@@ -403,7 +403,8 @@ def _run(
                     commands.update(rec["data"]["proc_io"], procs.info)
                 latest["record"] = rec
                 latest["n"] += 1
-                view.update(rec)
+                if live:  # its per-command rates cost a little: only when drawn
+                    view.update(rec, procs.info if procs is not None else None)
                 if writer is not None:
                     writer.write(rec)
                 if influx_out is not None or sender is not None:

@@ -66,7 +66,9 @@ class CommandTotals:
         self._tops = {n: _Top(n) for n in tops}
         self._lock = threading.Lock()
 
-    def update(self, reading: Tree, info: dict[int, ProcInfo]) -> None:
+    def update(self, reading: Tree, info: dict[int, ProcInfo]) -> dict[Key, Counts]:
+        """Add a reading's increases to the totals; returns them ({(comm, job): counts}, the live view's
+        per-command rates)."""
         seen: dict[int, _Proc] = {}
         raw: dict[int, Counts] = {}
         for pid_text, fields in reading.items():
@@ -104,10 +106,13 @@ class CommandTotals:
             total = self.totals.setdefault(key, _zero())
             for k, d in acc.items():
                 total[k] += d
+        if not self._tops:  # the live view's: increases only
+            return added
         ranked = sorted(self.totals, key=lambda k: (-(self.totals[k]["rchar"] + self.totals[k]["wchar"]), k))
         with self._lock:
             for top in self._tops.values():
                 self._select(top, ranked, added)
+        return added
 
     def _select(self, top: _Top, ranked: list[Key], added: dict[Key, Counts]) -> None:
         members = frozenset(ranked[: top.n])

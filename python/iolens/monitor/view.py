@@ -1,8 +1,11 @@
 """Headline figures from a sample's rates (per device, per NFS mount, per Lustre target, per process) and the
-top-like terminal view of them (rich), shown by `iolens monitor` when it runs in a terminal."""
+top-like terminal view of them (rich), shown by `iolens monitor` when it runs in a terminal. The view lists
+processes per command and job, not per process id (one row per forked `sleep` would scroll everything else
+away), with the per-command aggregation of the Prometheus and InfluxDB outputs (proc_agg.py)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,7 +14,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from iolens.monitor import proc_agg
 from iolens.monitor.common import Tree
+from iolens.monitor.procio import ProcInfo
 
 MiB = 1024 * 1024
 # Lustre operations that are metadata operations (llite, md_stats, mdt, mdc stats).
@@ -134,27 +139,100 @@ def processes(rates: Tree, data: Tree) -> list[IoFigures]:
     return out
 
 
+@dataclass
+class CommandFigures(IoFigures):
+    """One command's (and job's) processes over an interval; `name` is the command (comm)."""
+
+    job: str = ""
+    processes: int = 0
+
+
+class CommandRates:
+    """Per-command rates for the view: the increases of proc_agg's per-command totals from one reading to the
+    next, over the time between them. Summing the processes' own rates instead would count twice what a
+    child did before it exited: the kernel adds all of a reaped child's figures to its parent's, and
+    proc_agg takes what was already counted off the parent's increase."""
+
+    def __init__(self) -> None:
+        self._totals = proc_agg.CommandTotals(tops=())
+        self._last: float | None = None
+        self.figures: list[CommandFigures] = []
+
+    def update(self, record: dict[str, Any], info: dict[int, ProcInfo] | None) -> None:
+        data = _sub(record, "data")
+        when = record.get("time")
+        if "proc_io" not in data or type(when) not in (int, float):
+            return  # not read this time: the next reading's increases cover the gap
+        reading = {
+            pid: f
+            for pid, f in _sub(data, "proc_io").items()
+            if isinstance(pid, str) and pid.isdigit() and isinstance(f, dict)
+        }
+        added = self._totals.update(reading, info or {})
+        last, self._last = self._last, float(when)
+        if last is None or when <= last:
+            self.figures = []  # the first reading's increases are everything the processes did so far
+            return
+        dt = when - last
+        live = Counter(proc.key for proc in self._totals.procs.values())
+        self.figures = [
+            CommandFigures(
+                comm,
+                read_bps=c["read_bytes"] / dt,
+                write_bps=c["write_bytes"] / dt,
+                read_iops=c["syscr"] / dt,
+                write_iops=c["syscw"] / dt,
+                job=job,
+                processes=live[(comm, job)],
+            )
+            for (comm, job), c in added.items()
+        ]
+        self.figures.sort(
+            key=lambda f: (-(f.read_bps + f.write_bps), -(f.read_iops + f.write_iops), f.name, f.job)
+        )
+
+
+def _cells(f: IoFigures) -> list[str]:
+    return [
+        f"{f.read_bps / MiB:.2f}",
+        f"{f.write_bps / MiB:.2f}",
+        f"{f.read_iops:.0f}",
+        f"{f.write_iops:.0f}",
+        f"{f.avg_io_bytes / 1024:.1f}" if f.read_iops + f.write_iops else "-",
+    ]
+
+
+def _columns(t: Table, ops: str) -> None:
+    for name in ("read MiB/s", "write MiB/s", f"read {ops}", f"write {ops}", "avg I/O KiB"):
+        t.add_column(name, justify="right")
+
+
+def _command_table(rows: list[CommandFigures], limit: int = proc_agg.DEFAULT_TOP) -> RenderableType:
+    t = Table(
+        title="commands (/proc/PID/io per command and job; ops are system calls)",
+        title_justify="left", title_style="bold", box=None, pad_edge=False,
+    )  # fmt: skip
+    t.add_column("command", no_wrap=True)
+    t.add_column("job", no_wrap=True)
+    t.add_column("procs", justify="right")
+    _columns(t, "calls/s")
+    for f in rows[:limit]:
+        t.add_row(f.name, f.job or "-", str(f.processes), *_cells(f))
+    if len(rows) <= limit:
+        return t
+    return Group(t, Text(f"… and {len(rows) - limit} more commands", style="dim"))
+
+
 def _table(title: str, rows: list[IoFigures], meta: bool, busy: bool = False, ops: str = "IOPS") -> Table:
     t = Table(title=title, title_justify="left", title_style="bold", box=None, pad_edge=False)
     t.add_column("name", no_wrap=True)
-    t.add_column("read MiB/s", justify="right")
-    t.add_column("write MiB/s", justify="right")
-    t.add_column(f"read {ops}", justify="right")
-    t.add_column(f"write {ops}", justify="right")
-    t.add_column("avg I/O KiB", justify="right")
+    _columns(t, ops)
     if meta:
         t.add_column("metadata ops/s", justify="right")
     if busy:
         t.add_column("busy %", justify="right")
     for f in rows:
-        cells = [
-            f.name,
-            f"{f.read_bps / MiB:.2f}",
-            f"{f.write_bps / MiB:.2f}",
-            f"{f.read_iops:.0f}",
-            f"{f.write_iops:.0f}",
-            f"{f.avg_io_bytes / 1024:.1f}" if f.read_iops + f.write_iops else "-",
-        ]
+        cells = [f.name, *_cells(f)]
         if meta:
             cells.append(f"{f.meta_ops:.0f}")
         if busy:
@@ -195,10 +273,13 @@ class LiveView:
         # Sources read only in part: {source: {part: why}}.
         self.partial: dict[str, dict[str, str]] = {}
         self.samples = 0
+        self.commands = CommandRates()
 
-    def update(self, record: dict[str, Any]) -> None:
+    def update(self, record: dict[str, Any], info: dict[int, ProcInfo] | None = None) -> None:
+        """A new sample; `info` the parent and job of each watched process (ProcIoCollector.info)."""
         self.record = record
         self.samples += 1
+        self.commands.update(record, info)
 
     def event(self, ev: dict[str, Any]) -> None:
         if ev.get("event") == "unavailable":
@@ -234,11 +315,8 @@ class LiveView:
         lus = lustre_targets(rates, data)
         if lus:
             parts.append(_table("Lustre", lus, meta=True, ops="ops/s"))
-        procs = processes(rates, data)
-        if procs:
-            parts.append(
-                _table("processes (/proc/PID/io; ops are system calls)", procs, meta=False, ops="calls/s")
-            )
+        if self.commands.figures:
+            parts.append(_command_table(self.commands.figures))
         for name, reason in sorted(self.unavailable.items()):
             parts.append(Text(f"{name}: unavailable — {reason}", style="dim"))
         for name, unreadable in sorted(self.partial.items()):
