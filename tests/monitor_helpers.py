@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -92,3 +94,33 @@ def time_limit(seconds: float, what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# --- servers the monitor's outputs are checked against (Prometheus, InfluxDB) -------------------------
+
+
+def server_binary(name: str, package: str) -> str:
+    """A server program Debian's `package` installs: its path. Missing, the test fails in CI (.ci/run installs
+    it) and is skipped elsewhere."""
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI") or os.environ.get("IOLENS_REQUIRE_MPI") == "1":
+            pytest.fail(f"{name} is not installed (Debian package {package}, in .ci/run's packages)")
+        pytest.skip(f"{name} is not installed (apt-get install {package})")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import shutil
 import socket
 import subprocess
 import threading
@@ -28,7 +27,7 @@ import pytest
 from iolens.monitor.influx_http import HttpWriter, Target, retry_after
 
 from .faults.test_monitor_escaping import read_points
-from .monitor_helpers import iolens_env, run_iolens
+from .monitor_helpers import free_port, iolens_env, run_iolens, server_binary
 
 TOKEN = "s3cr3t-token=="
 Answer = tuple[int, dict[str, str], bytes]
@@ -282,22 +281,12 @@ def test_bad_influx_options_exit_2_with_one_line(args: list[str], message: str) 
 # --- a real InfluxDB 1.x ----------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def influxd(tmp_path: Path) -> Iterator[str]:
-    binary = shutil.which("influxd")
-    if binary is None:
-        if os.environ.get("IOLENS_REQUIRE_MPI") == "1":
-            pytest.fail("influxd is missing (Debian package influxdb, in .ci/run's list)")
-        pytest.skip("influxd is not installed (Debian package influxdb)")
+    binary = server_binary("influxd", "influxdb")
     d = tmp_path / "influxd"
     d.mkdir()
-    port = _free_port()
+    port = free_port()
     (d / "influxdb.conf").write_text(
         "reporting-disabled = true\n"
         'bind-address = "127.0.0.1:0"\n'

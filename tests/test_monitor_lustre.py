@@ -86,6 +86,7 @@ def test_every_shared_stats_sample_is_recognised_without_a_kind() -> None:
         "obdfilter-export-stats-2.12.txt": "stats",
         "osc-stats-old-usecs.txt": "stats",
         "ost-job_stats-2.12.txt": "job_stats",
+        "mdt-job_stats-2.12.txt": "job_stats",
         "mdc-rpc_stats-2.15.txt": "rpc_stats",
         "osc-rpc_stats-2.17.txt": "rpc_stats",
         "osd-ldiskfs-brw_stats-2.15.txt": "brw_stats",

@@ -25,8 +25,9 @@ import pytest
 import yaml
 
 from .conftest import REPO
+from .monitor_helpers import stop_process
 from .prom_lustre_tree import FILES, MDT_JOBS, advance, lustre_tree, texts
-from .test_monitor_prom_server import DASHBOARD, RULES, Server, _stop, agrees_at_some_evaluation, scraped
+from .test_monitor_prom_server import DASHBOARD, RULES, Server, agrees_at_some_evaluation, scraped
 
 TREE = {**FILES, **MDT_JOBS}
 EXPORTER_DASHBOARDS = REPO / "tests" / "data" / "lustre_exporter" / "dashboards.txt"
@@ -186,7 +187,7 @@ def writer(disk_dir: Path) -> Iterator[subprocess.Popen[str]]:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         yield proc
     finally:
-        _stop(proc)
+        stop_process(proc)
 
 
 @pytest.fixture

@@ -5,9 +5,6 @@ families are stored as OpenMetrics names them, and histogram_quantile reads the 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -18,23 +15,13 @@ from typing import Any
 
 import pytest
 
+from .monitor_helpers import free_port, server_binary
 from .prom_lustre_tree import lustre_tree
 from .test_monitor_outputs import Monitor
 
 
 def _prometheus_binary() -> str:
-    path = shutil.which("prometheus")
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("prometheus is not installed (Debian package prometheus, in .ci/run's packages)")
-        pytest.skip("prometheus is not installed (apt-get install prometheus)")
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return server_binary("prometheus", "prometheus")
 
 
 class PrometheusServer:
@@ -46,7 +33,7 @@ class PrometheusServer:
             "global:\n  scrape_interval: 500ms\n  scrape_timeout: 400ms\n"
             f"scrape_configs:\n  - job_name: iolens\n    static_configs:\n      - targets: {targets!r}\n"
         )
-        self.port = _free_port()
+        self.port = free_port()
         self.log = (tmp / "prometheus.log").open("w")
         self.proc = subprocess.Popen(
             [

@@ -9,8 +9,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -24,6 +22,7 @@ from typing import Any
 import pytest
 
 from .conftest import REPO
+from .monitor_helpers import free_port, server_binary, stop_process
 
 RULES = REPO / "deploy" / "prometheus" / "iolens-rules.yml"
 DASHBOARD = REPO / "deploy" / "grafana" / "iolens-node.json"
@@ -35,28 +34,7 @@ PHYSICAL = (
 
 
 def _prometheus() -> str:
-    path = shutil.which("prometheus")
-    if path is None:
-        if os.environ.get("IOLENS_REQUIRE_MPI") == "1":
-            pytest.fail("prometheus not found: CI installs Debian's prometheus package (.ci/run)")
-        pytest.skip("prometheus not installed: apt-get install prometheus")
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _stop(proc: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within 30 s."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    return server_binary("prometheus", "prometheus")
 
 
 DISK_ARGS = ("--interval", "0.5", "--sources", "diskstats,pressure,meminfo")
@@ -83,7 +61,7 @@ class Node:
         self.address = m.group(1)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
 class Server:
@@ -102,7 +80,7 @@ class Server:
         (workdir / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
         self.log = (workdir / "prometheus.log").open("w")
         for _attempt in range(5):  # a free port can be taken by someone else before the server binds it
-            self.url = f"http://127.0.0.1:{_free_port()}"
+            self.url = f"http://127.0.0.1:{free_port()}"
             self.proc = subprocess.Popen(
                 [binary, f"--config.file={workdir / 'prometheus.yml'}",
                  f"--storage.tsdb.path={workdir / 'data'}", f"--web.listen-address={self.url[7:]}"],
@@ -142,7 +120,7 @@ class Server:
         return self.api("query", **params)["result"]
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
 
 def _disk_load(directory: Path, stop: threading.Event) -> None:

@@ -251,17 +251,9 @@ RENDERERS: dict[str, Callable[[Exposition, Tree], None]] = {
 }
 
 
-def exposition(
-    record: dict[str, Any] | None,
-    sources: dict[str, Any] | None = None,
-    jobs: bool = False,
-    samples: int = 0,
-    names: str = "iolens",
-    pids: bool = True,
-    commands: list[tuple[str, str, dict[str, int]]] | None = None,
-) -> str:
-    """The Prometheus text (0.0.4) of one sample record (the latest), with iolens's own monitor metrics."""
-    return build(record, sources, jobs, samples, names, pids, commands).text()
+def exposition(record: dict[str, Any] | None, *args: Any, **kwargs: Any) -> str:
+    """The Prometheus text (0.0.4) of one sample record (the latest): build()'s families, as text."""
+    return build(record, *args, **kwargs).text()
 
 
 def build(
