@@ -343,7 +343,6 @@ def _run(
     live = interactive and not ns.no_live and out_path != "-" and ns.influx != "-"
     host = socket.gethostname()
     latest: dict[str, Any] = {"record": None, "n": 0}
-    view = LiveView(interval, host)
 
     def on_term(signum: int, frame: Any) -> None:
         sampler.stop()
@@ -351,10 +350,12 @@ def _run(
     previous = signal.signal(signal.SIGTERM, on_term)
     server = None
     procs = next((c for c in sampler.collectors if isinstance(c, ProcIoCollector)), None)
-    # Per-command totals only when an output serves them (the stream keeps the raw per-process values).
+    # Per-command totals only when an output serves them or the live view shows them (the stream keeps the
+    # raw per-process values); one set of totals for all of them.
     outputs = ((ns.prometheus_top, address), (ns.influx_top, ns.influx), (ns.influx_top, ns.influx_url))
     tops = {n for n, used in outputs if n and used is not None}
-    commands = proc_agg.CommandTotals(tops) if procs is not None and tops else None
+    commands = proc_agg.CommandTotals(tops) if procs is not None and (tops or live) else None
+    view = LiveView(interval, host, commands)
 
     def top(n: int) -> proc_agg.Series | None:
         return commands.top(n) if commands is not None and n else None

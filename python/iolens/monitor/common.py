@@ -252,3 +252,10 @@ def walk_numbers(tree: Tree, path: tuple[str, ...] = ()) -> Iterable[tuple[tuple
             yield from walk_numbers(value, (*path, key))
         elif isinstance(value, int | float) and not isinstance(value, bool):
             yield (*path, key), value
+
+
+def subtree(tree: Any, key: str) -> Tree:
+    """tree[key] when both are objects, else {}: a reading read back from a damaged stream may hold anything
+    where an object belongs (nodes.py keeps only records of the right outline)."""
+    value = tree.get(key) if isinstance(tree, dict) else None
+    return value if isinstance(value, dict) else {}

@@ -65,6 +65,7 @@ class CommandTotals:
         self.totals: dict[Key, Counts] = {}
         self._tops = {n: _Top(n) for n in tops}
         self._lock = threading.Lock()
+        self.last_added: dict[Key, Counts] = {}  # the last update's increases (the live view reads them)
 
     def update(self, reading: Tree, info: dict[int, ProcInfo]) -> dict[Key, Counts]:
         """Add a reading's increases to the totals; returns them ({(comm, job): counts}, the live view's
@@ -102,6 +103,7 @@ class CommandTotals:
                 proc.owed[k] -= taken
                 acc[k] += d - taken
         self.procs = seen
+        self.last_added = added
         for key, acc in added.items():
             total = self.totals.setdefault(key, _zero())
             for k, d in acc.items():

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from iolens.monitor import proc_agg
-from iolens.monitor.common import Tree
+from iolens.monitor.common import Tree, subtree
 from iolens.monitor.procio import ProcInfo
 
 MiB = 1024 * 1024
@@ -47,13 +47,6 @@ class IoFigures:
         return (self.read_bps + self.write_bps) / ops if ops else 0.0
 
 
-def _sub(tree: Any, key: str) -> Tree:
-    """tree[key] when both are objects, else {}: a reading read back from a damaged stream may hold anything
-    where an object belongs (nodes.py keeps only records of the right outline)."""
-    value = tree.get(key) if isinstance(tree, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
 def _num(tree: Tree, *keys: str) -> float:
     cur: Any = tree
     for k in keys:
@@ -65,7 +58,7 @@ def _num(tree: Tree, *keys: str) -> float:
 
 def devices(rates: Tree) -> list[IoFigures]:
     out = []
-    for dev, r in _sub(rates, "diskstats").items():
+    for dev, r in subtree(rates, "diskstats").items():
         out.append(
             IoFigures(
                 dev,
@@ -81,8 +74,8 @@ def devices(rates: Tree) -> list[IoFigures]:
 
 def nfs_mounts(rates: Tree) -> list[IoFigures]:
     out = []
-    for mnt, r in _sub(rates, "mountstats").items():
-        ops = _sub(r, "ops")
+    for mnt, r in subtree(rates, "mountstats").items():
+        ops = subtree(r, "ops")
         out.append(
             IoFigures(
                 mnt,
@@ -103,11 +96,11 @@ def nfs_mounts(rates: Tree) -> list[IoFigures]:
 def lustre_targets(rates: Tree, data: Tree) -> list[IoFigures]:
     """llite (per mount), obdfilter/mdt (per target) and md_stats figures from the stats files."""
     out = []
-    for param, r in _sub(rates, "lustre").items():
-        entry = _sub(_sub(data, "lustre"), param)
+    for param, r in subtree(rates, "lustre").items():
+        entry = subtree(subtree(data, "lustre"), param)
         if entry.get("kind") != "stats" or "nid" in entry:
             continue
-        counters = _sub(r, "counters")
+        counters = subtree(r, "counters")
         meta = sum(_num(c, "samples") for op, c in counters.items() if op in METADATA_OPS)
         out.append(
             IoFigures(
@@ -125,8 +118,8 @@ def lustre_targets(rates: Tree, data: Tree) -> list[IoFigures]:
 
 def processes(rates: Tree, data: Tree) -> list[IoFigures]:
     out = []
-    for pid, r in _sub(rates, "proc_io").items():
-        comm = _sub(_sub(data, "proc_io"), pid).get("comm", "")
+    for pid, r in subtree(rates, "proc_io").items():
+        comm = subtree(subtree(data, "proc_io"), pid).get("comm", "")
         out.append(
             IoFigures(
                 f"{pid} {comm}",
@@ -153,22 +146,28 @@ class CommandRates:
     child did before it exited: the kernel adds all of a reaped child's figures to its parent's, and
     proc_agg takes what was already counted off the parent's increase."""
 
-    def __init__(self) -> None:
-        self._totals = proc_agg.CommandTotals(tops=())
+    def __init__(self, totals: proc_agg.CommandTotals | None = None) -> None:
+        # The monitor's own totals when it keeps them for its outputs (it updates them before the view):
+        # the view reads their increases instead of adding up every reading a second time.
+        self._owned = totals is None
+        self._totals = totals if totals is not None else proc_agg.CommandTotals(tops=())
         self._last: float | None = None
         self.figures: list[CommandFigures] = []
 
     def update(self, record: dict[str, Any], info: dict[int, ProcInfo] | None) -> None:
-        data = _sub(record, "data")
+        data = subtree(record, "data")
         when = record.get("time")
         if "proc_io" not in data or type(when) not in (int, float):
             return  # not read this time: the next reading's increases cover the gap
-        reading = {
-            pid: f
-            for pid, f in _sub(data, "proc_io").items()
-            if isinstance(pid, str) and pid.isdigit() and isinstance(f, dict)
-        }
-        added = self._totals.update(reading, info or {})
+        if self._owned:
+            reading = {
+                pid: f
+                for pid, f in subtree(data, "proc_io").items()
+                if isinstance(pid, str) and pid.isdigit() and isinstance(f, dict)
+            }
+            added = self._totals.update(reading, info or {})
+        else:
+            added = self._totals.last_added
         last, self._last = self._last, float(when)
         if last is None or when <= last:
             self.figures = []  # the first reading's increases are everything the processes did so far
@@ -265,7 +264,7 @@ def system_line(data: Tree) -> Text:
 class LiveView:
     """The renderable that rich.Live redraws: the latest sample's figures."""
 
-    def __init__(self, interval: float, host: str) -> None:
+    def __init__(self, interval: float, host: str, commands: proc_agg.CommandTotals | None = None) -> None:
         self.interval = interval
         self.host = host
         self.record: dict[str, Any] | None = None
@@ -273,7 +272,7 @@ class LiveView:
         # Sources read only in part: {source: {part: why}}.
         self.partial: dict[str, dict[str, str]] = {}
         self.samples = 0
-        self.commands = CommandRates()
+        self.commands = CommandRates(commands)
 
     def update(self, record: dict[str, Any], info: dict[int, ProcInfo] | None = None) -> None:
         """A new sample; `info` the parent and job of each watched process (ProcIoCollector.info)."""

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iolens.report.own_io import Interval, Split, intervals, split_over, sub
+from iolens.monitor.common import subtree
+from iolens.report.own_io import Interval, Split, intervals, split_over
 from iolens.store import queries
 from iolens.store.db import Database
 from iolens.store.samples import record_samples
@@ -283,7 +284,7 @@ def _streams(doc: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
     mon = doc.get("monitor")
     if not isinstance(mon, dict):
         return []
-    host = str(mon.get("host") or sub(doc, "host").get("hostname") or "unknown")
+    host = str(mon.get("host") or subtree(doc, "host").get("hostname") or "unknown")
 
     def records(v: Any) -> list[dict[str, Any]]:
         return [
@@ -295,7 +296,7 @@ def _streams(doc: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
         ]
 
     out = [(host, records(mon.get("samples")))]
-    for h, node in sub(mon, "nodes").items():
+    for h, node in subtree(mon, "nodes").items():
         if isinstance(node, dict):
             out.append((str(h), records(node.get("samples"))))
     return [(h, r) for h, r in out if r]
@@ -307,7 +308,7 @@ def _margin(times: Iterable[float]) -> float:
 
 
 def _doc_windows(doc: dict[str, Any]) -> list[tuple[str, int | None, float, float]]:
-    mon = sub(doc, "monitor")
+    mon = subtree(doc, "monitor")
     out = []
     for w in mon.get("windows") or []:
         if (
@@ -350,7 +351,7 @@ def build(
             for r in recs:
                 for s in record_samples(r, host):
                     series[(s.host, s.source, s.target, s.metric)].append((s.t, s.value))
-                for pid, fields in sub(sub(r, "data"), "proc_io").items():
+                for pid, fields in subtree(subtree(r, "data"), "proc_io").items():
                     if isinstance(fields, dict) and fields.get("comm"):
                         comms[(host, str(pid))] = str(fields["comm"])
             ivs = intervals(recs)

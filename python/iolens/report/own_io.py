@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iolens.monitor.common import subtree
+
 OWN_METHOD = (
     "Own I/O is what the run's own processes (the engine's process tree that --monitor watched, "
     "/proc/PID/io read_bytes and write_bytes) caused to be read from or written to storage; others' is the "
@@ -63,11 +65,6 @@ class Interval:
     cgroup_write: float | None
 
 
-def sub(tree: Any, key: str) -> dict[str, Any]:
-    value = tree.get(key) if isinstance(tree, dict) else None
-    return value if isinstance(value, dict) else {}
-
-
 def _num(tree: Any, key: str) -> float | None:
     v = tree.get(key) if isinstance(tree, dict) else None
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
@@ -119,8 +116,8 @@ def intervals(records: Sequence[dict[str, Any]]) -> list[Interval]:
         t0, t1 = prev.get("time"), cur.get("time")
         if not isinstance(t0, int | float) or not isinstance(t1, int | float) or t1 <= t0:
             continue
-        pd, cd = sub(prev, "data"), sub(cur, "data")
-        ds0, ds1 = sub(pd, "diskstats"), sub(cd, "diskstats")
+        pd, cd = subtree(prev, "data"), subtree(cur, "data")
+        ds0, ds1 = subtree(pd, "diskstats"), subtree(cd, "diskstats")
         names = disks(n for n in ds1 if n in ds0)
         dr = _counter_sum(ds0, ds1, names, "read_bytes")
         dw = _counter_sum(ds0, ds1, names, "written_bytes")
@@ -128,16 +125,16 @@ def intervals(records: Sequence[dict[str, Any]]) -> list[Interval]:
             continue
         own_r = own_w = None
         if "proc_io" in pd and "proc_io" in cd:
-            p0, p1 = sub(pd, "proc_io"), sub(cd, "proc_io")
+            p0, p1 = subtree(pd, "proc_io"), subtree(cd, "proc_io")
             own_r, own_w = own_bytes(p0, p1, "read_bytes"), own_bytes(p0, p1, "write_bytes")
         cg_r = cg_w = None
-        c0, c1 = sub(pd, "cgroup_io"), sub(cd, "cgroup_io")
+        c0, c1 = subtree(pd, "cgroup_io"), subtree(cd, "cgroup_io")
         if c0 and c1:
             cg_r = cg_w = 0.0
             for cg in c1:
-                devs = [d for d in sub(c1, cg) if d in sub(c0, cg)]
-                r = _counter_sum(sub(c0, cg), sub(c1, cg), devs, "rbytes")
-                w = _counter_sum(sub(c0, cg), sub(c1, cg), devs, "wbytes")
+                devs = [d for d in subtree(c1, cg) if d in subtree(c0, cg)]
+                r = _counter_sum(subtree(c0, cg), subtree(c1, cg), devs, "rbytes")
+                w = _counter_sum(subtree(c0, cg), subtree(c1, cg), devs, "wbytes")
                 cg_r, cg_w = cg_r + (r or 0.0), cg_w + (w or 0.0)
         out.append(Interval(float(t0), float(t1), dr, dw, own_r, own_w, cg_r, cg_w))
     return out

@@ -71,11 +71,6 @@ class SampleSink:
                 self._pending.popleft()
             self.dropped += max(0, over)
 
-    def flush(self) -> None:
-        """Store what is buffered now (in the caller's thread, the writer paused); errors as in the writer."""
-        with self._lock:
-            self._store_pending()
-
     def close(self, timeout_s: float = 30.0) -> None:
         """Stop the writer after a last attempt to store everything buffered; what is left is dropped."""
         with self._lock:
