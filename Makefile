@@ -11,7 +11,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The installed package is rebuilt only when something that goes into it changed.
 NATIVE_SRC := $(shell find native -type f 2>/dev/null)
-PY_SRC := $(shell find python -type f -name '*.py' 2>/dev/null)
+PY_SRC := $(shell find python -type f \( -name '*.py' -o -name '*.html' -o -name '*.js' -o -name '*.css' \) 2>/dev/null)
 BENCH_PY := $(wildcard bench/*.py)
 PIP := $(VPY) -m pip --disable-pip-version-check
 

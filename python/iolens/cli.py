@@ -43,6 +43,7 @@ commands:
   db       the statistics database: iolens db import|runs|show|trend|regressions|jobs|systems|info
   compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
   report   a self-contained HTML report: iolens report ID --html FILE
+  web      the center's I/O portal on the database: iolens web [--port 8050] | iolens web token add USER
 
 Every command takes --db PATH_OR_URL (or $IOLENS_DB, or the config file): ior, mdtest, find, fio, io500,
 profile (and profile report) and monitor store what they produce there when one is configured (tagged
@@ -636,6 +637,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         commands = {"db": db_cli.db_main, "compare": db_cli.compare_main, "report": db_cli.report_main}
         return commands[command](rest)
+    if command == "web":
+        from iolens.web import command as web_command
+
+        return web_command.main(rest)
     if command in WORKLOADS or command == "io500":
         try:
             store, rest = take_options(rest)

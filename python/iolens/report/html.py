@@ -93,7 +93,9 @@ footer { color: #888; font-size: 12px; padding: 0 28px 24px; }
 
 SCRIPT = """
 (function () {
-  var config = {displaylogo: false, responsive: true};
+  // No logo, and no "send to cloud"/"edit in Chart Studio": nothing leaves the report.
+  var config = {displaylogo: false, responsive: true, showSendToCloud: false, showEditInChartStudio: false,
+                modeBarButtonsToRemove: ["sendDataToCloud", "editInChartStudio"]};
   document.querySelectorAll("div[data-figure]").forEach(function (el) {
     var fig = JSON.parse(document.getElementById(el.getAttribute("data-figure")).textContent);
     Plotly.newPlot(el, fig.data, fig.layout, config);

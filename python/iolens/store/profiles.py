@@ -8,6 +8,7 @@ bins). Every file of the job is a row of profile_files, with all its non-zero co
 
 from __future__ import annotations
 
+import pwd
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from operator import add, truediv
@@ -66,6 +67,26 @@ def iolens_jobs(path: Path | list[Path]) -> list[ProfileRecord]:
     return [job_record(job, where) for job in jobs]
 
 
+def user_of_uid(uid: int) -> str:
+    """A numeric user id as its login name on this machine, else `uid N` (a log read elsewhere)."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except (KeyError, OverflowError, ValueError):
+        return f"uid {uid}"
+
+
+def logs_owner(logs: Sequence[Any]) -> str | None:
+    """The user a job belongs to: the owner of its first log. The runtime creates each log as the process
+    that writes it, so the file's owner is the user who ran the program (the portal shows a job only to
+    them). None when the log cannot be looked at."""
+    for log in logs:
+        try:
+            return user_of_uid(Path(log.path).stat().st_uid)
+        except (OSError, TypeError, AttributeError):
+            continue
+    return None
+
+
 def logs_uid(logs: Sequence[Any]) -> str:
     """A job's uid: the hash of its logs' content hashes, sorted. It depends on the logs' bytes only, not on
     their names or order nor on the report this iolens derives from them (a newer iolens whose report differs
@@ -97,6 +118,7 @@ def job_record(job: Any, source_path: str | None = None, uid: str | None = None)
         origin="iolens",
         summary=report,
         job_id=job.job_id,
+        user_name=logs_owner(job.logs),
         exe=root.exe or None,
         command=" ".join(root.cmdline) or None,
         hosts=s.get("hosts"),

@@ -203,6 +203,23 @@ MIGRATIONS: list[list[str]] = [
             FROM runs WHERE tool = 'ior' AND origin = 'iolens'
             AND EXISTS (SELECT 1 FROM phases p WHERE p.run_id = runs.id AND p.name = 'read')""",
     ],
+    # --- version 3: the web portal's sign-in tokens (docs/web.md "Tokens") ---------------------------------
+    # A token is 256 random bits shown once; only its SHA-256 is kept (a hash that cannot be searched
+    # backwards from 256 random bits needs no slow key derivation). Revoked tokens stay, marked, so a list
+    # shows who had access and until when. Profiles are looked up by their user for the portal's job lists.
+    [
+        """CREATE TABLE web_tokens (
+            id {id},
+            user_name TEXT NOT NULL,
+            token_hash TEXT NOT NULL UNIQUE,
+            staff {bool} NOT NULL,
+            label TEXT,
+            created_at {real} NOT NULL,
+            last_used_at {real},
+            revoked_at {real}
+        )""",
+        "CREATE INDEX profiles_by_user ON profiles (user_name, started_at)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -214,7 +231,7 @@ class SchemaTooNew(StoreError):
 
 # Every table and view of the current schema (`iolens db check` looks for each).
 TABLES = ("iolens_meta", "systems", "runs", "phases", "series", "samples", "sample_imports", "profiles",
-          "profile_files", "run_cache_modes")  # fmt: skip
+          "profile_files", "run_cache_modes", "web_tokens")  # fmt: skip
 VIEWS = ("monitor_samples",)
 
 
