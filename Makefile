@@ -15,7 +15,7 @@ PY_SRC := $(shell find python -type f \( -name '*.py' -o -name '*.html' -o -name
 BENCH_PY := $(wildcard bench/*.py)
 PIP := $(VPY) -m pip --disable-pip-version-check
 
-.PHONY: install install-test native test-native lint test-python test-faults test-advice test run clean
+.PHONY: install install-test native test-native lint test-python test-web test-faults test-advice test run clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,13 @@ lint: install-test
 	$(VENV)/bin/ruff check python tests $(if $(BENCH_PY),bench)
 
 test-python: install-test
-	$(VENV)/bin/pytest tests -q --ignore=tests/faults --ignore=tests/test_advice_quality.py
+	$(VENV)/bin/pytest tests -q --ignore=tests/faults --ignore=tests/test_advice_quality.py \
+		--ignore-glob='tests/test_web_*.py'
+
+# The web portal (docs/web.md): real `iolens web` servers on SQLite and on a private PostgreSQL server, and
+# its pages in Debian's Chromium driven by Playwright (screenshots kept in build/test-artifacts/web/).
+test-web: install-test
+	$(VENV)/bin/pytest tests/test_web_*.py -q
 
 # The fault-injection suite (docs/reliability.md): signals at seeded random moments, full file systems,
 # permission errors mid-run, and Hypothesis fuzzing of every parser of outside data. Some cases mount a small
@@ -70,17 +76,20 @@ test-faults: install-test
 test-advice: install-test native
 	IOLENS_ADVICE_TABLE=1 $(VENV)/bin/pytest tests/test_advice_quality.py -q -s
 
-test: test-native lint test-python test-faults test-advice
+test: test-native lint test-python test-web test-faults test-advice
 
 # The IO500 suite in --quick mode (2 s stonewall, small sizes: not a valid IO500 run) with 2 local processes,
 # on a scratch directory in /tmp: prints the phase table and the score; the result directory is kept (its path
-# is printed), the data directory is removed.
+# is printed), the data directory is removed. The run is stored in the statistics database ($IOLENS_DB, else the
+# default file ~/.local/share/iolens/iolens.db), which `iolens web` then shows.
 run: install
 	@scratch=$$(mktemp -d /tmp/iolens-run.XXXXXX); \
 	printf '[global]\ndatadir = %s/data\nresultdir = %s/results\ntimestamp-resultdir = FALSE\n' \
 		"$$scratch" "$$scratch" > "$$scratch/io500.ini"; \
 	echo "scratch directory: $$scratch (config: $$scratch/io500.ini)"; \
-	$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2; status=$$?; \
+	db_opt=(); if [[ -z "$${IOLENS_DB:-}" ]]; then \
+		db="$${XDG_DATA_HOME:-$$HOME/.local/share}/iolens/iolens.db"; mkdir -p "$$(dirname "$$db")"; db_opt=(--db "$$db"); fi; \
+	$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2 "$${db_opt[@]}"; status=$$?; \
 	rm -rf "$$scratch/data"; \
 	echo "results kept in $$scratch/results (rm -r $$scratch when done)"; \
 	exit $$status
