@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from iolens.store.db import Database
-from iolens.store.queries import RUN_COLUMNS, RUNS_JOINED, NotFound, _fix_bools
+from iolens.store.queries import RUN_COLUMNS, RUNS_JOINED, NotFound, _fix_bools, _run_filter
 
 # SQLite and PostgreSQL keep ids in signed 64-bit integers: a bigger one is no row (and must not reach the
 # driver, which would fail on it).
@@ -33,12 +33,14 @@ def systems_overview(db: Database) -> list[dict[str, Any]]:
     rows = db.query_dicts(
         "SELECT s.id AS id, s.name AS name, s.site AS site, s.fs_type AS fs_type,"
         " (SELECT COUNT(*) FROM runs r WHERE r.system_id = s.id) AS runs,"
-        " (SELECT COUNT(*) FROM profiles p WHERE p.system_id = s.id) AS profiles,"
+        " COALESCE(pc.n, 0) AS profiles,"
         " (SELECT MAX(r.started_at) FROM runs r WHERE r.system_id = s.id) AS last_run,"
         f" ({latest_io500.format(col='r.score')}) AS io500_score,"
         f" ({latest_io500.format(col='r.id')}) AS io500_run,"
         f" ({latest_io500.format(col='r.valid')}) AS io500_valid"
-        " FROM systems s ORDER BY s.name"
+        # profiles has no index on system_id: one grouped scan of it, not one per system
+        " FROM systems s LEFT JOIN (SELECT system_id, COUNT(*) AS n FROM profiles GROUP BY system_id) pc"
+        " ON pc.system_id = s.id ORDER BY s.name"
     )
     return _fix_bools(rows, "io500_valid")
 
@@ -97,16 +99,8 @@ def run_list(
     db: Database, system: str | None, tool: str | None, limit: int, offset: int
 ) -> tuple[list[dict[str, Any]], int]:
     """One page of runs, newest first, of one system and/or tool; and how many there are in all."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if system is not None:
-        clauses.append("r.system_id = (SELECT id FROM systems WHERE name = ?)")
-        params.append(system)
-    if tool is not None:
-        clauses.append("r.tool = ?")
-        params.append(tool)
-    where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-    total = db.query_one(f"SELECT COUNT(*) FROM runs r {where}", params)
+    where, params = _run_filter(system, tool, None)
+    total = db.query_one(f"SELECT COUNT(*) FROM {RUNS_JOINED} {where}", params)
     rows = db.query_dicts(
         f"SELECT {RUN_COLUMNS} FROM {RUNS_JOINED} {where}"
         f" ORDER BY r.started_at DESC, r.id DESC LIMIT {int(limit)} OFFSET {int(offset)}",
