@@ -419,6 +419,7 @@ DRAWN_MARKS = """Array.from(document.querySelectorAll('div[data-drawn="1"]')).ma
     d.querySelectorAll('.main-svg .point, .main-svg .js-line, .main-svg .trace.bars').length)"""
 
 
+@pytest.mark.slow  # Chromium: about 11 s
 def test_pages_in_chromium_draw_their_plots_and_run_nothing(bench: Bench, server: Any, staff: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     exe = chromium()

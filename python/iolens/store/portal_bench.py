@@ -26,21 +26,18 @@ _SCORE = (
 def systems_overview(db: Database) -> list[dict[str, Any]]:
     """Every system with its number of runs and profiles, its last run's time, and its latest IO500 score
     (with that run's id and validity), in one query."""
-    latest_io500 = (
-        "SELECT {col} FROM runs r WHERE r.system_id = s.id AND r.tool = 'io500' AND r.score IS NOT NULL"
-        " ORDER BY r.started_at DESC, r.id DESC LIMIT 1"
-    )
     rows = db.query_dicts(
         "SELECT s.id AS id, s.name AS name, s.site AS site, s.fs_type AS fs_type,"
         " (SELECT COUNT(*) FROM runs r WHERE r.system_id = s.id) AS runs,"
         " COALESCE(pc.n, 0) AS profiles,"
         " (SELECT MAX(r.started_at) FROM runs r WHERE r.system_id = s.id) AS last_run,"
-        f" ({latest_io500.format(col='r.score')}) AS io500_score,"
-        f" ({latest_io500.format(col='r.id')}) AS io500_run,"
-        f" ({latest_io500.format(col='r.valid')}) AS io500_valid"
+        " li.score AS io500_score, li.id AS io500_run, li.valid AS io500_valid"
         # profiles has no index on system_id: one grouped scan of it, not one per system
         " FROM systems s LEFT JOIN (SELECT system_id, COUNT(*) AS n FROM profiles GROUP BY system_id) pc"
-        " ON pc.system_id = s.id ORDER BY s.name"
+        " ON pc.system_id = s.id"
+        " LEFT JOIN runs li ON li.id = (SELECT r.id FROM runs r WHERE r.system_id = s.id AND r.tool = 'io500'"
+        " AND r.score IS NOT NULL ORDER BY r.started_at DESC, r.id DESC LIMIT 1)"
+        " ORDER BY s.name"
     )
     return _fix_bools(rows, "io500_valid")
 
