@@ -146,7 +146,7 @@ def _check_row(c: queries.RegressionCheck) -> dict[str, Any]:
         "median": f"{fmt.value(c.median, c.unit)} ({c.history})"
         if c.median is not None
         else f"- ({c.history})",
-        "change": f"{-c.drop * 100:+.1f}%" if c.drop is not None else "-",
+        "change": f"{0.0 - c.drop * 100:+.1f}%" if c.drop is not None else "-",  # no "-0.0%"
         "verdict": verdict,
         "regression": c.regression,
     }
