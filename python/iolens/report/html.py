@@ -20,7 +20,7 @@ import json
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -119,7 +119,7 @@ class Page:
     def figure(self, fig: dict[str, Any], height: int = 380) -> str:
         """A placeholder div for a figure; the page's script draws it."""
         fid = f"fig{len(self.figures)}"
-        _axis_titles(fig.get("layout") or {})
+        axis_titles(fig.get("layout") or {})
         self.figures.append((fid, fig))
         return f'<div class="plot" style="height:{height}px" data-figure="{fid}-data" id="{fid}"></div>'
 
@@ -143,7 +143,7 @@ class Page:
         )
 
 
-def _axis_titles(layout: dict[str, Any]) -> None:
+def axis_titles(layout: dict[str, Any]) -> None:
     """An axis title given as a string becomes {"text": ...}: plotly.js 3 draws no string title (the axis
     would show no unit)."""
     for key, axis in layout.items():
@@ -203,7 +203,7 @@ def _facts(pairs: Sequence[tuple[str, Any]]) -> str:
     return f"<table class='facts'>{rows}</table>"
 
 
-def _layout(title: str = "", **kw: Any) -> dict[str, Any]:
+def plot_layout(title: str = "", **kw: Any) -> dict[str, Any]:
     layout: dict[str, Any] = {
         "title": {"text": title, "font": {"size": 14}},
         "margin": {"l": 70, "r": 20, "t": 40 if title else 20, "b": 60},
@@ -324,7 +324,7 @@ def _phase_bars(page: Page, phases: list[queries.PhaseFigure], scores: dict[str,
                     "hovertemplate": "%{x}: %{y:.4f} " + shown + "<extra></extra>",
                 }
             ],
-            "layout": _layout(
+            "layout": plot_layout(
                 f"phases in {shown}" + (" (red: not valid)" if "#d62728" in colors else ""),
                 yaxis={"title": shown, "gridcolor": "#eee"},
             ),
@@ -344,7 +344,7 @@ def _phase_bars(page: Page, phases: list[queries.PhaseFigure], scores: dict[str,
                     "name": "IO500",
                 }
             ],
-            "layout": _layout(
+            "layout": plot_layout(
                 "IO500 score: BW (GiB/s), MD (kIOPS) and their geometric mean (log scale)",
                 yaxis={"type": "log", "gridcolor": "#eee"},
             ),
@@ -371,7 +371,7 @@ def _percentile_figure(phases: list[queries.PhaseFigure]) -> dict[str, Any]:
         )
     return {
         "data": data,
-        "layout": _layout(
+        "layout": plot_layout(
             "latency per operation (µs, log scale)",
             barmode="group",
             yaxis={"type": "log", "title": "µs", "gridcolor": "#eee"},
@@ -482,7 +482,7 @@ def _monitoring(page: Page, store: Store, run: dict[str, Any], phases: list[quer
         )
         fig = {
             "data": data,
-            "layout": _layout(
+            "layout": plot_layout(
                 title,
                 shapes=shapes + extra_shapes,
                 annotations=annotations + extra_notes,
@@ -665,20 +665,29 @@ def _trends(
 
 
 def trend_figure(
-    rows: Sequence[dict[str, Any]], phase: str, system: str | None, highlight: int | None = None
+    rows: Sequence[dict[str, Any]],
+    phase: str,
+    system: str | None,
+    highlight: int | None = None,
+    by_cache_mode: bool = False,
+    regressions: Collection[int] = (),
 ) -> dict[str, Any]:
+    """The phase's value over time, one line per config hash (and per page-cache mode when `by_cache_mode`:
+    runs of different modes are not like-for-like); `highlight` a run with a star, `regressions` runs with
+    red markers."""
     unit = rows[0]["unit"] if rows else None
     div, shown = _scale(unit, [r["value"] for r in rows])
     data: list[dict[str, Any]] = []
-    by_hash: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+    by_hash: dict[tuple[str | None, str | None], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        by_hash[r["config_hash"]].append(r)
-    for i, (chash, group) in enumerate(by_hash.items()):
+        by_hash[(r["config_hash"], r.get("cache_mode") if by_cache_mode else None)].append(r)
+    for i, ((chash, mode), group) in enumerate(by_hash.items()):
+        name = f"config {str(chash)[:10]}" if len({h for h, _ in by_hash}) > 1 else phase
         data.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": f"config {str(chash)[:10]}" if len(by_hash) > 1 else phase,
+                "name": name + (f" ({mode or 'no'} cache mode)" if by_cache_mode else ""),
                 "x": [_iso_ms(r["started_at"]) for r in group],
                 "y": [r["value"] / div for r in group],
                 "text": [f"run {r['run_id']}" for r in group],
@@ -699,10 +708,24 @@ def trend_figure(
                     "marker": {"color": "#d62728", "size": 13, "symbol": "star"},
                 }
             )
+    flagged = [r for r in rows if r["run_id"] in regressions]
+    if flagged:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "regression",
+                "x": [_iso_ms(r["started_at"]) for r in flagged],
+                "y": [r["value"] / div for r in flagged],
+                "text": [f"run {r['run_id']}: regression" for r in flagged],
+                "marker": {"color": "#d62728", "size": 12, "symbol": "x"},
+                "hovertemplate": "%{text}: %{y:.4f} " + shown + "<extra></extra>",
+            }
+        )
     where = f" on {system}" if system else ""
     return {
         "data": data,
-        "layout": _layout(
+        "layout": plot_layout(
             f"{phase}{where}: {len(rows)} run(s)",
             yaxis={"title": shown, "gridcolor": "#eee", "rangemode": "tozero"},
             xaxis={"type": "date", "gridcolor": "#eee"},
@@ -801,7 +824,7 @@ def profile_page(store: Store, profile_id: int) -> Page:
                     "hovertemplate": "%{x}: %{y:,}<extra></extra>",
                 }
             ],
-            "layout": _layout(
+            "layout": plot_layout(
                 "operations (calls)", yaxis={"type": "log", "title": "calls", "gridcolor": "#eee"}
             ),
         }
@@ -825,7 +848,7 @@ def profile_page(store: Store, profile_id: int) -> Page:
                     "marker": {"color": COLORS[1]},
                 },
             ],
-            "layout": _layout(
+            "layout": plot_layout(
                 "access sizes (bytes per call)",
                 barmode="group",
                 xaxis={"title": "size", "gridcolor": "#eee"},
@@ -867,7 +890,7 @@ def profile_page(store: Store, profile_id: int) -> Page:
                     "marker": {"color": COLORS[1]},
                 },
             ],
-            "layout": _layout(
+            "layout": plot_layout(
                 f"top {len(top)} files by bytes (MiB)",
                 barmode="stack",
                 yaxis={"autorange": "reversed", "automargin": True},
@@ -911,7 +934,7 @@ def profile_page(store: Store, profile_id: int) -> Page:
                     "line": {"color": COLORS[2], "dash": "dot"},
                 },
             ],
-            "layout": _layout(
+            "layout": plot_layout(
                 "what the job did over time",
                 xaxis={"title": "seconds since the job started", "gridcolor": "#eee"},
                 yaxis={"title": "MiB/s", "gridcolor": "#eee", "rangemode": "tozero"},

@@ -84,7 +84,7 @@ def ids(q: QueryParams, name: str, most: int = 12) -> list[int]:
             part = part.strip()
             if not part:
                 continue
-            if not part.isdigit() or len(part) > 12:
+            if not (part.isascii() and part.isdigit()) or len(part) > 12:  # int() fails on "²"
                 raise bad(name, "expected ids separated by commas")
             out.append(int(part))
     if len(out) > most:
