@@ -219,6 +219,9 @@ MIGRATIONS: list[list[str]] = [
             revoked_at {real}
         )""",
         "CREATE INDEX profiles_by_user ON profiles (user_name, started_at)",
+        # The portal's systems overview counts each system's profiles: an index answers it without reading
+        # the profiles' rows (a scan of 100,000 profiles took 0.57 s).
+        "CREATE INDEX profiles_by_system ON profiles (system_id, started_at)",
     ],
 ]
 
