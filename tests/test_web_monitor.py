@@ -134,10 +134,9 @@ def test_buckets_are_computed_by_the_database_exactly(db_url: str) -> None:
         assert [s.target for s in portal_monitor.find_series(db, ["h2"], match="0%_")] == ["100%_x"]
         assert portal_monitor.find_series(db, ["h2"], match="0%x") == []
         sa, sb = rates[0].id, rates[1].id
-        stats = portal_monitor.series_stats(db, [sa, sb], 1000.0, 1290.0)
-        # [t0, t1): the sample at 1290 is not in
-        assert (stats[sa].count, stats[sa].t_first, stats[sa].t_last) == (19, 1000.0, 1280.0)
-        assert stats[sa].mean == pytest.approx((sum(range(1, 11)) + sum(range(21, 30))) / 19)
+        assert portal_monitor.sampling_interval(db, [sa, sb], 1000.0, 1300.0) == 10.0
+        assert portal_monitor.sampling_interval(db, [sa], 1285.0, 1295.0) is None  # one sample only
+        assert portal_monitor.sampling_interval(db, [sa, sb], 1100.0, 1200.0) == 10.0  # a's gap: b's
         got = portal_monitor.buckets(db, [sa, sb], 1000.0, 1300.0, 30.0)
         assert [(k.b, k.mean, k.peak, k.count) for k in got[sa]] == [
             (0, 2.0, 3.0, 3), (1, 5.0, 6.0, 3), (2, 8.0, 9.0, 3), (3, 10.0, 10.0, 1),
@@ -147,14 +146,10 @@ def test_buckets_are_computed_by_the_database_exactly(db_url: str) -> None:
         # a window that starts inside a bucket's worth of samples: buckets count from its start
         late = portal_monitor.buckets(db, [sa], 1015.0, 1100.0, 30.0)[sa]
         assert [(k.b, k.mean) for k in late] == [(0, 4.0), (1, 7.0), (2, 9.5)]
-        summed = portal_monitor.summed_buckets(db, [sa, sb], 1000.0, 1300.0, 30.0)
-        assert [(k.b, k.mean) for k in summed[:5]] == [
-            (0, 102.0),
-            (1, 105.0),
-            (2, 108.0),
-            (3, 110.0),
-            (4, 100.0),
-        ]
+        # [t0, t1): the sample at t1 is not in
+        assert portal_monitor.buckets(db, [sa], 1000.0, 1290.0, 30.0)[sa][-1] == portal_monitor.Bucket(
+            9, 28.5, 29.0, 2
+        )
         assert portal_monitor.buckets(db, [sa], 2000.0, 3000.0, 30.0) == {}
 
 
@@ -248,6 +243,10 @@ def test_lines_beyond_the_limit_are_summed_as_other(server: Server, tokens: dict
     assert len(figs) == 1
     traces = figs[0]["data"]
     assert [t["name"] for t in traces] == ["node02/vda/read_bytes_per_s", "other (1 series, summed)"]
+    # the other line is node01's own here: 1 MB/s less than node02's
+    pairs = zip(traces[0]["y"], traces[1]["y"], strict=True)
+    difference = [a - b for a, b in pairs if a is not None and b is not None]
+    assert len(difference) > 100 and all(d == pytest.approx(1e6 / MiB) for d in difference)
     assert "1 largest of 2 series" in figs[0]["layout"]["title"]["text"]
 
 

@@ -37,20 +37,6 @@ class Series:
 
 
 @dataclass(frozen=True)
-class SeriesStats:
-    """A series' samples within a window: how many, their mean, the first and last time."""
-
-    count: int
-    mean: float | None
-    t_first: float
-    t_last: float
-
-    @property
-    def interval(self) -> float | None:
-        return (self.t_last - self.t_first) / (self.count - 1) if self.count > 1 else None
-
-
-@dataclass(frozen=True)
 class Bucket:
     """One downsampling bucket of a series: its index b covers [t0 + b*step, t0 + (b+1)*step)."""
 
@@ -156,19 +142,20 @@ def find_series(
 # --- windows of samples --------------------------------------------------------------------------------
 
 
-def series_stats(db: Database, ids: Sequence[int], t0: float, t1: float) -> dict[int, SeriesStats]:
-    """Per series, its samples in [t0, t1): count, mean, first and last time (series without any: absent)."""
-    if not ids:
-        return {}
-    rows = db.query(
-        "SELECT series_id, COUNT(*), AVG(value), MIN(t), MAX(t) FROM samples"
-        f" WHERE series_id IN ({_marks(ids)}) AND t >= ? AND t < ? GROUP BY series_id",
-        [*ids, t0, t1],
-    )
-    return {
-        int(r[0]): SeriesStats(int(r[1]), None if r[2] is None else float(r[2]), float(r[3]), float(r[4]))
-        for r in rows
-    }
+def sampling_interval(
+    db: Database, ids: Sequence[int], t0: float, t1: float, probes: int = 5
+) -> float | None:
+    """The sampling interval of the series in [t0, t1): the median spacing of the first samples of the first
+    series (of at most `probes`) that has some there; None when none has two."""
+    for sid in ids[:probes]:
+        rows = db.query(
+            "SELECT t FROM samples WHERE series_id = ? AND t >= ? AND t < ? ORDER BY t LIMIT 16",
+            [sid, t0, t1],
+        )
+        gaps = sorted(b[0] - a[0] for a, b in zip(rows, rows[1:], strict=False))
+        if gaps:
+            return float(gaps[len(gaps) // 2])
+    return None
 
 
 def buckets(db: Database, ids: Sequence[int], t0: float, t1: float, step: float) -> dict[int, list[Bucket]]:
@@ -189,23 +176,6 @@ def buckets(db: Database, ids: Sequence[int], t0: float, t1: float, step: float)
                    int(count))
         )  # fmt: skip
     return out
-
-
-def summed_buckets(db: Database, ids: Sequence[int], t0: float, t1: float, step: float) -> list[Bucket]:
-    """The series added up per bucket (each series' bucket mean, summed): the `other` line of a panel."""
-    if not ids:
-        return []
-    rows = db.query(
-        "SELECT b, SUM(m), MAX(m), SUM(n) FROM ("
-        f" SELECT series_id, {_bucket(db)} AS b, AVG(value) AS m, COUNT(value) AS n FROM samples"
-        f" WHERE series_id IN ({_marks(ids)}) AND t >= ? AND t < ? GROUP BY series_id, b"
-        ") per_series GROUP BY b ORDER BY b",
-        [t0, step, *ids, t0, t1],
-    )
-    return [
-        Bucket(int(b), None if s is None else float(s), None if p is None else float(p), int(n or 0))
-        for b, s, p, n in rows
-    ]
 
 
 # --- the live view --------------------------------------------------------------------------------------
@@ -307,16 +277,19 @@ def job_stats_top(
     find = _find(db)
     data_ops = ", ".join(f"'{op}'" for op in DATA_OPS)
     sql = (
-        "WITH d AS ("
-        " SELECT se.host AS host, se.target AS target, se.metric AS metric, s.t AS t, s.value AS v,"
+        # The job series first, then their samples through the key (series_id, t): a window function over
+        # a join would lead the planner to read the whole samples table in key order instead.
+        "WITH js AS ("
+        " SELECT id FROM series WHERE source = 'lustre' AND target LIKE ? ESCAPE '\\'"
+        " AND metric IN ('sum', 'samples')),"
+        " d AS ("
+        " SELECT s.series_id AS series_id, s.t AS t, s.value AS v,"
         " s.value - LAG(s.value) OVER (PARTITION BY s.series_id ORDER BY s.t) AS dv"
-        " FROM series se JOIN samples s ON s.series_id = se.id"
-        " WHERE se.source = 'lustre' AND se.target LIKE ? ESCAPE '\\' AND se.metric IN ('sum', 'samples')"
-        " AND s.t >= ? AND s.t <= ?),"
+        " FROM samples s WHERE s.series_id IN (SELECT id FROM js) AND s.t >= ? AND s.t <= ?),"
         " g AS ("
-        " SELECT host, target, metric, MIN(t) AS t_first, MAX(t) AS t_last,"
-        " SUM(CASE WHEN dv IS NULL THEN 0 WHEN dv >= 0 THEN dv ELSE v END) AS grown"
-        " FROM d GROUP BY host, target, metric),"
+        " SELECT se.host AS host, se.target AS target, se.metric AS metric, MIN(d.t) AS t_first,"
+        " MAX(d.t) AS t_last, SUM(CASE WHEN dv IS NULL THEN 0 WHEN dv >= 0 THEN dv ELSE v END) AS grown"
+        " FROM d JOIN series se ON se.id = d.series_id GROUP BY se.id, se.host, se.target, se.metric),"
         f" j AS (SELECT host, target, metric, t_first, t_last, grown,"
         f" substr(target, {find}(target, '/jobs/') + 6) AS rest FROM g),"
         f" k AS (SELECT host, target, metric, t_first, t_last, grown,"
