@@ -1,5 +1,5 @@
-"""The live view of a node (staff): its newest rates as numbers and a plot, updated every second from the
-samples the monitor (`iolens monitor --db`, a benchmark's --monitor) writes into the database.
+"""The live view of a node (staff): its newest rates as numbers and a plot, followed every second in the
+samples the node's monitor (`iolens monitor --db`, in batches) writes into the database.
 
 /live?host=H renders the latest values; its script (static/live.js) then follows /live/stream?host=H, a
 stream of server-sent events: once a second the stream asks the database for the host's samples newer than
