@@ -20,12 +20,12 @@ from iolens.store import portal_monitor
 from iolens.store.records import Sample
 from iolens.store.store import Store
 
+from .test_report_html import browser  # noqa: F401 - the session's Chromium
 from .web_helpers import (
     HOSTILE,
     USER_A,
     Seeded,
     Server,
-    chromium,
     fetch,
     job_stats_samples,
     portal,
@@ -403,20 +403,11 @@ def test_the_stream_sends_samples_stored_after_it_started(
 # --- in Chromium -------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium()
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 def test_chromium_draws_the_monitor_and_follows_the_live_view(
-    browser: Any, server: Server, tokens: dict[str, str], seeded: Seeded
+    browser: Any,  # noqa: F811 - the fixture imported above
+    server: Server,
+    tokens: dict[str, str],
+    seeded: Seeded,
 ) -> None:
     ctx = browser.new_context(extra_http_headers={"Authorization": f"Bearer {tokens['staff']}"})
     pg = ctx.new_page()

@@ -55,16 +55,23 @@ def host_names(q: QueryParams, known: list[str]) -> list[str]:
     return out
 
 
-def _window(ctx: Ctx, default: str) -> tuple[float, float, dict[str, str]]:
+def _window(ctx: Ctx, default: str) -> tuple[float, float, dict[str, Any]]:
+    """The window asked for, and what the page's time picker and heading show of it."""
     t0, t1 = params.window(ctx.query, default)
-    raw = {"from": ctx.query.get("from") or default, "to": ctx.query.get("to") or "now"}
-    return t0, t1, raw
+    shown = {
+        "window": (clock(t0), clock(t1)),
+        "t_from": picker_value(t0),
+        "t_to": picker_value(t1),
+        "raw": {"from": ctx.query.get("from") or default, "to": ctx.query.get("to") or "now"},
+        "presets": params.PRESETS,
+    }
+    return t0, t1, shown
 
 
 @page(staff=True)
 def monitor(ctx: Ctx) -> Response:
     q = ctx.query
-    t0, t1, raw = _window(ctx, "now-6h")
+    t0, t1, picker = _window(ctx, "now-6h")
     db = ctx.store.db
     known = portal_monitor.hosts(db)
     chosen = host_names(q, known) or known[:1]
@@ -92,12 +99,8 @@ def monitor(ctx: Ctx) -> Response:
         series_count=min(len(series), panels.MAX_SERIES),
         too_many=too_many,
         hidden_panels=hidden,
-        window=(clock(t0), clock(t1)),
-        t_from=picker_value(t0),
-        t_to=picker_value(t1),
-        raw=raw,
-        presets=params.PRESETS,
         keep={k: v for k, v in keep.items() if v != ""},
+        **picker,
     )
 
 
@@ -154,7 +157,7 @@ def _profile_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @page(staff=True)
 def top(ctx: Ctx) -> Response:
     q = ctx.query
-    t0, t1, raw = _window(ctx, "now-24h")
+    t0, t1, picker = _window(ctx, "now-24h")
     by = params.choice(q, "by", portal_monitor.TOP_SORTS, "bytes")
     limit = params.integer(q, "limit", 20, 1, 200)
     db = ctx.store.db
@@ -167,12 +170,8 @@ def top(ctx: Ctx) -> Response:
         by=by,
         by_labels=TOP_LABELS,
         limit=limit,
-        window=(clock(t0), clock(t1)),
-        t_from=picker_value(t0),
-        t_to=picker_value(t1),
-        raw=raw,
-        presets=params.PRESETS,
         keep={"by": by, "limit": limit},
+        **picker,
     )
 
 
