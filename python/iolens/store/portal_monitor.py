@@ -24,6 +24,9 @@ KINDS = ("rates", "gauges", "counters")
 # in reads and writes.
 DATA_OPS = ("read_bytes", "write_bytes", "read", "write")
 TOP_SORTS = ("bytes", "ops", "meta")
+# A profiled job that ran in a window started at most this long before it: the bound lets the query read
+# the profiles by their start time (index profiles_by_time) instead of every profile.
+LONGEST_JOB_S = 31 * 86400
 
 
 @dataclass(frozen=True)
@@ -196,9 +199,11 @@ def live_series(db: Database, host: str, limit: int = 200) -> list[Series]:
 
 
 def latest_time(db: Database, host: str) -> float | None:
-    """The time of the host's newest rate sample."""
+    """The time of the host's newest rate sample: each series' newest through the key (one step each), not
+    a read of the host's whole history."""
     row = db.query_one(
-        f"SELECT MAX(s.t) FROM series se JOIN samples s ON s.series_id = se.id WHERE {_live_clauses()}",
+        "SELECT MAX((SELECT MAX(s.t) FROM samples s WHERE s.series_id = se.id)) FROM series se"
+        f" WHERE {_live_clauses()}",
         [host, RATE_LIKE, JOB_STATS_LIKE],
     )
     return None if row is None or row[0] is None else float(row[0])
@@ -314,8 +319,9 @@ def job_stats_top(
 def profile_top(
     db: Database, t0: float, t1: float, by: str = "bytes", limit: int = 20
 ) -> list[dict[str, Any]]:
-    """The profiled jobs that ran during [t0, t1] (started before its end, ended after its start) with the
-    most bytes, read and write calls, or metadata operations (their whole run's totals)."""
+    """The profiled jobs that ran during [t0, t1] (started before its end, ended after its start, at most
+    LONGEST_JOB_S before it) with the most bytes, read and write calls, or metadata operations (their whole
+    run's totals)."""
     if by not in TOP_SORTS:
         raise ValueError(f"by {by!r}")
     return db.query_dicts(
@@ -326,8 +332,8 @@ def profile_top(
         " COALESCE(p.reads, 0) AS reads, COALESCE(p.writes, 0) AS writes,"
         " COALESCE(p.meta_ops, 0) AS meta_ops"
         " FROM profiles p LEFT JOIN systems sy ON sy.id = p.system_id"
-        " WHERE p.started_at <= ?"
+        " WHERE p.started_at >= ? AND p.started_at <= ?"
         " AND COALESCE(p.ended_at, p.started_at + COALESCE(p.runtime_s, 0)) >= ?"
         f") top ORDER BY {_TOP_ORDER[by]} DESC, id DESC LIMIT {int(limit)}",
-        [t1, t0],
+        [t0 - LONGEST_JOB_S, t1, t0],
     )
