@@ -493,3 +493,14 @@ def test_the_stream_ends_when_the_client_goes_away(
         srv.proc.wait(timeout=30)
         assert time.monotonic() - started < 4
     assert "Traceback" not in srv.log.read_text()
+
+
+def test_an_empty_database_says_there_is_nothing_yet(tmp_path: Path) -> None:
+    url = str(tmp_path / "empty.db")
+    Store.open(url).close()
+    staff = token(url, "boss", staff=True)
+    with portal(url, log_dir=tmp_path) as srv:
+        for path, note in (("/monitor", "No monitoring samples are stored"), ("/top", 'id="no-lustre"'),
+                           ("/live", "No monitoring samples are stored")):  # fmt: skip
+            code, _, body = fetch(srv.base + path, staff)
+            assert code == 200 and note in body, path

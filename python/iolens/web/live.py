@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import math
 import time
 from collections.abc import AsyncIterator
@@ -25,12 +26,14 @@ from starlette.routing import BaseRoute, Route
 
 from iolens.report.html import MIB, _layout
 from iolens.store import portal_monitor
-from iolens.store.db import Database
+from iolens.store.db import Database, StoreError
 from iolens.store.portal_monitor import Series
 from iolens.web import panels, params
 from iolens.web.dashboards import clock
 from iolens.web.pool import StorePool
 from iolens.web.portal import Ctx, page
+
+log = logging.getLogger("iolens.web")
 
 POLL_S = 1.0
 LIFETIME_S = 3600.0
@@ -181,7 +184,13 @@ async def _events(pool: StorePool, host: str, after: float) -> AsyncIterator[str
     started = quiet = time.monotonic()
     known: set[int] = set()
     while time.monotonic() - started < LIFETIME_S:
-        rows, labels = await run_in_threadpool(_poll, pool, host, after, known)
+        try:
+            rows, labels = await run_in_threadpool(_poll, pool, host, after, known)
+        except StoreError as exc:
+            # The database went away or the pool is exhausted: end this stream; the browser reconnects
+            # after RETRY_MS and goes on from its last event.
+            log.warning("live stream of %r ended: %s", host, exc)
+            return
         known.update(r[0] for r in rows)
         if rows:
             after = rows[-1][1]
