@@ -246,7 +246,7 @@ def test_lines_beyond_the_limit_are_summed_as_other(server: Server, tokens: dict
     # the other line is node01's own here: 1 MB/s less than node02's
     pairs = zip(traces[0]["y"], traces[1]["y"], strict=True)
     difference = [a - b for a, b in pairs if a is not None and b is not None]
-    assert len(difference) > 100 and all(d == pytest.approx(1e6 / MiB) for d in difference)
+    assert len(difference) > 100 and all(d == pytest.approx(1e6 / MiB, rel=1e-4) for d in difference)
     assert "1 largest of 2 series" in figs[0]["layout"]["title"]["text"]
 
 

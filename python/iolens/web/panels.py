@@ -145,6 +145,11 @@ def _summed(lines: Sequence[Sequence[Bucket]]) -> list[Bucket]:
     return [Bucket(b, total[b], None, counts[b]) for b in sorted(total)]
 
 
+def _short(v: float | None, div: float) -> float | None:
+    """v / div to 6 significant digits: what a plot can show, in a third of the page's bytes."""
+    return None if v is None else float(f"{v / div:.6g}")
+
+
 def _trace(name: str, x: list[str], y: list[float | None], peaks: list[float | None], div: float,
            other: bool) -> dict[str, Any]:  # fmt: skip
     trace: dict[str, Any] = {
@@ -153,12 +158,12 @@ def _trace(name: str, x: list[str], y: list[float | None], peaks: list[float | N
         "connectgaps": False,
         "name": plotly_text(name),
         "x": x,
-        "y": [None if v is None else v / div for v in y],
+        "y": [_short(v, div) for v in y],
     }
     if other:  # a sum of means: no one sample's maximum to show
         trace["line"] = {"color": OTHER_COLOR, "dash": "dot"}
     else:
-        trace["customdata"] = [None if v is None else v / div for v in peaks]
+        trace["customdata"] = [_short(v, div) for v in peaks]
         trace["hovertemplate"] = "%{y:.4g} (bucket maximum %{customdata:.4g})"
     return trace
 
