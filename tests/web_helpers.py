@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,9 @@ from typing import Any
 
 import pytest
 
+from iolens.monitor import stream
+from iolens.monitor.lustre.collector import LustreCollector
+from iolens.monitor.sampler import Sampler
 from iolens.store.importer import import_paths
 from iolens.store.records import Sample
 from iolens.store.store import Store
@@ -126,6 +130,52 @@ def seed(url: str, root: Path, now: float | None = None) -> Seeded:
             t += 10.0
         store.put_samples(samples, "seed-samples")
     return out
+
+
+LUSTRE_DATA = Path(__file__).parent / "data" / "lustre"
+# The job_stats files of one OST and one MDT, as a Lustre server holds them (tests/data/lustre).
+JOB_STATS_FILES = {
+    ("obdfilter", "lfs-OST0000"): "ost-job_stats-2.12.txt",
+    ("mdt", "lfs-MDT0000"): "mdt-job_stats-2.12.txt",
+}
+
+
+def _scaled_job_stats(text: str, factors: dict[str, int]) -> str:
+    """A job_stats text with each job's `samples` and `sum` counts multiplied by its factor (1 when not
+    given): the same jobs later, or (a smaller factor) after Lustre dropped a job and counted it anew."""
+    out, factor = [], 1
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("- job_id:"):
+            factor = factors.get(line.split(":", 1)[1].strip(), 1)
+        elif factor != 1:
+            line = re.sub(r"\b(samples|sum):(\s*)(\d+)", lambda m, k=factor: f"{m[1]}:{m[2]}{int(m[3]) * k}",
+                          line)  # fmt: skip
+        out.append(line)
+    return "".join(out)
+
+
+def job_stats_samples(url: str, root: Path, host: str, snapshots: list[tuple[float, dict[str, int]]]) -> None:
+    """Store what `iolens monitor` records of a Lustre server's job_stats at the given times: at each
+    (time, {job id: factor}) the job_stats files of tests/data/lustre, each job's counts multiplied by its
+    factor, are put where Lustre keeps them (under a root the collector searches as lctl does), read by the
+    monitor's Lustre collector and sampler into the monitor's stream records (timed as asked), and the stream
+    file is stored with `iolens db import`'s importer."""
+    tree = root / "lustre"
+    sampler = Sampler([LustreCollector(mode="files", roots=(str(tree),), rediscover_s=0.0)])
+    lines = [stream.dumps(stream.header(snapshots[0][0], "1s", {}, host=host))]
+    for t, factors in snapshots:
+        for (kind, target), name in JOB_STATS_FILES.items():
+            (tree / kind / target).mkdir(parents=True, exist_ok=True)
+            text = _scaled_job_stats((LUSTRE_DATA / name).read_text(), factors)
+            (tree / kind / target / "job_stats").write_text(text)
+        record, _ = sampler.sample()
+        assert "lustre" in record["data"], record
+        record["time"] = t
+        lines.append(stream.dumps(record))
+    path = root / f"{host}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with Store.open(url) as store:
+        _ids(import_paths(store, [str(path)]))
 
 
 def token(url: str, user: str, staff: bool = False) -> str:

@@ -1,0 +1,339 @@
+"""The portal's questions about monitoring samples: hosts, series, downsampled time series, the newest
+samples of a host (the live view), and the jobs that moved the most data (Lustre job_stats and profiles).
+
+Every aggregation happens in SQL, and each query reads only the samples of the series it names within its
+window, through the samples table's key (series_id, t): a dashboard over a day reads as many rows as the
+day holds for its series, and returns at most a few hundred per series. The same SQL runs on SQLite and
+PostgreSQL; where their functions differ (floor division, finding a substring) `_dialect` spells it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iolens.store.db import Database
+
+# Series under a Lustre job_stats parameter: one per job, target and operation. They are read by the top
+# jobs' query, never drawn one by one (a server lists tens of thousands of jobs).
+JOB_STATS_LIKE = r"%.job\_stats/jobs/%"
+RATE_LIKE = r"%\_per\_s"
+KINDS = ("rates", "gauges", "counters")
+# job_stats operations that are data, not metadata: the bytes counters and (Lustre 2.15+) the time spent
+# in reads and writes.
+DATA_OPS = ("read_bytes", "write_bytes", "read", "write")
+TOP_SORTS = ("bytes", "ops", "meta")
+# A profiled job that ran in a window started at most this long before it: the bound lets the query read
+# the profiles by their start time (index profiles_by_time) instead of every profile.
+LONGEST_JOB_S = 31 * 86400
+
+
+@dataclass(frozen=True)
+class Series:
+    id: int
+    host: str
+    source: str
+    target: str
+    metric: str
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One downsampling bucket of a series: its index b covers [t0 + b*step, t0 + (b+1)*step)."""
+
+    b: int
+    mean: float | None
+    peak: float | None
+    count: int
+
+
+def _marks(items: Sequence[Any]) -> str:
+    return ", ".join("?" for _ in items)
+
+
+def _bucket(db: Database) -> str:
+    """The bucket index of a sample, floor((t - t0) / step), with t0 and step as the two parameters. SQLite's
+    CAST truncates (t >= t0 here, so it floors); PostgreSQL's rounds, so it floors first."""
+    if db.dialect == "postgresql":
+        return "CAST(FLOOR((t - ?) / ?) AS BIGINT)"
+    return "CAST((t - ?) / ? AS INTEGER)"
+
+
+def _find(db: Database) -> str:
+    """The name of the function that gives the 1-based position of a substring (0 when absent)."""
+    return "strpos" if db.dialect == "postgresql" else "instr"
+
+
+def like_escape(text: str) -> str:
+    """`text` as a LIKE pattern that matches it literally (with ESCAPE '\\')."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# --- hosts and series ---------------------------------------------------------------------------------
+
+
+def hosts(db: Database, limit: int = 5000) -> list[str]:
+    """The hosts that have series, in order: one index step per host (a skip scan over series' unique key),
+    not a scan of every series."""
+    rows = db.query(
+        "WITH RECURSIVE h(host) AS ("
+        " SELECT MIN(host) FROM series"
+        " UNION ALL SELECT (SELECT MIN(s.host) FROM series s WHERE s.host > h.host) FROM h"
+        " WHERE h.host IS NOT NULL)"
+        f" SELECT host FROM h WHERE host IS NOT NULL LIMIT {int(limit)}"
+    )
+    return [str(r[0]) for r in rows]
+
+
+def sources(db: Database, host_names: Sequence[str]) -> list[str]:
+    """The sources the hosts' series come from."""
+    if not host_names:
+        return []
+    rows = db.query(
+        f"SELECT DISTINCT source FROM series WHERE host IN ({_marks(host_names)}) ORDER BY source",
+        list(host_names),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def find_series(
+    db: Database,
+    host_names: Sequence[str],
+    kind: str = "rates",
+    source: str | None = None,
+    match: str | None = None,
+    limit: int = 2000,
+) -> list[Series]:
+    """The series of the hosts (no job_stats jobs) of one kind: `rates` (metrics ending in _per_s),
+    `counters` (cumulative values: those that have a rate beside them), `gauges` (levels: the others).
+    `match`: a text the target or metric contains. At most `limit` series, by host, source, target, metric."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r}")
+    if not host_names:
+        return []
+    clauses = [f"se.host IN ({_marks(host_names)})", "se.target NOT LIKE ? ESCAPE '\\'"]
+    params: list[Any] = [*host_names, JOB_STATS_LIKE]
+    sibling = (
+        "EXISTS (SELECT 1 FROM series r WHERE r.host = se.host AND r.source = se.source"
+        " AND r.target = se.target AND r.metric = se.metric || '_per_s')"
+    )
+    if kind == "rates":
+        clauses.append("se.metric LIKE ? ESCAPE '\\'")
+        params.append(RATE_LIKE)
+    else:
+        clauses.append("se.metric NOT LIKE ? ESCAPE '\\'")
+        params.append(RATE_LIKE)
+        clauses.append(sibling if kind == "counters" else f"NOT {sibling}")
+    if source is not None:
+        clauses.append("se.source = ?")
+        params.append(source)
+    if match is not None:
+        clauses.append("(se.target LIKE ? ESCAPE '\\' OR se.metric LIKE ? ESCAPE '\\')")
+        pattern = "%" + like_escape(match) + "%"
+        params += [pattern, pattern]
+    rows = db.query(
+        "SELECT se.id, se.host, se.source, se.target, se.metric, se.unit FROM series se"
+        f" WHERE {' AND '.join(clauses)} ORDER BY se.host, se.source, se.target, se.metric"
+        f" LIMIT {int(limit)}",
+        params,
+    )
+    return [Series(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), r[5]) for r in rows]
+
+
+# --- windows of samples --------------------------------------------------------------------------------
+
+
+def sampling_interval(
+    db: Database, ids: Sequence[int], t0: float, t1: float, probes: int = 5
+) -> float | None:
+    """The sampling interval of the series in [t0, t1): the median spacing of the first samples of the first
+    series (of at most `probes`) that has some there; None when none has two."""
+    for sid in ids[:probes]:
+        rows = db.query(
+            "SELECT t FROM samples WHERE series_id = ? AND t >= ? AND t < ? ORDER BY t LIMIT 16",
+            [sid, t0, t1],
+        )
+        gaps = sorted(b[0] - a[0] for a, b in zip(rows, rows[1:], strict=False))
+        if gaps:
+            return float(gaps[len(gaps) // 2])
+    return None
+
+
+def buckets(db: Database, ids: Sequence[int], t0: float, t1: float, step: float) -> dict[int, list[Bucket]]:
+    """Each series' samples in [t0, t1) averaged over buckets of `step` seconds from t0 (mean, maximum and
+    count per bucket; empty buckets absent), in bucket order."""
+    if not ids:
+        return {}
+    rows = db.query(
+        f"SELECT series_id, {_bucket(db)} AS b, AVG(value), MAX(value), COUNT(value) FROM samples"
+        f" WHERE series_id IN ({_marks(ids)}) AND t >= ? AND t < ?"
+        " GROUP BY series_id, b ORDER BY series_id, b",
+        [t0, step, *ids, t0, t1],
+    )
+    out: dict[int, list[Bucket]] = {}
+    for sid, b, mean, peak, count in rows:
+        out.setdefault(int(sid), []).append(
+            Bucket(int(b), None if mean is None else float(mean), None if peak is None else float(peak),
+                   int(count))
+        )  # fmt: skip
+    return out
+
+
+# --- the live view --------------------------------------------------------------------------------------
+
+
+def _live_clauses() -> str:
+    return "se.host = ? AND se.metric LIKE ? ESCAPE '\\' AND se.target NOT LIKE ? ESCAPE '\\'"
+
+
+def live_series(db: Database, host: str, limit: int = 200) -> list[Series]:
+    """The rate series of a host the live view shows (no job_stats jobs)."""
+    rows = db.query(
+        "SELECT se.id, se.host, se.source, se.target, se.metric, se.unit FROM series se"
+        f" WHERE {_live_clauses()} ORDER BY se.source, se.target, se.metric LIMIT {int(limit)}",
+        [host, RATE_LIKE, JOB_STATS_LIKE],
+    )
+    return [Series(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), r[5]) for r in rows]
+
+
+def latest_time(db: Database, host: str) -> float | None:
+    """The time of the host's newest rate sample: each series' newest through the key (one step each), not
+    a read of the host's whole history."""
+    row = db.query_one(
+        "SELECT MAX((SELECT MAX(s.t) FROM samples s WHERE s.series_id = se.id)) FROM series se"
+        f" WHERE {_live_clauses()}",
+        [host, RATE_LIKE, JOB_STATS_LIKE],
+    )
+    return None if row is None or row[0] is None else float(row[0])
+
+
+def samples_after(
+    db: Database, host: str, after: float, limit: int = 5000
+) -> list[tuple[int, float, float | None]]:
+    """The host's rate samples newer than `after`: (series id, t, value), oldest first, at most `limit`."""
+    rows = db.query(
+        "SELECT s.series_id, s.t, s.value FROM series se JOIN samples s ON s.series_id = se.id"
+        f" WHERE {_live_clauses()} AND s.t > ? ORDER BY s.t, s.series_id LIMIT {int(limit)}",
+        [host, RATE_LIKE, JOB_STATS_LIKE, after],
+    )
+    return [(int(r[0]), float(r[1]), None if r[2] is None else float(r[2])) for r in rows]
+
+
+def latest_values(db: Database, ids: Sequence[int], since: float) -> dict[int, tuple[float, float | None]]:
+    """Each series' newest sample at or after `since`: {series id: (t, value)} (series without one absent)."""
+    if not ids:
+        return {}
+    rows = db.query(
+        "SELECT s.series_id, s.t, s.value FROM samples s JOIN ("
+        " SELECT series_id, MAX(t) AS t FROM samples"
+        f" WHERE series_id IN ({_marks(ids)}) AND t >= ? GROUP BY series_id"
+        ") newest ON newest.series_id = s.series_id AND newest.t = s.t",
+        [*ids, since],
+    )
+    return {int(r[0]): (float(r[1]), None if r[2] is None else float(r[2])) for r in rows}
+
+
+def history(db: Database, ids: Sequence[int], since: float) -> dict[int, list[tuple[float, float | None]]]:
+    """The series' samples at or after `since`, oldest first (for a few series over a few minutes)."""
+    if not ids:
+        return {}
+    rows = db.query(
+        f"SELECT series_id, t, value FROM samples WHERE series_id IN ({_marks(ids)}) AND t >= ?"
+        " ORDER BY series_id, t",
+        [*ids, since],
+    )
+    out: dict[int, list[tuple[float, float | None]]] = {}
+    for sid, t, v in rows:
+        out.setdefault(int(sid), []).append((float(t), None if v is None else float(v)))
+    return out
+
+
+def series_by_id(db: Database, ids: Sequence[int]) -> list[Series]:
+    if not ids:
+        return []
+    rows = db.query(
+        f"SELECT id, host, source, target, metric, unit FROM series WHERE id IN ({_marks(ids)})", list(ids)
+    )
+    return [Series(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), r[5]) for r in rows]
+
+
+# --- top jobs -------------------------------------------------------------------------------------------
+
+_TOP_ORDER = {
+    "bytes": "bytes_read + bytes_written",
+    "ops": "reads + writes",
+    "meta": "meta_ops",
+}
+
+
+def job_stats_top(
+    db: Database, t0: float, t1: float, by: str = "bytes", limit: int = 20
+) -> list[dict[str, Any]]:
+    """The jobs Lustre's job_stats saw grow the most within [t0, t1], added up over every server and
+    target: bytes read and written (read_bytes, write_bytes `sum`), reads and writes (their `samples`),
+    metadata operations (the `samples` of every other operation but read and write time). A counter grows
+    by the rises between consecutive samples of its series; where it fell (Lustre dropped the job and it
+    came back, counted from zero) the value after the fall is its rise. Also each job's first and last
+    sample time and how many servers (hosts) and targets report it."""
+    if by not in TOP_SORTS:
+        raise ValueError(f"by {by!r}")
+    find = _find(db)
+    data_ops = ", ".join(f"'{op}'" for op in DATA_OPS)
+    sql = (
+        # The job series first, then their samples through the key (series_id, t): a window function over
+        # a join would lead the planner to read the whole samples table in key order instead.
+        "WITH js AS ("
+        " SELECT id FROM series WHERE source = 'lustre' AND target LIKE ? ESCAPE '\\'"
+        " AND metric IN ('sum', 'samples')),"
+        " d AS ("
+        " SELECT s.series_id AS series_id, s.t AS t, s.value AS v,"
+        " s.value - LAG(s.value) OVER (PARTITION BY s.series_id ORDER BY s.t) AS dv"
+        " FROM samples s WHERE s.series_id IN (SELECT id FROM js) AND s.t >= ? AND s.t <= ?),"
+        " g AS ("
+        " SELECT se.host AS host, se.target AS target, se.metric AS metric, MIN(d.t) AS t_first,"
+        " MAX(d.t) AS t_last, SUM(CASE WHEN dv IS NULL THEN 0 WHEN dv >= 0 THEN dv ELSE v END) AS grown"
+        " FROM d JOIN series se ON se.id = d.series_id GROUP BY se.id, se.host, se.target, se.metric),"
+        f" j AS (SELECT host, target, metric, t_first, t_last, grown,"
+        f" substr(target, {find}(target, '/jobs/') + 6) AS rest FROM g),"
+        f" k AS (SELECT host, target, metric, t_first, t_last, grown,"
+        f" substr(rest, 1, {find}(rest, '/counters/') - 1) AS job,"
+        f" substr(rest, {find}(rest, '/counters/') + 10) AS op FROM j WHERE {find}(rest, '/counters/') > 0),"
+        " per_job AS ("
+        " SELECT job,"
+        " SUM(CASE WHEN op = 'read_bytes' AND metric = 'sum' THEN grown ELSE 0 END) AS bytes_read,"
+        " SUM(CASE WHEN op = 'write_bytes' AND metric = 'sum' THEN grown ELSE 0 END) AS bytes_written,"
+        " SUM(CASE WHEN op = 'read_bytes' AND metric = 'samples' THEN grown ELSE 0 END) AS reads,"
+        " SUM(CASE WHEN op = 'write_bytes' AND metric = 'samples' THEN grown ELSE 0 END) AS writes,"
+        f" SUM(CASE WHEN op NOT IN ({data_ops}) AND metric = 'samples' THEN grown ELSE 0 END) AS meta_ops,"
+        " MIN(t_first) AS t_first, MAX(t_last) AS t_last,"
+        " COUNT(DISTINCT host) AS servers, COUNT(DISTINCT substr(target, 1, "
+        f"{find}(target, '/jobs/') - 1)) AS targets"
+        " FROM k WHERE op NOT LIKE '%/%' GROUP BY job)"
+        f" SELECT * FROM per_job ORDER BY {_TOP_ORDER[by]} DESC, job LIMIT {int(limit)}"
+    )
+    return db.query_dicts(sql, [JOB_STATS_LIKE, t0, t1])
+
+
+def profile_top(
+    db: Database, t0: float, t1: float, by: str = "bytes", limit: int = 20
+) -> list[dict[str, Any]]:
+    """The profiled jobs that ran during [t0, t1] (started before its end, ended after its start, at most
+    LONGEST_JOB_S before it) with the most bytes, read and write calls, or metadata operations (their whole
+    run's totals)."""
+    if by not in TOP_SORTS:
+        raise ValueError(f"by {by!r}")
+    return db.query_dicts(
+        "SELECT * FROM ("
+        " SELECT p.id AS id, p.job_id AS job_id, p.user_name AS user_name, p.exe AS exe,"
+        " sy.name AS system, p.started_at AS started_at, p.runtime_s AS runtime_s,"
+        " COALESCE(p.bytes_read, 0) AS bytes_read, COALESCE(p.bytes_written, 0) AS bytes_written,"
+        " COALESCE(p.reads, 0) AS reads, COALESCE(p.writes, 0) AS writes,"
+        " COALESCE(p.meta_ops, 0) AS meta_ops"
+        " FROM profiles p LEFT JOIN systems sy ON sy.id = p.system_id"
+        " WHERE p.started_at >= ? AND p.started_at <= ?"
+        " AND COALESCE(p.ended_at, p.started_at + COALESCE(p.runtime_s, 0)) >= ?"
+        f") top ORDER BY {_TOP_ORDER[by]} DESC, id DESC LIMIT {int(limit)}",
+        [t0 - LONGEST_JOB_S, t1, t0],
+    )
