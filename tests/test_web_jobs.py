@@ -141,7 +141,9 @@ def test_the_job_page_shows_the_survey_and_the_storage(seeded: tuple[Seeded, int
         assert "Its 10 metadata operations ran at 20 ops/s: under 0.01% of the fastest metadata rate" in text
         assert "POSIX 4 " in text and "/runs/" not in body  # the layers; no run links for a user
         _, _, staff_body = fetch(srv.base + f"/jobs/{mixed}", ts)
-        assert 'href="/runs/' in staff_body and "user " + USER_A in _text(staff_body)
+        assert "user " + USER_A in _text(staff_body)
+        runs = re.findall(r"\(runs (.*?)\)</span>", staff_body)  # the runs each sentence cites, for staff
+        assert runs and all(re.fullmatch(r'<a href="/runs/(\d+)">\1</a>', r) for r in runs), runs
 
 
 def test_the_job_against_the_seeded_ior_runs(seeded: tuple[Seeded, int], tmp_path: Path) -> None:

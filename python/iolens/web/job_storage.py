@@ -129,7 +129,7 @@ def figures(runs: list[dict[str, Any]]) -> list[Figure]:
 @dataclass(frozen=True)
 class Sentence:
     text: str
-    runs: tuple[Figure, ...]  # the figures it cites (staff see their runs)
+    runs: tuple[int, ...]  # the runs of the figures it cites (staff see them)
 
 
 JOB_FIGURES = {
@@ -165,7 +165,7 @@ def compare(job: dict[str, Any], figs: list[Figure]) -> list[Sentence]:
                 f"({near.label}, {near.date})"
             )
             cited.append(near)
-        out.append(Sentence(text + ".", tuple(dict.fromkeys(cited))))
+        out.append(Sentence(text + ".", tuple(dict.fromkeys(f.run_id for f in cited))))
     ops, meta_rate = job.get("meta_ops"), job.get("meta_rate_ops_per_s")
     meta = [f for f in figs if f.kind == "meta"]
     if ops and meta_rate and meta:
@@ -174,6 +174,6 @@ def compare(job: dict[str, Any], figs: list[Figure]) -> list[Sentence]:
             f"Its {ops:,} metadata operations ran at {rate_text(meta_rate, 'meta')}: "
             f"{percent(meta_rate / best.rate)} of the fastest metadata rate the benchmarks measured "
             f"({best.shown}, {best.label}, {best.date}).",
-            (best,),
+            (best.run_id,),
         ))  # fmt: skip
     return out
