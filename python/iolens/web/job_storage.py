@@ -112,7 +112,7 @@ def figures(runs: list[dict[str, Any]]) -> list[Figure]:
                     ("write" if name.endswith("-write") else "read"),
                     _io500_transfer(name, config),
                 )
-            elif tool == "io500" and name.startswith("mdtest-") or tool == "mdtest":
+            elif (tool == "io500" and name.startswith("mdtest-")) or tool == "mdtest":
                 kind, transfer = "meta", None
             elif tool == "ior" and name in ("write", "read"):
                 kind, transfer = name, _size((config or {}).get("transfer-size"))
