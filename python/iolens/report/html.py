@@ -222,7 +222,7 @@ def _iso_ms(t: float) -> str:
     return datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
 
-def _scale(unit: str | None, values: Sequence[float]) -> tuple[float, str]:
+def scale_unit(unit: str | None, values: Sequence[float]) -> tuple[float, str]:
     """Divisor and unit to plot values in: B/s as GiB/s or MiB/s."""
     if unit in ("B/s", "B"):
         big = max((abs(v) for v in values if v is not None), default=0)
@@ -309,7 +309,7 @@ def _phase_bars(page: Page, phases: list[queries.PhaseFigure], scores: dict[str,
             by_unit[f.unit or ""].append(f)
     out = []
     for unit, group in by_unit.items():
-        div, shown = _scale(unit, [f.value or 0 for f in group])
+        div, shown = scale_unit(unit, [f.value or 0 for f in group])
         colors = [COLORS[0] if f.valid is not False else "#d62728" for f in group]
         fig = {
             "data": [
@@ -462,7 +462,7 @@ def _monitoring(page: Page, store: Store, run: dict[str, Any], phases: list[quer
     shapes, annotations = _phase_shapes(windows)
     extra_shapes, extra_notes = _window_shapes(mw)
     for panel in mw.panels:
-        div, unit = _scale(panel.unit, [v for line in panel.lines for v in line.y if v is not None])
+        div, unit = scale_unit(panel.unit, [v for line in panel.lines for v in line.y if v is not None])
         data = [
             {
                 "type": "scatter",
@@ -676,7 +676,7 @@ def trend_figure(
     runs of different modes are not like-for-like); `highlight` a run with a star, `regressions` runs with
     red markers."""
     unit = rows[0]["unit"] if rows else None
-    div, shown = _scale(unit, [r["value"] for r in rows])
+    div, shown = scale_unit(unit, [r["value"] for r in rows])
     data: list[dict[str, Any]] = []
     by_hash: dict[tuple[str | None, str | None], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -771,12 +771,33 @@ TOP_FILES = 15
 def profile_page(store: Store, profile_id: int) -> Page:
     p = queries.get_profile(store.db, profile_id)
     doc = p["document"] or {}
-    s = doc.get("summary") or {}
     page = Page(
         f"iolens profile:{profile_id}: job {p['job_id'] or '-'}"
         + (f" on {p['system']}" if p["system"] else ""),
         f"{p['origin']} profile · {fmt.when(p['started_at'])} → {fmt.when(p['ended_at'])}",
     )
+    page.section("Job summary", _facts(profile_facts(p)))
+    for title, body in (
+        ("Operation counts", operations_body(page, doc)),
+        ("Access size histogram", access_sizes_body(page, doc)),
+        ("Top files", top_files_body(page, store, profile_id, doc)),
+        ("Timeline", timeline_body(page, doc)),
+        ("Layers stacked, per file", stacks_body(doc)),
+        ("Advice", advice_body(doc)),
+    ):
+        if body is not None:
+            page.section(title, body)
+    return page
+
+
+# Each part of a profile's page as a function of the profile (a row of queries.get_profile) or its document,
+# so that the portal's job page (web/jobs.py) shows the same parts: a body is escaped HTML, its figures go
+# to `page`; None where the profile has nothing to show in that part.
+
+
+def profile_facts(p: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The job summary's rows: (label, text or _Raw HTML)."""
+    s = (p["document"] or {}).get("summary") or {}
     io_time = (p["read_time_s"] or 0) + (p["write_time_s"] or 0) + (p["meta_time_s"] or 0)
     facts = [
         ("program", _Raw(f"<code>{html.escape(p['exe'] or '-')}</code>")),
@@ -809,157 +830,155 @@ def profile_page(store: Store, profile_id: int) -> Page:
         facts.insert(
             facts.index(("files", f"{p['files'] or 0:,}")) + 1, ("code and libraries", code_line(code))
         )
-    page.section("Job summary", _facts(facts))
+    return facts
 
+
+def operations_body(page: Page, doc: dict[str, Any]) -> str | None:
     ops = {k: v for k, v in (doc.get("operations") or {}).items() if isinstance(v, int | float) and v}
-    if ops:
-        names = sorted(ops, key=lambda k: -ops[k])
-        fig = {
-            "data": [
-                {
-                    "type": "bar",
-                    "x": names,
-                    "y": [ops[n] for n in names],
-                    "marker": {"color": COLORS[0]},
-                    "hovertemplate": "%{x}: %{y:,}<extra></extra>",
-                }
-            ],
-            "layout": plot_layout(
-                "operations (calls)", yaxis={"type": "log", "title": "calls", "gridcolor": "#eee"}
-            ),
-        }
-        page.section("Operation counts", page.figure(fig, 340))
-    sizes = doc.get("access_sizes") or {}
-    if sizes.get("buckets"):
-        fig = {
-            "data": [
-                {
-                    "type": "bar",
-                    "name": "read",
-                    "x": sizes["buckets"],
-                    "y": sizes.get("read", []),
-                    "marker": {"color": COLORS[0]},
-                },
-                {
-                    "type": "bar",
-                    "name": "write",
-                    "x": sizes["buckets"],
-                    "y": sizes.get("write", []),
-                    "marker": {"color": COLORS[1]},
-                },
-            ],
-            "layout": plot_layout(
-                "access sizes (bytes per call)",
-                barmode="group",
-                xaxis={"title": "size", "gridcolor": "#eee"},
-                yaxis={"title": "calls", "gridcolor": "#eee"},
-            ),
-        }
-        page.section("Access size histogram", page.figure(fig, 340))
+    if not ops:
+        return None
+    names = sorted(ops, key=lambda k: -ops[k])
+    fig = {
+        "data": [
+            {
+                "type": "bar",
+                "x": names,
+                "y": [ops[n] for n in names],
+                "marker": {"color": COLORS[0]},
+                "hovertemplate": "%{x}: %{y:,}<extra></extra>",
+            }
+        ],
+        "layout": plot_layout(
+            "operations (calls)", yaxis={"type": "log", "title": "calls", "gridcolor": "#eee"}
+        ),
+    }
+    return page.figure(fig, 340)
 
+
+def access_sizes_body(page: Page, doc: dict[str, Any]) -> str | None:
+    sizes = doc.get("access_sizes") or {}
+    if not sizes.get("buckets"):
+        return None
+    fig = {
+        "data": [
+            *(
+                {
+                    "type": "bar",
+                    "name": what,
+                    "x": sizes["buckets"],
+                    "y": sizes.get(what, []),
+                    "marker": {"color": color},
+                }
+                for what, color in (("read", COLORS[0]), ("write", COLORS[1]))
+            ),
+        ],
+        "layout": plot_layout(
+            "access sizes (bytes per call)",
+            barmode="group",
+            xaxis={"title": "size", "gridcolor": "#eee"},
+            yaxis={"title": "calls", "gridcolor": "#eee"},
+        ),
+    }
+    return page.figure(fig, 340)
+
+
+def top_files_body(page: Page, store: Store, profile_id: int, doc: dict[str, Any]) -> str:
+    """The top files by bytes and by I/O time (the document's own tables, else the stored files)."""
     top = document_top_files(doc, "top_files_by_bytes")
     if top is None:
         top = queries.profile_files(store.db, profile_id, "bytes", limit=TOP_FILES)
     slow = document_top_files(doc, "top_files_by_time")
     if slow is None:
         slow = queries.profile_files(store.db, profile_id, "time", limit=TOP_FILES)
-    page.section(
-        "Top files",
+    body = (
         "<h3 class='note'>by bytes moved</h3>"
         + _files_table(top)
         + "<h3 class='note'>by I/O time</h3>"
-        + _files_table(slow),
+        + _files_table(slow)
     )
-    if top:
-        fig = {
-            "data": [
+    if not top:
+        return body
+    fig = {
+        "data": [
+            *(
                 {
                     "type": "bar",
                     "orientation": "h",
-                    "name": "read",
+                    "name": name,
                     "y": [_short(f["path"]) for f in top],
-                    "x": [f["bytes_read"] / MIB for f in top],
-                    "marker": {"color": COLORS[0]},
-                },
-                {
-                    "type": "bar",
-                    "orientation": "h",
-                    "name": "written",
-                    "y": [_short(f["path"]) for f in top],
-                    "x": [f["bytes_written"] / MIB for f in top],
-                    "marker": {"color": COLORS[1]},
-                },
-            ],
-            "layout": plot_layout(
-                f"top {len(top)} files by bytes (MiB)",
-                barmode="stack",
-                yaxis={"autorange": "reversed", "automargin": True},
-                margin={"l": 260, "r": 20, "t": 40, "b": 40},
+                    "x": [f[key] / MIB for f in top],
+                    "marker": {"color": color},
+                }
+                for name, key, color in (
+                    ("read", "bytes_read", COLORS[0]),
+                    ("written", "bytes_written", COLORS[1]),
+                )
             ),
-        }
-        page.parts[-1] = page.parts[-1].replace(
-            "</section>", page.figure(fig, 60 + 22 * len(top)) + "</section>"
-        )
+        ],
+        "layout": plot_layout(
+            f"top {len(top)} files by bytes (MiB)",
+            barmode="stack",
+            yaxis={"autorange": "reversed", "automargin": True},
+            margin={"l": 260, "r": 20, "t": 40, "b": 40},
+        ),
+    }
+    return body + page.figure(fig, 60 + 22 * len(top))
 
+
+def timeline_body(page: Page, doc: dict[str, Any]) -> str:
+    """What the job did over time (a traced job), or a note saying it was not traced."""
     tl = doc.get("timeline")
-    if tl:
-        t = tl["t_s"]
-        fig = {
-            "data": [
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "read MiB/s",
-                    "x": t,
-                    "fill": "tozeroy",
-                    "y": [b / MIB / tl["bin_s"] for b in tl["read_bytes"]],
-                    "line": {"color": COLORS[0]},
-                },
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "write MiB/s",
-                    "x": t,
-                    "fill": "tozeroy",
-                    "y": [b / MIB / tl["bin_s"] for b in tl["write_bytes"]],
-                    "line": {"color": COLORS[1]},
-                },
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "metadata ops/s",
-                    "x": t,
-                    "yaxis": "y2",
-                    "y": [n / tl["bin_s"] for n in tl["meta_ops"]],
-                    "line": {"color": COLORS[2], "dash": "dot"},
-                },
-            ],
-            "layout": plot_layout(
-                "what the job did over time",
-                xaxis={"title": "seconds since the job started", "gridcolor": "#eee"},
-                yaxis={"title": "MiB/s", "gridcolor": "#eee", "rangemode": "tozero"},
-                yaxis2={"title": "ops/s", "overlaying": "y", "side": "right", "rangemode": "tozero"},
-            ),
-        }
-        page.section("Timeline", page.figure(fig, 360))
-    else:
-        page.section(
-            "Timeline",
+    if not tl:
+        return (
             "<p class='note'>The job was not traced (iolens profile --trace records every "
-            "call; Darshan's DXT does the same).</p>",
+            "call; Darshan's DXT does the same).</p>"
         )
+    t = tl["t_s"]
+    fig = {
+        "data": [
+            *(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"{what} MiB/s",
+                    "x": t,
+                    "fill": "tozeroy",
+                    "y": [b / MIB / tl["bin_s"] for b in tl[f"{what}_bytes"]],
+                    "line": {"color": color},
+                }
+                for what, color in (("read", COLORS[0]), ("write", COLORS[1]))
+            ),
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "metadata ops/s",
+                "x": t,
+                "yaxis": "y2",
+                "y": [n / tl["bin_s"] for n in tl["meta_ops"]],
+                "line": {"color": COLORS[2], "dash": "dot"},
+            },
+        ],
+        "layout": plot_layout(
+            "what the job did over time",
+            xaxis={"title": "seconds since the job started", "gridcolor": "#eee"},
+            yaxis={"title": "MiB/s", "gridcolor": "#eee", "rangemode": "tozero"},
+            yaxis2={"title": "ops/s", "overlaying": "y", "side": "right", "rangemode": "tozero"},
+        ),
+    }
+    return page.figure(fig, 360)
 
+
+def stacks_body(doc: dict[str, Any]) -> str | None:
+    """Each file of the layers above POSIX (HDF5, PnetCDF, MPI-IO) with its layers stacked."""
     layer_stacks = stacks(doc.get("layers") or {})
-    if layer_stacks:
-        page.section("Layers stacked, per file", "".join(_stack_html(st) for st in layer_stacks))
+    return "".join(_stack_html(st) for st in layer_stacks) if layer_stacks else None
 
+
+def advice_body(doc: dict[str, Any]) -> str:
     advice = doc.get("advice") or []
-    if advice:
-        items = "".join(_advice_item(a) for a in advice)
-        page.section("Advice", f"<ul class='advice'>{items}</ul>")
-    else:
-        page.section("Advice", "<p class='note'>Nothing to advise: no rule fired.</p>")
-    return page
+    if not advice:
+        return "<p class='note'>Nothing to advise: no rule fired.</p>"
+    return f"<ul class='advice'>{''.join(_advice_item(a) for a in advice)}</ul>"
 
 
 def _short(path: str, width: int = 48) -> str:

@@ -1,8 +1,8 @@
 """The portal as an ASGI application: routes, assets, security headers, sign-in.
 
 Each concern's pages live in a module of their own that lists its ROUTES (jobs.py for a user's jobs,
-systems.py for benchmarks, dashboards.py for monitoring, survey.py for the job survey and top jobs, live.py
-for the live view); this module puts them together with the pages every portal has.
+systems.py for benchmarks, runs and comparisons, dashboards.py for monitoring and top jobs, survey.py for
+the job survey, live.py for the live view); this module puts them together with the pages every portal has.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """A user's jobs (their profiles): the list, and each job's page.
 
 A user sees only jobs whose profile names them as the user; staff see every job (and can filter by user).
+A job's page: its survey row (the I/O summary), the job against its system's latest benchmarks
+(job_storage.py), its layers, timeline, advice, access sizes and top files (report/html.py's parts, as the
+static report shows them), and the user's earlier runs of the same program (job_parts.py).
 """
 
 from __future__ import annotations
@@ -9,12 +12,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from iolens.render import human_bytes
+from iolens.report import html as report_html
 from iolens.report import text as fmt
+from iolens.report.printable import printable
 from iolens.store import portal_jobs
-from iolens.web import params
+from iolens.web import job_parts, job_storage, params
 from iolens.web.portal import Ctx, page
 
 PAGE_SIZE = 50
+EARLIER_RUNS = 50
 
 
 def _owner(ctx: Ctx) -> str | None:
@@ -63,6 +69,49 @@ def job_list(ctx: Ctx) -> Response:
     )
 
 
+@page()
+def job_page(ctx: Ctx) -> Response:
+    """One job: ownership first (another user's job is the same 404 as none), then its parts."""
+    profile_id = int(ctx.request.path_params["id"])
+    job = portal_jobs.job(ctx.store.db, profile_id, _owner(ctx))
+    db = ctx.store.db
+    survey = portal_jobs.survey_row(db, profile_id)
+    doc = portal_jobs.job_document(db, profile_id)
+    figs = job_storage.figures(portal_jobs.latest_benchmarks(db, job["system_id"]))
+    report = report_html.Page("", "")  # collects the figures of the report's parts
+    parts = [
+        (title, printable(body))  # control characters in paths shown as escapes (the parts are one line)
+        for title, body in (
+            ("Layers stacked, per file", report_html.stacks_body(doc)),
+            ("Timeline", report_html.timeline_body(report, doc)),
+            ("Advice", report_html.advice_body(doc)),
+            ("Access size histogram", report_html.access_sizes_body(report, doc)),
+            ("Top files", report_html.top_files_body(report, ctx.store, profile_id, doc)),
+        )
+        if body is not None
+    ]
+    earlier = portal_jobs.earlier_runs(db, job["user_name"], job["exe"], job["started_at"], EARLIER_RUNS)
+    figures = list(report.figures)
+    if len(earlier) > 1:
+        figures.append(("earlier-plot", job_parts.earlier_figure(earlier, profile_id)))
+    return ctx.render(
+        "job.html",
+        figures=figures,
+        job={k: printable(v) if isinstance(v, str) else v for k, v in job.items()},
+        started=fmt.when(job["started_at"]),
+        ended=fmt.when(job["ended_at"]),
+        survey=job_parts.survey_table(survey),
+        layers=job_parts.layer_rows(doc.get("layers") or {}),
+        layer_headers=job_parts.LAYER_HEADERS,
+        storage=job_storage.compare(survey, figs),
+        bench=figs,
+        parts=parts,
+        earlier=job_parts.earlier_table(earlier, profile_id),
+        earlier_most=EARLIER_RUNS,
+    )
+
+
 ROUTES: list[BaseRoute] = [
     Route("/jobs", job_list),
+    Route("/jobs/{id:int}", job_page),
 ]

@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from iolens.report.html import MIB, _layout
+from iolens.report.html import MIB, plot_layout
 from iolens.store import portal_monitor
 from iolens.store.db import Database, StoreError
 from iolens.store.portal_monitor import Series
@@ -140,7 +140,7 @@ def _plot(db: Database, all_shown: list[Shown], values: dict[int, tuple[float, f
                 "y": [panels.scaled(v, 1.0 / x.div) for _, v in pts],
             }
         )
-    layout = _layout(
+    layout = plot_layout(
         panels.plotly_text(f"{lead}, last {PLOT_S / 60:.0f} minutes"),
         xaxis={"type": "date", "gridcolor": "#eee", "title": {"text": "UTC"}},
         yaxis={"gridcolor": "#eee", "rangemode": "tozero", "title": {"text": panels.plotly_text(lead)}},

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from iolens.report.html import _layout, _scale
+from iolens.report.html import plot_layout, scale_unit
 from iolens.report.monitor_window import HIDDEN, SOURCE_ORDER, unit_of
 from iolens.store import portal_monitor
 from iolens.store.db import Database
@@ -191,12 +191,12 @@ def figure(
     if rest:
         summed = _summed([per_series[s.id] for s in rest])
         drawn.append((f"other ({len(rest)} series, summed)", line_xy(summed, t0, step, panel.factor), True))
-    div, unit = _scale(panel.unit, [v for _, (_, y, _), _ in drawn for v in y if v is not None])
+    div, unit = scale_unit(panel.unit, [v for _, (_, y, _), _ in drawn for v in y if v is not None])
     data = [_trace(name, x, y, peaks, div, other) for name, (x, y, peaks), other in drawn]
     title = f"{panel.source} · {unit}"
     if rest:
         title += f" · {len(top)} largest of {len(ranked)} series, the rest summed"
-    layout = _layout(
+    layout = plot_layout(
         plotly_text(title),
         xaxis={"type": "date", "gridcolor": "#eee", "title": {"text": "UTC"}, "range": [utc(t0), utc(t1)]},
         yaxis={"gridcolor": "#eee", "rangemode": "tozero", "title": {"text": plotly_text(unit)}},
