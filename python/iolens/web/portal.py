@@ -110,14 +110,11 @@ class Ctx:
 Handler = Callable[[Ctx], Response]
 
 
-def error_page(
-    portal: Portal, request: Request, status: int, message: str, viewer: auth.Viewer | None = None
-) -> HTMLResponse:
-    """The error page (with the viewer's navigation when they are known: a 404 looks the same whether the
-    page is missing or not theirs)."""
-    csrf = auth.csrf_token(portal.secret, viewer.nonce) if viewer else ""
+def error_page(portal: Portal, request: Request, status: int, message: str) -> HTMLResponse:
+    """The error page. It never shows who is signed in: every 404 is the same page byte for byte, whether
+    the path is no route, an id that does not exist, or another user's job."""
     body = portal.templates.get_template("error.html").render(
-        viewer=viewer, csrf=csrf, version=__version__, figures=[], path=request.url.path,
+        viewer=None, csrf="", version=__version__, figures=[], path=request.url.path,
         auth_mode=portal.config.auth, status=status, message=message,
     )  # fmt: skip
     return HTMLResponse(body, status_code=status)
@@ -153,7 +150,6 @@ def page(staff: bool = False, public: bool = False) -> Callable[[Handler], Endpo
 def _serve(
     portal: Portal, request: Request, form: FormData | None, fn: Handler, staff: bool, public: bool
 ) -> Response:
-    viewer: auth.Viewer | None = None
     try:
         with portal.pool.store() as store:
             viewer = auth.identify(portal.config, portal.secret, store, request)
@@ -162,15 +158,15 @@ def _serve(
                     return RedirectResponse("/login", status_code=303)
                 return error_page(portal, request, 401, "Sign in first.")
             if staff and not (viewer and viewer.staff):
-                return error_page(portal, request, 404, NOT_FOUND, viewer)
+                return error_page(portal, request, 404, NOT_FOUND)
             if request.method == "POST":
                 field = form.get("csrf") if form is not None else None
                 auth.check_csrf(portal.secret, request, viewer, field if isinstance(field, str) else None)
             return fn(Ctx(request, portal, store, viewer, form))
     except auth.Refused as exc:
-        return error_page(portal, request, exc.status, exc.message, viewer)
+        return error_page(portal, request, exc.status, exc.message)
     except NotFound:
-        return error_page(portal, request, 404, NOT_FOUND, viewer)
+        return error_page(portal, request, 404, NOT_FOUND)
 
 
 __all__ = ["Ctx", "Portal", "page", "params", "error_page", "NOT_FOUND", "figure_json"]
