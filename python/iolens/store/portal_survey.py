@@ -37,24 +37,29 @@ JOB_FIGURES: dict[str, str] = {
 }
 
 # The same figures over a group of jobs: totals, and ratios of totals (not means of ratios: a job of one
-# second does not weigh as much as a job of a day). The process-time share counts only jobs whose process
-# time is known, on both sides of the ratio. PostgreSQL's SUM of a BIGINT is a NUMERIC: cast back.
+# second does not weigh as much as a job of a day). The sums are taken once per group (GROUP_SUMS, over
+# `p`), the ratios from them (GROUP_RATIOS, over the sums): each row's I/O time is added up once, not once
+# per ratio. The process-time share counts only jobs whose process time is known, on both sides of the
+# ratio. PostgreSQL's SUM of a BIGINT is a NUMERIC: cast back.
 _KNOWN = f"{PROCESS_TIME} > 0"
-GROUP_FIGURES: dict[str, str] = {
+GROUP_SUMS: dict[str, str] = {
     "jobs": "COUNT(*)",
     "processes": "CAST(SUM(p.processes) AS BIGINT)",
     "runtime_s": "SUM(p.runtime_s)",
     "bytes_read": "CAST(SUM(COALESCE(p.bytes_read, 0)) AS BIGINT)",
     "bytes_written": "CAST(SUM(COALESCE(p.bytes_written, 0)) AS BIGINT)",
-    "total_bytes": f"CAST(SUM({TOTAL_BYTES}) AS BIGINT)",
     "io_time_s": f"SUM({IO_TIME})",
-    "io_share": f"(SUM(CASE WHEN {_KNOWN} THEN {IO_TIME} END)"
-    f" / NULLIF(SUM(CASE WHEN {_KNOWN} THEN {PROCESS_TIME} END), 0))",
-    "io_bytes_per_s": f"(SUM({TOTAL_BYTES}) / NULLIF(SUM({IO_TIME}), 0))",
+    "known_io_time_s": f"SUM(CASE WHEN {_KNOWN} THEN {IO_TIME} END)",
+    "known_process_s": f"SUM(CASE WHEN {_KNOWN} THEN {PROCESS_TIME} END)",
     "files": "CAST(SUM(COALESCE(p.files, 0)) AS BIGINT)",
     "meta_ops": "CAST(SUM(COALESCE(p.meta_ops, 0)) AS BIGINT)",
     "meta_time_s": "SUM(COALESCE(p.meta_time_s, 0))",
-    "meta_share": f"(SUM(COALESCE(p.meta_time_s, 0)) / NULLIF(SUM({IO_TIME}), 0))",
+}
+GROUP_RATIOS: dict[str, str] = {
+    "total_bytes": "(g.bytes_read + g.bytes_written)",
+    "io_share": "(g.known_io_time_s / NULLIF(g.known_process_s, 0))",
+    "io_bytes_per_s": "((g.bytes_read + g.bytes_written) / NULLIF(g.io_time_s, 0))",
+    "meta_share": "(g.meta_time_s / NULLIF(g.io_time_s, 0))",
 }
 
 # A job row's own columns, then its figures.
@@ -96,10 +101,11 @@ GROUP_SORTS: dict[str, str] = {
 GROUP_KEYS: dict[str, str] = {"user": "COALESCE(p.user_name, '')", "program": "COALESCE(p.exe, '')"}
 
 # The account a job was charged to, where its stored document names one (a top-level "account"). Profiles
-# have no account column yet (issue 21's scheduler import will add one); read only for the rows shown.
+# have no account column yet (issue 21's scheduler import will add one); read only for the rows shown
+# (a page's 50, an export's batch).
 ACCOUNT: dict[str, str] = {
-    "sqlite": "json_extract(d.document, '$.account')",
-    "postgresql": "(d.document::json ->> 'account')",
+    "sqlite": "json_extract(p.document, '$.account')",
+    "postgresql": "(p.document::json ->> 'account')",
 }
 
 
@@ -154,25 +160,26 @@ def job_count(db: Database, f: SurveyFilter) -> int:
 
 
 def job_page(
-    db: Database, f: SurveyFilter, sort: str = "time", descending: bool = True, limit: int = 50, offset: int = 0
+    db: Database,
+    f: SurveyFilter,
+    sort: str = "time",
+    descending: bool = True,
+    limit: int = 50,
+    offset: int = 0,
 ) -> list[dict[str, Any]]:
-    """One page of the job table, sorted by JOB_SORTS[sort]: one query. The page's rows are chosen inside
-    (sorting only the columns' figures), and only their documents are read for the account."""
+    """One page of the job table, sorted by JOB_SORTS[sort]: one query. The page's ids are chosen inside
+    (only the sort key is worked out for every job), then only those rows are read, with their documents
+    for the account."""
     where, params = f.where()
     d = _direction(descending)
-    inner = (
-        f"SELECT {JOB_COLUMNS}, {JOB_SORTS[sort]} AS sort_key"
-        f" FROM profiles p LEFT JOIN systems s ON s.id = p.system_id WHERE {where}"
+    return db.query_dicts(
+        f"SELECT {JOB_COLUMNS}, {ACCOUNT[db.dialect]} AS account FROM ("
+        f"SELECT p.id AS id, {JOB_SORTS[sort]} AS sort_key FROM profiles p WHERE {where}"
         f" ORDER BY sort_key {d} NULLS LAST, p.id {d} LIMIT {int(limit)} OFFSET {int(offset)}"
-    )
-    rows = db.query_dicts(
-        f"SELECT q.*, {ACCOUNT[db.dialect]} AS account FROM ({inner}) q JOIN profiles d ON d.id = q.id"
-        f" ORDER BY q.sort_key {d} NULLS LAST, q.id {d}",
+        ") k JOIN profiles p ON p.id = k.id LEFT JOIN systems s ON s.id = p.system_id"
+        f" ORDER BY k.sort_key {d} NULLS LAST, k.id {d}",
         params,
     )
-    for r in rows:
-        del r["sort_key"]
-    return rows
 
 
 def job_batch(db: Database, f: SurveyFilter, after_id: int = 0, limit: int = 1000) -> list[dict[str, Any]]:
@@ -180,18 +187,39 @@ def job_batch(db: Database, f: SurveyFilter, after_id: int = 0, limit: int = 100
     (a keyset on the primary key: each batch costs the same, and the whole survey never sits in memory)."""
     where, params = f.where()
     return db.query_dicts(
-        f"SELECT q.*, {ACCOUNT[db.dialect]} AS account FROM ("
-        f"SELECT {JOB_COLUMNS} FROM profiles p LEFT JOIN systems s ON s.id = p.system_id"
-        f" WHERE {where} AND p.id > ? ORDER BY p.id LIMIT {int(limit)}"
-        ") q JOIN profiles d ON d.id = q.id ORDER BY q.id",
+        f"SELECT {JOB_COLUMNS}, {ACCOUNT[db.dialect]} AS account"
+        f" FROM profiles p LEFT JOIN systems s ON s.id = p.system_id"
+        f" WHERE {where} AND p.id > ? ORDER BY p.id LIMIT {int(limit)}",
         [*params, after_id],
     )
 
 
-def _group_select(key: str) -> str:
-    return f"SELECT {GROUP_KEYS[key]} AS grp, " + ", ".join(
-        f"{sql} AS {name}" for name, sql in GROUP_FIGURES.items()
+def _groups(key: str, where: str, order: str, limit: int) -> str:
+    """The per-group query: sums per group inside, ratios outside, and how many groups there are in all
+    (a window over the grouped rows: no second scan of the jobs)."""
+    sums = ", ".join(f"{sql} AS {name}" for name, sql in GROUP_SUMS.items())
+    ratios = ", ".join(f"{sql} AS {name}" for name, sql in GROUP_RATIOS.items())
+    return (
+        f"SELECT g.*, {ratios}, COUNT(*) OVER () AS group_total FROM ("
+        f"SELECT {GROUP_KEYS[key]} AS grp, {sums} FROM profiles p WHERE {where} GROUP BY {GROUP_KEYS[key]}"
+        f") g ORDER BY {order} LIMIT {int(limit)}"
     )
+
+
+def group_page(
+    db: Database,
+    f: SurveyFilter,
+    key: str = "user",
+    sort: str = "bytes",
+    descending: bool = True,
+    limit: int = 50,
+) -> tuple[list[dict[str, Any]], int]:
+    """The survey's figures per user or per program (GROUP_KEYS), sorted by GROUP_SORTS[sort], and how
+    many groups there are in all: one query."""
+    where, params = f.where()
+    d = _direction(descending)
+    rows = db.query_dicts(_groups(key, where, f"{GROUP_SORTS[sort]} {d} NULLS LAST, grp", limit), params)
+    return rows, int(rows[0]["group_total"]) if rows else 0
 
 
 def group_count(db: Database, f: SurveyFilter, key: str) -> int:
@@ -203,38 +231,15 @@ def group_count(db: Database, f: SurveyFilter, key: str) -> int:
     return int(row[0]) if row else 0
 
 
-def group_page(
-    db: Database,
-    f: SurveyFilter,
-    key: str = "user",
-    sort: str = "bytes",
-    descending: bool = True,
-    limit: int = 50,
-    offset: int = 0,
-) -> list[dict[str, Any]]:
-    """The survey's figures per user or per program (GROUP_KEYS), sorted by GROUP_SORTS[sort]."""
-    where, params = f.where()
-    d = _direction(descending)
-    return db.query_dicts(
-        f"{_group_select(key)} FROM profiles p WHERE {where} GROUP BY {GROUP_KEYS[key]}"
-        f" ORDER BY {GROUP_SORTS[sort]} {d} NULLS LAST, grp LIMIT {int(limit)} OFFSET {int(offset)}",
-        params,
-    )
-
-
 def group_batch(
     db: Database, f: SurveyFilter, key: str = "user", after: str | None = None, limit: int = 1000
 ) -> list[dict[str, Any]]:
     """The next `limit` groups in the order of their key after `after` (None: from the first): a keyset on
     the key, as job_batch."""
     where, params = f.where()
-    expr = GROUP_KEYS[key]
     if after is not None:
-        where, params = f"{where} AND {expr} > ?", [*params, after]
-    return db.query_dicts(
-        f"{_group_select(key)} FROM profiles p WHERE {where} GROUP BY {expr} ORDER BY grp LIMIT {int(limit)}",
-        params,
-    )
+        where, params = f"{where} AND {GROUP_KEYS[key]} > ?", [*params, after]
+    return db.query_dicts(_groups(key, where, "grp", limit), params)
 
 
 def system_names(db: Database) -> list[str]:

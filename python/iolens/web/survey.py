@@ -149,8 +149,7 @@ def survey_page(ctx: Ctx) -> Response:
     db = ctx.store.db
     total = ps.job_count(db, f)
     rows = ps.job_page(db, f, sort, descending, PAGE_SIZE, (number - 1) * PAGE_SIZE)
-    groups = ps.group_page(db, f, per, sort, descending, GROUPS_SHOWN)
-    group_total = ps.group_count(db, f, per)
+    groups, group_total = ps.group_page(db, f, per, sort, descending, GROUPS_SHOWN)
     kept = _kept(q)
     return ctx.render(
         "survey.html",
