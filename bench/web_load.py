@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import benchlib as bl
+from monitor_pg_ingest import as_server_user, pg_bin
 
 from iolens.store import portal_jobs, synthetic, web_tokens
 from iolens.store.store import Store
@@ -50,22 +51,6 @@ JOB_P95_S, DASHBOARD_P95_S, RSS_MB = 0.300, 1.0, 500.0
 
 
 # --- PostgreSQL ---------------------------------------------------------------------------------------------
-
-
-def pg_bin(name: str) -> str:
-    found = shutil.which(name)
-    if found:
-        return found
-    import glob
-
-    versions = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda p: int(p.split("/")[4]))
-    if not versions:
-        raise bl.BenchError(f"{name}: PostgreSQL server programs not installed (apt-get install postgresql)")
-    return versions[-1]
-
-
-def as_server_user(cmd: list[str]) -> list[str]:
-    return ["runuser", "-u", "nobody", "--", *cmd] if os.geteuid() == 0 else cmd
 
 
 @contextmanager
@@ -109,11 +94,19 @@ def pg_server(base: Path) -> Iterator[str]:
 # --- the database -----------------------------------------------------------------------------------------
 
 
+def built_before(marker: Path, shape: synthetic.Shape) -> bool:
+    """Whether a kept scratch directory holds a finished build of this shape (its marker is written last)."""
+    try:
+        return bool(json.loads(marker.read_text()).get("shape") == asdict(shape))
+    except (OSError, ValueError):
+        return False
+
+
 def build(url: str, shape: synthetic.Shape, marker: Path, rep: bl.Report) -> dict[str, object]:
     """The database at url with `shape`'s content (reused when marker says it holds that shape already)."""
     want = {"shape": asdict(shape)}
-    if marker.exists() and json.loads(marker.read_text()).get("shape") == want["shape"]:
-        info = json.loads(marker.read_text())
+    if built_before(marker, shape):
+        info: dict[str, object] = json.loads(marker.read_text())
         info["reused"] = True
         return info
     t = time.perf_counter()
@@ -369,7 +362,7 @@ def scenarios(
         path = rng.choice([
             "/survey", "/survey?sort=bytes", "/survey?sort=io_share&dir=desc", f"/survey?user={user}",
             "/survey?program=wrf", f"/survey?page={rng.randint(2, 40)}", "/survey?min_bytes=1g&from=now-7d",
-            "/survey?per=program&sort=meta_share",
+            "/survey?per=program&sort=meta_share", "/survey?per=user",
         ])  # fmt: skip
         return path, staff
 
@@ -487,6 +480,8 @@ def main() -> int:
     try:
         for backend in backends:
             home = args.scratch / backend
+            if not built_before(home / "shape.json", shape):
+                shutil.rmtree(home, ignore_errors=True)  # another shape's, or a build that did not finish
             home.mkdir(parents=True, exist_ok=True)
             with contextlib_for(backend, home) as url:
                 info = build(url, shape, home / "shape.json", rep)

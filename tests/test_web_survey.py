@@ -185,8 +185,11 @@ def test_the_survey_page_and_its_csv(seeded: tuple[Seeded, int], tmp_path: Path)
         # the figures, formatted: USER_A's jobs moved 2.25 GiB each at 6.0% I/O time
         w = want[s.jobs[USER_A][0]]
         assert f"{w['io_share'] * 100:.1f}%" in body and "2.25 GiB" in body
-        # per user (default) and per program
+        # per user and per program, when asked for
+        assert 'id="survey-groups"' not in body and 'id="per-user"' in body
+        _, _, body = fetch(srv.base + "/survey?per=user", staff)
         assert 'id="survey-groups"' in body and f'<td title="{USER_A}">{USER_A}</td>' in body
+        assert "3 of 3 users" in body
         _, _, body = fetch(srv.base + "/survey?per=program&sort=bytes&dir=asc", staff)
         assert '<td title="/usr/bin/climate">climate</td>' in body
         # filters on the page
@@ -203,7 +206,7 @@ def test_the_survey_page_and_its_csv(seeded: tuple[Seeded, int], tmp_path: Path)
         assert "No job matches" in body
         # sort links keep the filters
         _, _, body = fetch(srv.base + "/survey?user=" + USER_A, staff)
-        assert f'href="?user={USER_A}&amp;per=user&sort=bytes&dir=desc"' in body
+        assert f'href="?user={USER_A}&amp;per=none&sort=bytes&dir=desc"' in body
 
         # CSV of every job: header, one row per job, exact figures, formulas neutralised
         status, headers, text = fetch(srv.base + "/survey.csv", staff)

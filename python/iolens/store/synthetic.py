@@ -18,7 +18,7 @@ from typing import Any
 
 from iolens.store.db import Database
 from iolens.store.records import PhaseRow, ProfileFile, ProfileRecord
-from iolens.store.store import Store
+from iolens.store.store import Store, _batches
 
 CHUNK = 20_000
 SYSTEMS = ("lustre-scratch", "lustre-project", "gpfs-home")
@@ -68,20 +68,9 @@ class Shape:
     run_days: float = 365.0
 
 
-def _batches(rows: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for row in rows:
-        chunk.append(row)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def _insert(db: Database, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
     n = 0
-    for chunk in _batches(rows):
+    for chunk in _batches(rows, CHUNK):
         with db.transaction():
             db.bulk_insert(table, columns, chunk)
         n += len(chunk)

@@ -1,7 +1,8 @@
 """The application I/O survey (staff): every job's I/O figures in one table, and the same per user or per
 program; filtered, sorted and paged in SQL (store.portal_survey), and exported as CSV.
 
-/survey       the page: filters (user, program, system, from/to, min_bytes), sort/dir, page, per
+/survey       the page: filters (user, program, system, from/to, min_bytes), sort/dir, page, per (the second
+              table: none, user or program)
 /survey.csv   the same jobs (or groups, with per=user|program) as CSV, streamed batch by batch
 """
 
@@ -70,7 +71,9 @@ def _sort(q: Any) -> tuple[str, bool]:
 
 
 def _per(q: Any) -> str:
-    return params.choice(q, "per", tuple(ps.GROUP_KEYS), "user")
+    """The second table: per user, per program, or (none: the default) not shown. It adds up every job the
+    filters select, so it is worked out only when asked for."""
+    return params.choice(q, "per", ("none", *ps.GROUP_KEYS), "none")
 
 
 # --- the page ---------------------------------------------------------------------------------------------
@@ -149,7 +152,9 @@ def survey_page(ctx: Ctx) -> Response:
     db = ctx.store.db
     total = ps.job_count(db, f)
     rows = ps.job_page(db, f, sort, descending, PAGE_SIZE, (number - 1) * PAGE_SIZE)
-    groups, group_total = ps.group_page(db, f, per, sort, descending, GROUPS_SHOWN)
+    groups, group_total = (
+        ps.group_page(db, f, per, sort, descending, GROUPS_SHOWN) if per != "none" else ([], 0)
+    )
     kept = _kept(q)
     return ctx.render(
         "survey.html",
