@@ -441,6 +441,13 @@ def describe(runs: list[Ran]) -> tuple[str, list[dict[str, object]]]:
     return text, data
 
 
+def pace(r: Ran) -> str:
+    n = sum(o.requests for o in r.outcomes)
+    rate = f"{n / r.wall_s:.1f}/s" if r.wall_s else "-"
+    load = f"1-minute load {r.load[0]:.1f} → {r.load[1]:.1f}"
+    return f"{r.scenario.name}: {n} requests in {r.wall_s:.1f} s ({rate}), {load}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="1,000 jobs, 50 runs, 100k samples; prints only")
@@ -494,13 +501,16 @@ def main() -> int:
                         print(f"{backend}: {sc.name}: done", flush=True)
                     peak = max([idle, *(r.peak_mb for r in runs)])
                 text, data = describe(runs)
-                built = ("reused a database built before" if info.get("reused")
-                         else f"built in {info.get('build_s')} s")  # fmt: skip
+                built = f"database built in {info.get('build_s')} s" + (
+                    ", kept from an earlier run" if info.get("reused") else ""
+                )
                 rep.section(
                     f"{backend}: {built}; server RSS idle {idle:.0f} MB, peak {peak:.0f} MB "
                     f"(target ≤ {RSS_MB:.0f} MB: {'met' if peak <= RSS_MB else 'MISSED'})"
                 )
                 rep.add(text)
+                for r in runs:
+                    rep.add(pace(r))
                 results["backends"][backend] = {  # type: ignore[index]
                     "build": info, "server_rss_idle_mb": round(idle, 1), "server_rss_peak_mb": round(peak, 1),
                     "pages": data, "errors": sum(o.errors for r in runs for o in r.outcomes),
