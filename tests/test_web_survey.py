@@ -196,6 +196,11 @@ def test_the_survey_page_and_its_csv(seeded: tuple[Seeded, int], tmp_path: Path)
         _, _, body = fetch(srv.base + "/survey?" + urllib.parse.urlencode({"user": USER_B}), staff)
         assert "2 jobs match" in body and all(f'href="/jobs/{p}"' in body for p in s.jobs[USER_B])
         assert f'href="/jobs/{s.jobs[USER_A][0]}"' not in body
+        # the hostile system, as the form's list offers it: selectable, and no job of the seed ran there
+        status, _, body = fetch(srv.base + "/survey?" + urllib.parse.urlencode({"system": HOSTILE}), staff)
+        assert status == 200 and "No job matches" in body
+        _, _, body = fetch(srv.base + "/survey?system=lustre-prod", staff)
+        assert "5 jobs match" in body
         _, _, body = fetch(srv.base + "/survey?min_bytes=1g&program=clim", staff)
         assert "2 jobs match" in body
         _, _, body = fetch(srv.base + "/survey?min_bytes=3g", staff)
@@ -247,7 +252,7 @@ def test_the_survey_page_and_its_csv(seeded: tuple[Seeded, int], tmp_path: Path)
             ("sort=evil", "sort"), ("dir=up", "dir"), ("page=0", "page"), ("page=x", "page"),
             ("min_bytes=lots", "min_bytes"), ("from=yesterday", "from"), ("to=x", "to"),
             ("from=now-1h&to=now-2h", "from"), ("per=account", "per"), ("user=a%07b", "user"),
-            ("program=" + "x" * 300, "program"),
+            ("program=" + "x" * 300, "program"), ("system=" + "x" * 300, "system"),
         ):  # fmt: skip
             for path in ("/survey", "/survey.csv"):
                 if path == "/survey.csv" and name in ("sort", "dir", "page"):

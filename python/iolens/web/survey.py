@@ -58,11 +58,20 @@ def survey_filter(q: Any) -> ps.SurveyFilter:
     return ps.SurveyFilter(
         user=params.text(q, "user", 128),
         program=params.text(q, "program", 200),
-        system=params.text(q, "system", 200),
+        system=_system(q),
         since=since,
         until=until,
         min_bytes=size(q, "min_bytes"),
     )
+
+
+def _system(q: Any) -> str | None:
+    """A system's name as the form's list gives it: any text (a name may hold control characters, and is only
+    ever compared in SQL as a bound value), at most 200 characters."""
+    value = q.get("system")
+    if value is not None and len(value) > 200:
+        raise params.bad("system", "expected a system's name of at most 200 characters")
+    return value or None
 
 
 def _sort(q: Any) -> tuple[str, bool]:
