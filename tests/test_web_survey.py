@@ -23,8 +23,9 @@ from iolens.store.store import Store
 
 from .conftest import REPO
 from .db_helpers import iolens_env
-from .web_helpers import HOSTILE, USER_A, USER_B, Seeded, _job_log, fetch, portal, seed, token
+from .web_helpers import HOSTILE, USER_A, USER_B, Seeded, _job_log, chromium, fetch, portal, seed, token
 
+ARTIFACTS = REPO / "build" / "test-artifacts"
 FORMULA_EXE = "/opt/@SUM(1+1)*cmd|'calc'!A0"
 FORMULA_ACCOUNT = '=HYPERLINK("http://evil.example/","x")'
 ACCOUNT_JOB = "job-4200"
@@ -259,6 +260,49 @@ def test_the_survey_page_and_its_csv(seeded: tuple[Seeded, int], tmp_path: Path)
                     continue
                 status, _, body = fetch(f"{srv.base}{path}?{query}", staff)
                 assert status == 400 and f"{name}:" in body and "Traceback" not in body, (path, query)
+
+
+def test_the_survey_in_chromium_runs_nothing_hostile(seeded: tuple[Seeded, int], tmp_path: Path) -> None:
+    """The page in a real browser: no console error, nothing fetched from elsewhere, the hostile names shown
+    as text and run nothing; sorting by a column header changes the order shown."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = chromium()
+    s, _ = seeded
+    staff = token(s.url, "boss", staff=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with portal(s.url, log_dir=tmp_path) as srv, sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            context = browser.new_context(extra_http_headers={"Authorization": f"Bearer {staff}"})
+            page = context.new_page()
+            errors: list[str] = []
+            requests: list[str] = []
+            # The browser asks for /favicon.ico on its own; the portal's core serves none (a 404 it logs).
+            page.on(
+                "console",
+                lambda m: (
+                    errors.append(m.text)
+                    if m.type == "error" and not str(m.location.get("url", "")).endswith("/favicon.ico")
+                    else None
+                ),
+            )
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(srv.base + "/survey?per=program")
+            assert page.evaluate("window.__pwned") is None
+            programs = page.locator("#survey-jobs tbody tr td:nth-child(6)").all_inner_texts()
+            assert HOSTILE.rsplit("/", 1)[-1].rstrip("\x07") in "\n".join(programs)
+            assert page.locator("#survey-groups tbody tr").count() == 3
+            page.screenshot(path=str(ARTIFACTS / "portal-survey.png"), full_page=True)
+            page.click('a[data-sort="bytes"]')
+            page.wait_for_url("**sort=bytes**")
+            totals = page.locator("#survey-jobs tbody tr td:nth-child(9)").all_inner_texts()
+            assert totals[:2] == ["2.25 GiB", "2.25 GiB"]  # USER_A's two big jobs first
+            assert page.evaluate("window.__pwned") is None
+            assert errors == []
+            assert all(r.startswith(srv.base + "/") for r in requests), requests
+        finally:
+            browser.close()
 
 
 @pytest.mark.slow
