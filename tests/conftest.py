@@ -292,3 +292,19 @@ def profile_build() -> ProfileBuild:
     if not (bin_dir / "profile_calls").is_file():
         pytest.fail(f"profiler test programs not built in {bin_dir} (configure native/ with IOLENS_TESTS=ON)")
     return ProfileBuild(lib.resolve(), bin_dir.resolve())
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """The session's one Chromium (Debian's, driven by Playwright's sync API, which allows one instance per
+    thread at a time: every browser test shares this one). Missing in CI is a failure (.ci/run has it)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from .web_helpers import chromium
+
+    exe = chromium()
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield b
+        finally:
+            b.close()

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,6 @@ from .test_db_imports import darshan_example, profile_job
 ARTIFACTS = REPO / "build" / "test-artifacts"
 GIB = 1024**3
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
-    if exe is None:
-        pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def open_report(browser: Any, path: Path, shot: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ Screenshots of the pages visited are kept in build/test-artifacts/web/ (docs/web
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,20 +15,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from .conftest import REPO
-from .web_helpers import USER_A, USER_B, Seeded, chromium, portal, seed, token
+from .web_helpers import USER_A, USER_B, Seeded, portal, seed, token
 
 ARTIFACTS = REPO / "build" / "test-artifacts" / "web"
 MAX_PAGES = 40
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium()
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -20,7 +20,7 @@ from iolens.store.store import Store
 from .conftest import REPO
 from .db_helpers import IO500_REFERENCE
 from .profile_logs import FileSpec, LogSpec, MountSpec, write_log
-from .web_helpers import USER_A, USER_B, Seeded, chromium, fetch, portal, seed, token
+from .web_helpers import USER_A, USER_B, Seeded, close_contexts, fetch, portal, seed, token
 
 ARTIFACTS = REPO / "build" / "test-artifacts"
 MiB = 1 << 20
@@ -220,13 +220,10 @@ def _text(body: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", body)))
 
 
-def test_the_job_page_in_chromium(seeded: tuple[Seeded, int], tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium()
+def test_the_job_page_in_chromium(browser: Any, seeded: tuple[Seeded, int], tmp_path: Path) -> None:
     s, _ = seeded
     tb = token(s.url, USER_B)
-    with portal(s.url, log_dir=tmp_path) as srv, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+    with portal(s.url, log_dir=tmp_path) as srv:
         try:
             page = browser.new_page(extra_http_headers={"Authorization": f"Bearer {tb}"})
             errors: list[str] = []
@@ -246,7 +243,7 @@ def test_the_job_page_in_chromium(seeded: tuple[Seeded, int], tmp_path: Path) ->
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "web-job.png"), full_page=True)
         finally:
-            browser.close()
+            close_contexts(browser)
     assert errors == [] and pwned == "undefined"
     assert all(u.startswith(srv.base + "/") for u in requests), requests
     assert plots >= 2  # the top files, the earlier runs

@@ -20,7 +20,6 @@ from iolens.store import portal_monitor
 from iolens.store.records import Sample
 from iolens.store.store import Store
 
-from .test_report_html import browser  # noqa: F401 - the session's Chromium
 from .web_helpers import (
     HOSTILE,
     USER_A,
@@ -415,8 +414,7 @@ def test_chromium_draws_the_monitor_and_follows_the_live_view(
     requests: list[str] = []
 
     def console(m: Any) -> None:
-        # Chromium asks every site for /favicon.ico, which the portal does not serve (a 404, not the page's)
-        if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico"):
+        if m.type == "error":
             errors.append(f"{m.text} at {m.location}")
 
     pg.on("console", console)

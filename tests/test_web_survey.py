@@ -23,7 +23,18 @@ from iolens.store.store import Store
 
 from .conftest import REPO
 from .db_helpers import iolens_env
-from .web_helpers import HOSTILE, USER_A, USER_B, Seeded, _job_log, chromium, fetch, portal, seed, token
+from .web_helpers import (
+    HOSTILE,
+    USER_A,
+    USER_B,
+    Seeded,
+    _job_log,
+    close_contexts,
+    fetch,
+    portal,
+    seed,
+    token,
+)
 
 ARTIFACTS = REPO / "build" / "test-artifacts"
 FORMULA_EXE = "/opt/@SUM(1+1)*cmd|'calc'!A0"
@@ -262,30 +273,21 @@ def test_the_survey_page_and_its_csv(seeded: tuple[Seeded, int], tmp_path: Path)
                 assert status == 400 and f"{name}:" in body and "Traceback" not in body, (path, query)
 
 
-def test_the_survey_in_chromium_runs_nothing_hostile(seeded: tuple[Seeded, int], tmp_path: Path) -> None:
+def test_the_survey_in_chromium_runs_nothing_hostile(
+    browser: Any, seeded: tuple[Seeded, int], tmp_path: Path
+) -> None:
     """The page in a real browser: no console error, nothing fetched from elsewhere, the hostile names shown
     as text and run nothing; sorting by a column header changes the order shown."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium()
     s, _ = seeded
     staff = token(s.url, "boss", staff=True)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with portal(s.url, log_dir=tmp_path) as srv, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
+    with portal(s.url, log_dir=tmp_path) as srv:
         try:
             context = browser.new_context(extra_http_headers={"Authorization": f"Bearer {staff}"})
             page = context.new_page()
             errors: list[str] = []
             requests: list[str] = []
-            # The browser asks for /favicon.ico on its own; the portal's core serves none (a 404 it logs).
-            page.on(
-                "console",
-                lambda m: (
-                    errors.append(m.text)
-                    if m.type == "error" and not str(m.location.get("url", "")).endswith("/favicon.ico")
-                    else None
-                ),
-            )
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("request", lambda r: requests.append(r.url))
             page.goto(srv.base + "/survey?per=program")
@@ -302,7 +304,7 @@ def test_the_survey_in_chromium_runs_nothing_hostile(seeded: tuple[Seeded, int],
             assert errors == []
             assert all(r.startswith(srv.base + "/") for r in requests), requests
         finally:
-            browser.close()
+            close_contexts(browser)
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ from iolens.store.store import Store
 
 from .conftest import sample_document
 from .db_helpers import IO500_REFERENCE, iolens_env, ior_document, tiny_io500
-from .web_helpers import HOSTILE, USER_A, Seeded, chromium, fetch, portal, seed, token
+from .web_helpers import HOSTILE, USER_A, Seeded, close_contexts, fetch, portal, seed, token
 
 CACHE_SYS = "cache-modes"  # one config, runs of both page-cache modes
 IO500_SYS = "io500-sys"  # the IO500 app's reference result (INVALID), a valid copy of it, a tiny iolens run
@@ -420,9 +420,9 @@ DRAWN_MARKS = """Array.from(document.querySelectorAll('div[data-drawn="1"]')).ma
 
 
 @pytest.mark.slow  # Chromium: about 11 s
-def test_pages_in_chromium_draw_their_plots_and_run_nothing(bench: Bench, server: Any, staff: str) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    exe = chromium()
+def test_pages_in_chromium_draw_their_plots_and_run_nothing(
+    browser: Any, bench: Bench, server: Any, staff: str
+) -> None:
     hostile_run = bench.seeded.runs[-1]
     pages = {
         "system": system_path(HOSTILE),
@@ -430,35 +430,33 @@ def test_pages_in_chromium_draw_their_plots_and_run_nothing(bench: Bench, server
         "compare": f"/compare?runs={bench.seeded.runs[4]},{hostile_run}",
         "io500": system_path(IO500_SYS),
     }
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            context = browser.new_context(
-                viewport={"width": 1300, "height": 900},
-                extra_http_headers={"Authorization": f"Bearer {staff}"},
-            )
-            for shot, path in pages.items():
-                page = context.new_page()
-                errors: list[str] = []
-                requests: list[str] = []
-                page.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
-                page.on("pageerror", lambda exc, e=errors: e.append(str(exc)))
-                page.on("request", lambda r, q=requests: q.append(r.url))
-                response = page.goto(server.base + path)
-                assert response is not None and response.status == 200, path
-                page.wait_for_function(ALL_DRAWN, timeout=30_000)
-                drawn = page.evaluate(DRAWN_MARKS)
-                assert drawn and all(n > 0 for n in drawn), (path, drawn)
-                assert page.evaluate("typeof window.__pwned") == "undefined", path
-                assert errors == [], (path, errors, requests)
-                assert all(u.startswith(server.base + "/") for u in requests), requests
-                assert page.locator(".modebar-btn[data-title*='Cloud' i]").count() == 0
-                artifacts = Path(__file__).resolve().parent.parent / "build" / "test-artifacts"
-                artifacts.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(artifacts / f"web-{shot}.png"), full_page=True)
-                page.close()
-        finally:
-            browser.close()
+    try:
+        context = browser.new_context(
+            viewport={"width": 1300, "height": 900},
+            extra_http_headers={"Authorization": f"Bearer {staff}"},
+        )
+        for shot, path in pages.items():
+            page = context.new_page()
+            errors: list[str] = []
+            requests: list[str] = []
+            page.on("console", lambda m, e=errors: e.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda exc, e=errors: e.append(str(exc)))
+            page.on("request", lambda r, q=requests: q.append(r.url))
+            response = page.goto(server.base + path)
+            assert response is not None and response.status == 200, path
+            page.wait_for_function(ALL_DRAWN, timeout=30_000)
+            drawn = page.evaluate(DRAWN_MARKS)
+            assert drawn and all(n > 0 for n in drawn), (path, drawn)
+            assert page.evaluate("typeof window.__pwned") == "undefined", path
+            assert errors == [], (path, errors, requests)
+            assert all(u.startswith(server.base + "/") for u in requests), requests
+            assert page.locator(".modebar-btn[data-title*='Cloud' i]").count() == 0
+            artifacts = Path(__file__).resolve().parent.parent / "build" / "test-artifacts"
+            artifacts.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(artifacts / f"web-{shot}.png"), full_page=True)
+            page.close()
+    finally:
+        close_contexts(browser)
 
 
 def test_static_report_has_no_regression_trace_by_default() -> None:

@@ -251,3 +251,9 @@ def chromium() -> str:
     if os.environ.get("CI"):
         pytest.fail("no Chromium installed (Debian: apt-get install chromium; .ci/run installs it)")
     pytest.skip("no Chromium installed (Debian: apt-get install chromium)")
+
+
+def close_contexts(browser: Any) -> None:
+    """Close a test's pages and contexts, leaving the session's browser (conftest.browser) open."""
+    for context in list(browser.contexts):
+        context.close()
