@@ -76,7 +76,7 @@ def _crawl(page: Any, base: str, watch: Watch, shots: str) -> set[str]:
         # plotly's cloud buttons are off (nothing leaves the portal)
         cloud = page.locator("a.modebar-btn[data-title*='Cloud'], a.modebar-btn[data-title*='Chart Studio']")
         assert cloud.count() == 0, path
-        name = re.sub(r"[^A-Za-z0-9]+", "_", path.strip("/")) or "home"
+        name = (re.sub(r"[^A-Za-z0-9]+", "_", path.strip("/")) or "home")[:40]
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"{shots}-{name}.png"), full_page=True)
         for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
