@@ -175,3 +175,24 @@ def test_binds_to_loopback_by_default(seeded: Seeded, tmp_path: Path) -> None:
     with portal(seeded.url, log_dir=tmp_path) as srv:
         assert fetch(srv.base + "/healthz")[0] == 200
     assert "http://127.0.0.1:" in srv.log.read_text()
+
+
+def test_a_darshan_job_stored_by_uid_is_its_users(tmp_path: Path) -> None:
+    """A Darshan log names its user by uid only (stored as `uid N`, the same on any machine): the portal
+    shows it to the user with that uid here, and to nobody else."""
+    import pwd
+
+    from iolens.store.records import ProfileRecord
+    from iolens.store.store import Store
+
+    url = str(tmp_path / "d.db")
+    with Store.open(url) as store:
+        uid_a = pwd.getpwnam(USER_A).pw_uid
+        record = ProfileRecord(uid="d1", origin="darshan", summary={}, user_name=f"uid {uid_a}")
+        mine = store.put_profile(record)
+        store.put_profile(ProfileRecord(uid="d2", origin="darshan", summary={}, user_name="uid 4123456"))
+    ta, tb = token(url, USER_A), token(url, USER_B)
+    with portal(url, log_dir=tmp_path) as srv:
+        assert _job_links(fetch(srv.base + "/jobs", ta)[2]) == {mine.id}
+        assert _job_links(fetch(srv.base + "/jobs", tb)[2]) == set()
+        assert fetch(srv.base + f"/jobs/{mine.id}", tb)[0] == 404

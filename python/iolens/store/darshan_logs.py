@@ -21,7 +21,7 @@ import numpy as np
 
 from iolens.profile.darshan_log import DarshanLog, load_darshan_job
 from iolens.profile.reader import ProfileLogError
-from iolens.store.profiles import TIMELINE_BINS, job_record, user_of_uid
+from iolens.store.profiles import TIMELINE_BINS, job_record
 from iolens.store.records import ProfileRecord
 
 
@@ -54,7 +54,7 @@ def profile_record(path: Path) -> ProfileRecord:
     return replace(
         record,
         origin="darshan",
-        user_name=user_of_uid(log.uid),
+        user_name=f"uid {log.uid}",
         job_id=str(log.jobid),
         processes=log.nprocs or None,
         hosts=None,

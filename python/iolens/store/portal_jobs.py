@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from iolens.store.db import Database
+from iolens.store.profiles import owner_names
 from iolens.store.queries import PROFILE_COLUMNS, NotFound, _fix_bools, fold_phases, phases_of, stored_json
 
 # The largest id a database can hold (a 64-bit integer): a larger one in a URL is no job, not an error.
@@ -23,9 +24,12 @@ JOB_SORTS = {
 
 
 def _owner(clauses: list[str], params: list[Any], owner: str | None) -> None:
+    """Only `owner`'s jobs: stored under their name, or (Darshan logs carry a number only) as `uid N` with
+    their uid on this machine."""
     if owner is not None:
-        clauses.append("p.user_name = ?")
-        params.append(owner)
+        names = owner_names(owner)
+        clauses.append(f"p.user_name IN ({', '.join('?' for _ in names)})")
+        params.extend(names)
 
 
 def job_list(

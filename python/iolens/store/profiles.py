@@ -75,6 +75,15 @@ def user_of_uid(uid: int) -> str:
         return f"uid {uid}"
 
 
+def owner_names(user: str) -> tuple[str, ...]:
+    """What a user's jobs are stored under: their name, and `uid N` (a Darshan log names its user by uid
+    only, and is stored so: the same log must give the same record on any machine) with their uid here."""
+    try:
+        return (user, f"uid {pwd.getpwnam(user).pw_uid}")
+    except KeyError:
+        return (user,)
+
+
 def logs_owner(logs: Sequence[Any]) -> str | None:
     """The user a job belongs to: the owner of its first log. The runtime creates each log as the process
     that writes it, so the file's owner is the user who ran the program (the portal shows a job only to
