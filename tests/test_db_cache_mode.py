@@ -17,6 +17,7 @@ import pytest
 
 from iolens.io500 import cache
 from iolens.store import Store, queries
+from iolens.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 from .conftest import sample_document
 from .db_helpers import IO500_REFERENCE, TINY_IO500, iolens, iolens_env
@@ -197,15 +198,20 @@ def test_runs_stored_before_the_mode_was_recorded_get_the_mode_they_ran_in(
     now = modes(db_url)
     assert now == {1: "evict", 2: "keep", 3: "evict", 4: None, 5: "keep", 6: "keep", 7: "keep", 8: "evict"}
 
-    # The database as an iolens before this one left it: no run_cache_modes table, schema version 1.
+    # The database as an iolens before this one left it: nothing a later migration made (no
+    # run_cache_modes table), schema version 1.
     with Store.open(db_url, create=False) as store:
-        store.db.execute("DROP TABLE run_cache_modes")
+        for statements in MIGRATIONS[1:]:
+            for statement in statements:
+                made = re.match(r"\s*CREATE (TABLE|INDEX) (\w+)", statement)
+                if made:
+                    store.db.execute(f"DROP {made.group(1)} IF EXISTS {made.group(2)}")
         store.db.execute("UPDATE iolens_meta SET value = '1' WHERE key = 'schema_version'")
     # Any command opens it at the current version: the table comes back with the same modes.
     assert modes(db_url) == now
     with Store.open(db_url, create=False) as store:
         row = store.db.query_one("SELECT value FROM iolens_meta WHERE key = 'schema_version'")
-    assert row is not None and int(row[0]) == 2
+    assert row is not None and int(row[0]) == SCHEMA_VERSION
     env = iolens_env(home=tmp_path)
     assert iolens("compare", "5", "8", "--db", db_url, env=env).returncode == 2
     assert iolens("compare", "1", "3", "4", "--db", db_url, env=env).returncode == 0  # no read: any mode

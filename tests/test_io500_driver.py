@@ -22,6 +22,7 @@ import pytest
 from iolens import results
 from iolens.io500 import results_files
 from iolens.io500.spec import runnable_phases
+from iolens.store import Store, queries
 
 STANDARD = [p.name for p in runnable_phases("standard")]
 EXTENDED = [p.name for p in runnable_phases("extended")]
@@ -524,7 +525,7 @@ def test_pause_dir_waits_for_the_pause_file_and_writes_the_apps_lines(iolens_bin
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_make_run_command_line_works_with_the_config_make_run_writes(iolens_bin: list[str]):
+def test_make_run_command_line_works_with_the_config_make_run_writes(iolens_bin: list[str], tmp_path: Path):
     # `make run` writes a config into a scratch directory under /tmp and runs `iolens io500 CFG --quick
     # --np 2` (then removes the data directory). The same config, from the Makefile's own printf, the same
     # command.
@@ -534,11 +535,14 @@ def test_make_run_command_line_works_with_the_config_make_run_writes(iolens_bin:
         r"printf '([^']*)' \\?\s*\"\$\$scratch\" \"\$\$scratch\" > \"\$\$scratch/io500.ini\"", recipe
     )
     assert printf is not None, "the run target's config line changed: update this test with it"
-    assert '$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2;' in recipe
+    # ... stored in the default database unless $IOLENS_DB names one (`iolens web` then shows it)
+    assert '$(VENV)/bin/iolens io500 "$$scratch/io500.ini" --quick --np 2 "$${db_opt[@]}";' in recipe
+    assert 'db_opt=(--db "$$db")' in recipe
     scratch = Path(tempfile.mkdtemp(prefix="iolens-run.", dir="/tmp"))
+    db = tmp_path / "iolens.db"
     try:
         (scratch / "io500.ini").write_text(printf.group(1).replace("\\n", "\n") % (scratch, scratch))
-        out = run_io500(iolens_bin, str(scratch / "io500.ini"), "--quick", "--np", "2")
+        out = run_io500(iolens_bin, str(scratch / "io500.ini"), "--quick", "--np", "2", "--db", str(db))
         assert out.returncode == 0, out.stderr[-3000:]
         # The phase table (every phase, in order), the score, and where the results are.
         words = [ln.split() for ln in out.stdout.splitlines()]
@@ -551,6 +555,8 @@ def test_make_run_command_line_works_with_the_config_make_run_writes(iolens_bin:
         assert section_names(result) == STANDARD and result.procs == 2
         # The data directory (timestamped: the config keeps timestamp-datadir's default) is gone already.
         assert sorted(p.name for p in scratch.iterdir()) == ["io500.ini", "results"]
+        with Store.open(str(db), create=False) as store:
+            assert [r["tool"] for r in queries.list_runs(store.db)] == ["io500"]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
