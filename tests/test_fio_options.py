@@ -181,7 +181,9 @@ def flags_of(engine: Path, d: Path, *more: str) -> int:
         flags = open_flags(pid, target)
         return flags if flags is not None and flags & os.O_ACCMODE != os.O_RDONLY else None
 
-    flags, res = watch_run(engine, args, probe)
+    # The last one seen: before the job opens its file, the layout step may hold it open write-only (without
+    # the job's sync flags) for an instant, and a probe that stopped at the first sight read those flags.
+    flags, res = watch_run(engine, args, probe, to_the_end=True)
     assert res.returncode == 0, res.stderr
     assert flags is not None, "the rank was never seen holding its file open"
     return flags
