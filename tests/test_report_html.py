@@ -26,7 +26,6 @@ from .test_db_imports import darshan_example, profile_job
 
 ARTIFACTS = REPO / "build" / "test-artifacts"
 GIB = 1024**3
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 
 
 def open_report(browser: Any, path: Path, shot: str) -> dict[str, Any]:

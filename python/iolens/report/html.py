@@ -51,12 +51,18 @@ class ReportError(Exception):
     pass
 
 
-def plotly_js() -> str:
-    """plotly.min.js from the installed plotly package (found without importing plotly's Python side)."""
+def plotly_js_path() -> Path:
+    """Where the installed plotly package keeps plotly.min.js (found without importing plotly's Python side):
+    the static reports embed it, the portal serves it."""
     spec = importlib.util.find_spec("plotly")
     if spec is None or not spec.submodule_search_locations:
         raise ReportError("HTML reports need the plotly package (pip install plotly)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+    return Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
+
+
+def plotly_js() -> str:
+    """plotly.min.js from the installed plotly package."""
+    path = plotly_js_path()
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -203,7 +203,7 @@ MIGRATIONS: list[list[str]] = [
             FROM runs WHERE tool = 'ior' AND origin = 'iolens'
             AND EXISTS (SELECT 1 FROM phases p WHERE p.run_id = runs.id AND p.name = 'read')""",
     ],
-    # --- version 3: the web portal's sign-in tokens (docs/web.md "Tokens") ---------------------------------
+    # --- version 3: the web portal's sign-in tokens (docs/web.md "Who sees what") -------------------------
     # A token is 256 random bits shown once; only its SHA-256 is kept (a hash that cannot be searched
     # backwards from 256 random bits needs no slow key derivation). Revoked tokens stay, marked, so a list
     # shows who had access and until when.

@@ -1,4 +1,4 @@
-"""The web portal's sign-in tokens and its signing secret (docs/web.md "Tokens").
+"""The web portal's sign-in tokens and its signing secret (docs/web.md "Who sees what").
 
 A token is `iol_` and 43 characters of 256 random bits, shown once when made; the database keeps only its
 SHA-256 (a digest of 256 random bits cannot be searched backwards, so no slow key derivation is needed).

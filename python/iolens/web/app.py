@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,14 +21,17 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from iolens.report.html import CSS as REPORT_CSS
+from iolens.report.html import plotly_js_path
 from iolens.store import web_tokens
 from iolens.store.store import Store
 from iolens.web import auth, dashboards, jobs, live, survey, systems
-from iolens.web.config import ConfigError, WebConfig
+from iolens.web.config import WebConfig
 from iolens.web.pool import StorePool
 from iolens.web.portal import NOT_FOUND, Ctx, Portal, error_page, page
 
 STATIC = Path(__file__).parent / "static"
+# The assets by name, listed once: a request names one of these or gets the 404 (no path is built from it).
+ASSETS = {p.name: p for p in STATIC.iterdir() if p.is_file()}
 
 # Only this server's own scripts run; plotly sets inline styles, so styles may be inline (no script can).
 CSP = (
@@ -71,13 +73,6 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def plotly_path() -> Path:
-    spec = importlib.util.find_spec("plotly")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError("the portal needs the plotly package (pip install plotly)")
-    return Path(next(iter(spec.submodule_search_locations))) / "package_data" / "plotly.min.js"
-
-
 def _etag(path: Path) -> str:
     st = path.stat()
     return hashlib.sha256(f"{path}:{st.st_size}:{st.st_mtime_ns}".encode()).hexdigest()[:20]
@@ -88,17 +83,14 @@ async def static(request: Request) -> Response:
     day by the browser (the page asks with ?v=VERSION, so an upgrade is fetched anew)."""
     name = request.path_params["name"]
     if name == "plotly.min.js":
-        path = plotly_path()
+        path = plotly_js_path()
     elif name == "report.css":
         return Response(REPORT_CSS, media_type="text/css", headers={"cache-control": "public, max-age=86400"})
     else:
-        files = {p.name: p for p in STATIC.iterdir() if p.is_file()}
-        if name not in files:
+        path = ASSETS.get(name)
+        if path is None:
             return error_page(request.app.state.portal, request, 404, NOT_FOUND)
-        path = files[name]
-    return FileResponse(
-        path, headers={"cache-control": "public, max-age=86400", "etag": _etag(path)}
-    )
+    return FileResponse(path, headers={"cache-control": "public, max-age=86400", "etag": _etag(path)})
 
 
 @page(public=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 ENV = "IOLENS_WEB_CONFIG"
 AUTH_MODES = ("token", "proxy")
@@ -32,7 +32,6 @@ class WebConfig:
     secure_cookies: bool = False
     session_hours: float = 12.0
     pool_size: int = 8
-    extra: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.auth not in AUTH_MODES:

@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from iolens import __version__
 from iolens.store.queries import NotFound
 from iolens.store.store import Store
-from iolens.web import auth, params
+from iolens.web import auth
 from iolens.web.config import WebConfig
 from iolens.web.pool import StorePool
 
@@ -169,4 +169,4 @@ def _serve(
         return error_page(portal, request, 404, NOT_FOUND)
 
 
-__all__ = ["Ctx", "Portal", "page", "params", "error_page", "NOT_FOUND", "figure_json"]
+__all__ = ["Ctx", "Portal", "page", "error_page", "NOT_FOUND", "figure_json"]
