@@ -22,6 +22,8 @@ from iolens.store.schema import MIGRATIONS, SCHEMA_VERSION
 from .conftest import sample_document
 from .db_helpers import IO500_REFERENCE, TINY_IO500, iolens, iolens_env
 
+# What a migration's statement makes: (kind, name, the table of a trigger).
+MADE = r"\s*CREATE (TABLE|INDEX|TRIGGER) (\w+)(?:.*? ON (\w+))?"
 RED = re.compile(r"\x1b\[(?:\d+;)*31m")  # an SGR sequence that sets the foreground red (bold or not)
 
 
@@ -201,11 +203,15 @@ def test_runs_stored_before_the_mode_was_recorded_get_the_mode_they_ran_in(
     # The database as an iolens before this one left it: nothing a later migration made (no
     # run_cache_modes table), schema version 1.
     with Store.open(db_url, create=False) as store:
-        for statements in MIGRATIONS[1:]:
-            for statement in statements:
-                made = re.match(r"\s*CREATE (TABLE|INDEX) (\w+)", statement)
-                if made:
-                    store.db.execute(f"DROP {made.group(1)} IF EXISTS {made.group(2)}")
+        dialect = store.db.dialect
+        for steps in MIGRATIONS[1:]:
+            for step in steps:
+                for statement in [step] if isinstance(step, str) else step(dialect):
+                    made = re.match(MADE, statement, re.S)
+                    if made:
+                        kind, name, table = made.groups()
+                        where = f" ON {table}" if kind == "TRIGGER" and dialect == "postgresql" else ""
+                        store.db.execute(f"DROP {kind} IF EXISTS {name}{where}")
         store.db.execute("UPDATE iolens_meta SET value = '1' WHERE key = 'schema_version'")
     # Any command opens it at the current version: the table comes back with the same modes.
     assert modes(db_url) == now

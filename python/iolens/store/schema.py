@@ -13,11 +13,17 @@ with every value they came with but not their formatting (docs/db.md, "Schema").
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from iolens import __version__
+from iolens.store import rollup
 from iolens.store.db import Database, StoreError, describe
 
-MIGRATIONS: list[list[str]] = [
+# A migration's step: one statement, or a function of the dialect that gives its statements (triggers and
+# functions are spelt differently in SQLite and PostgreSQL).
+Step = str | Callable[[str], list[str]]
+
+MIGRATIONS: list[list[Step]] = [
     # --- version 1 --------------------------------------------------------------------------------------
     [
         """CREATE TABLE iolens_meta (
@@ -231,6 +237,9 @@ MIGRATIONS: list[list[str]] = [
         # the profiles' rows (a scan of 100,000 profiles took 0.57 s).
         "CREATE INDEX profiles_by_system ON profiles (system_id, started_at)",
     ],
+    # --- version 4: the per-minute rollup of monitoring samples, kept by triggers (store/rollup.py) -------
+    # The portal's dashboards read it for buckets of whole minutes. The migration reads every sample once.
+    [rollup.migration],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -242,16 +251,20 @@ class SchemaTooNew(StoreError):
 
 # Every table and view of the current schema (`iolens db check` looks for each).
 TABLES = ("iolens_meta", "systems", "runs", "phases", "series", "samples", "sample_imports", "profiles",
-          "profile_files", "run_cache_modes", "web_tokens")  # fmt: skip
+          "profile_files", "run_cache_modes", "web_tokens", "sample_minutes")  # fmt: skip
 VIEWS = ("monitor_samples",)
 
 
 def current_version(db: Database) -> int:
     """The schema version of the database: 0 when it holds no iolens schema yet."""
     if not db.table_exists("iolens_meta"):
-        if db.table_exists("runs") or db.table_exists("samples"):
+        if not (db.table_exists("runs") or db.table_exists("samples")):
+            return 0
+        # iolens_meta is looked for again after runs or samples were found: another process may have
+        # committed the whole schema between the two lookups (PostgreSQL reads its catalog as last
+        # committed, lookup by lookup), and that is a database to use, not a foreign one.
+        if not db.table_exists("iolens_meta"):
             raise StoreError(f"{describe(db.url)}: has tables named like iolens's but no iolens_meta table")
-        return 0
     row = db.query_one("SELECT value FROM iolens_meta WHERE key = 'schema_version'")
     if row is None:
         raise StoreError(f"{describe(db.url)}: iolens_meta has no schema_version")
@@ -301,9 +314,10 @@ def migrate(db: Database, create: bool = True) -> int:
         version = current_version(db)  # another process may have migrated while we waited for the lock
         check_version(db, version)
         start = version
-        for statements in MIGRATIONS[version:]:
-            for statement in statements:
-                db.execute(db.ddl(statement))
+        for steps in MIGRATIONS[version:]:
+            for step in steps:
+                for statement in [step] if isinstance(step, str) else step(db.dialect):
+                    db.execute(db.ddl(statement))
         now = str(time.time())
         db.execute(
             "INSERT INTO iolens_meta (key, value) VALUES ('schema_version', ?) "

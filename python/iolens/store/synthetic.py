@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iolens.store import rollup
 from iolens.store.db import Database
 from iolens.store.records import PhaseRow, ProfileFile, ProfileRecord
 from iolens.store.store import Store, _batches
@@ -103,6 +104,16 @@ def fill(db: Database, shape: Shape, now: float, seed: int = 20) -> dict[str, in
             )
         db.execute("ANALYZE")  # as autovacuum would soon after a load this size
     return made
+
+
+def without_rollup(db: Database) -> None:
+    """Drop the triggers that keep the samples' per-minute rollup (store/rollup.py), and the rollup: the
+    database as iolens stored samples before it (bench/rollup_cost.py's peer). Never on a real database:
+    its dashboards would then read a rollup that no longer follows the samples."""
+    with db.transaction():
+        for trigger in rollup.TRIGGERS:
+            db.execute(f"DROP TRIGGER {trigger}" + (" ON samples" if db.dialect == "postgresql" else ""))
+        db.execute("DELETE FROM sample_minutes")
 
 
 # --- jobs -------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from iolens.report.monitor_window import HIDDEN, SOURCE_ORDER, unit_of
 from iolens.store import portal_monitor
 from iolens.store.db import Database
 from iolens.store.portal_monitor import Bucket, Series
+from iolens.store.rollup import MINUTE_S
 
 TARGET_POINTS = 600
 # Bucket rows a panel's query may return: a panel of many series gets fewer (wider) buckets, no fewer than
@@ -58,8 +59,15 @@ def series_unit(s: Series) -> tuple[str, float] | None:
 
 
 def bucket_step(t0: float, t1: float, interval: float | None, points: int = TARGET_POINTS) -> float:
-    """The bucket width of a window: `points` buckets, but at least GAP_FACTOR sampling intervals."""
-    return max((t1 - t0) / points, GAP_FACTOR * interval if interval else 0.0)
+    """The bucket width of a window: `points` buckets, but at least GAP_FACTOR sampling intervals; from a
+    minute on, whole minutes (the database then reads its per-minute rollup: portal_monitor.buckets)."""
+    step = max((t1 - t0) / points, GAP_FACTOR * interval if interval else 0.0)
+    return math.ceil(step / MINUTE_S) * MINUTE_S if step >= MINUTE_S else step
+
+
+def bucket_origin(t0: float, step: float) -> float:
+    """Where the buckets start: the minute that holds t0 for steps of whole minutes, else t0."""
+    return math.floor(t0 / MINUTE_S) * MINUTE_S if step % MINUTE_S == 0 else t0
 
 
 def utc(t: float, ms: bool = True) -> str:
@@ -81,21 +89,37 @@ def scaled(v: float | None, factor: float) -> float | None:
     return v * factor
 
 
+class Clock:
+    """The x values of a panel's buckets (their middles, and the starts of gaps) as plotly dates, each
+    formatted once: a day's panel of 20 lines would otherwise format the same 480 times 20 times over."""
+
+    def __init__(self, origin: float, step: float) -> None:
+        self.origin, self.step = origin, step
+        self.ms = step < 10  # wider buckets: their middles to the second (a lighter page)
+        self._seen: dict[float, str] = {}
+
+    def at(self, b: float) -> str:
+        """The time of bucket position b (b + 0.5: a bucket's middle)."""
+        text = self._seen.get(b)
+        if text is None:
+            text = self._seen[b] = utc(self.origin + b * self.step, self.ms)
+        return text
+
+
 def line_xy(
-    bks: Sequence[Bucket], t0: float, step: float, factor: float
+    bks: Sequence[Bucket], clock: Clock, factor: float
 ) -> tuple[list[str], list[float | None], list[float | None]]:
     """x (bucket middles), y (means) and peaks of a line, with a None (a gap) where buckets are missing."""
     xs: list[str] = []
     ys: list[float | None] = []
     peaks: list[float | None] = []
     prev: int | None = None
-    ms = step < 10  # wider buckets: their middles to the second (a lighter page)
     for bk in bks:
         if prev is not None and bk.b > prev + 1:
-            xs.append(utc(t0 + (prev + 1) * step, ms))
+            xs.append(clock.at(prev + 1))
             ys.append(None)
             peaks.append(None)
-        xs.append(utc(t0 + (bk.b + 0.5) * step, ms))
+        xs.append(clock.at(bk.b + 0.5))
         ys.append(scaled(bk.mean, factor))
         peaks.append(scaled(bk.peak, factor))
         prev = bk.b
@@ -176,7 +200,9 @@ def figure(
     ids = [s.id for s in panel.series]
     points = max(MIN_POINTS, min(TARGET_POINTS, ROWS_BUDGET // len(ids)))
     step = bucket_step(t0, t1, portal_monitor.sampling_interval(db, ids, t0, t1), points)
-    per_series = portal_monitor.buckets(db, ids, t0, t1, step)
+    origin = bucket_origin(t0, step)
+    per_series = portal_monitor.buckets(db, ids, t0, t1, step, origin)
+    clock = Clock(origin, step)
     if not per_series:
         return None
     means = {sid: _mean(bks) for sid, bks in per_series.items()}
@@ -185,12 +211,10 @@ def figure(
         key=lambda s: (-abs(means[s.id]), s.host, s.target, s.metric),
     )
     top, rest = ranked[:lines], ranked[lines:]
-    drawn = [
-        (series_name(s, many_hosts), line_xy(per_series[s.id], t0, step, panel.factor), False) for s in top
-    ]
+    drawn = [(series_name(s, many_hosts), line_xy(per_series[s.id], clock, panel.factor), False) for s in top]
     if rest:
         summed = _summed([per_series[s.id] for s in rest])
-        drawn.append((f"other ({len(rest)} series, summed)", line_xy(summed, t0, step, panel.factor), True))
+        drawn.append((f"other ({len(rest)} series, summed)", line_xy(summed, clock, panel.factor), True))
     div, unit = scale_unit(panel.unit, [v for _, (_, y, _), _ in drawn for v in y if v is not None])
     data = [_trace(name, x, y, peaks, div, other) for name, (x, y, peaks), other in drawn]
     title = f"{panel.source} · {unit}"
