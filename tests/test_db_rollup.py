@@ -151,7 +151,8 @@ def test_buckets_from_the_rollup_are_the_buckets_of_the_samples(db_url: str, tmp
         windows = [(base, base + 6 * 3600, 60.0), (base + 17.3, base + 5 * 3600 + 41.9, 180.0),
                    (base + 59.5, base + 3 * 3600, 120.0), (base + 7000, base + 8000, 600.0),
                    (base + 30, base + 100, 60.0), (base + 3600.2, base + 3650.7, 60.0),
-                   (base - 86400.5, base - 3600, 300.0), (base + 6 * 3600 - 30.5, base + 7 * 3600, 120.0)]  # fmt: skip
+                   (base - 86400.5, base - 3600, 300.0),  # no sample in the window
+                   (base + 6 * 3600 - 30.5, base + 7 * 3600, 120.0)]  # fmt: skip
         for t0, t1, step in windows:
             origin = math.floor(t0 / 60) * 60
             got = portal_monitor.buckets(db, ids, t0, t1, step, origin)

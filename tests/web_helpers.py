@@ -39,7 +39,7 @@ from .profile_logs import FileSpec, LogSpec, MountSpec, write_log
 
 MiB = 1 << 20
 S = 10**9
-HOSTILE = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">\x07"
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">\x07'
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 
 # Two users of this machine own the two users' logs (root can give files to any uid; names from pwd).

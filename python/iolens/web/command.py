@@ -152,9 +152,7 @@ def _token(argv: Sequence[str]) -> int:
                     role = "staff" if t.staff else "user"
                     print(f"{t.id}\t{t.user}\t{role}\t{state}\t{t.label or ''}")
             else:
-                n = web_tokens.revoke(
-                    store.db, int(args.subject) if args.subject else None, args.user
-                )
+                n = web_tokens.revoke(store.db, int(args.subject) if args.subject else None, args.user)
                 print(f"revoked {n} token{'s' if n != 1 else ''}")
                 if n == 0:
                     return 1

@@ -82,8 +82,10 @@ class Ctx:
         return self.viewer is not None and self.viewer.staff
 
     def csrf(self) -> str:
-        nonce = self.viewer.nonce if self.viewer else (
-            self.login_nonce or self.request.cookies.get(auth.LOGIN_COOKIE, "")
+        nonce = (
+            self.viewer.nonce
+            if self.viewer
+            else (self.login_nonce or self.request.cookies.get(auth.LOGIN_COOKIE, ""))
         )
         return auth.csrf_token(self.portal.secret, nonce) if nonce else ""
 
