@@ -89,41 +89,20 @@ def scaled(v: float | None, factor: float) -> float | None:
     return v * factor
 
 
-class Clock:
-    """The x values of a panel's buckets (their middles, and the starts of gaps) as plotly dates, each
-    formatted once: a day's panel of 20 lines would otherwise format the same 480 times 20 times over."""
-
-    def __init__(self, origin: float, step: float) -> None:
-        self.origin, self.step = origin, step
-        self.ms = step < 10  # wider buckets: their middles to the second (a lighter page)
-        self._seen: dict[float, str] = {}
-
-    def at(self, b: float) -> str:
-        """The time of bucket position b (b + 0.5: a bucket's middle)."""
-        text = self._seen.get(b)
-        if text is None:
-            text = self._seen[b] = utc(self.origin + b * self.step, self.ms)
-        return text
-
-
 def line_xy(
-    bks: Sequence[Bucket], clock: Clock, factor: float
-) -> tuple[list[str], list[float | None], list[float | None]]:
-    """x (bucket middles), y (means) and peaks of a line, with a None (a gap) where buckets are missing."""
-    xs: list[str] = []
-    ys: list[float | None] = []
-    peaks: list[float | None] = []
-    prev: int | None = None
+    bks: Sequence[Bucket], origin: float, step: float, factor: float
+) -> tuple[str, list[float | None], list[float | None]]:
+    """A line as plotly draws evenly spaced points: the time of its first bucket's middle (its x0; each
+    next point is a step later), and the means and peaks of its buckets from the first to the last, None
+    (a gap) for each bucket without samples. No x array: a day's page is half as heavy, and no time is
+    formatted for each point."""
+    first = bks[0].b
+    ys: list[float | None] = [None] * (bks[-1].b - first + 1)
+    peaks: list[float | None] = [None] * len(ys)
     for bk in bks:
-        if prev is not None and bk.b > prev + 1:
-            xs.append(clock.at(prev + 1))
-            ys.append(None)
-            peaks.append(None)
-        xs.append(clock.at(bk.b + 0.5))
-        ys.append(scaled(bk.mean, factor))
-        peaks.append(scaled(bk.peak, factor))
-        prev = bk.b
-    return xs, ys, peaks
+        ys[bk.b - first] = scaled(bk.mean, factor)
+        peaks[bk.b - first] = scaled(bk.peak, factor)
+    return utc(origin + (first + 0.5) * step, step < 10), ys, peaks
 
 
 def series_name(s: Series, many_hosts: bool) -> str:
@@ -174,14 +153,15 @@ def _short(v: float | None, div: float) -> float | None:
     return None if v is None else float(f"{v / div:.6g}")
 
 
-def _trace(name: str, x: list[str], y: list[float | None], peaks: list[float | None], div: float,
+def _trace(name: str, x0: str, step: float, y: list[float | None], peaks: list[float | None], div: float,
            other: bool) -> dict[str, Any]:  # fmt: skip
     trace: dict[str, Any] = {
         "type": "scatter",
-        "mode": "lines+markers" if len(x) < 3 else "lines",
+        "mode": "lines+markers" if len(y) < 3 else "lines",
         "connectgaps": False,
         "name": plotly_text(name),
-        "x": x,
+        "x0": x0,
+        "dx": step * 1000,  # on a date axis, in milliseconds
         "y": [_short(v, div) for v in y],
     }
     if other:  # a sum of means: no one sample's maximum to show
@@ -202,7 +182,6 @@ def figure(
     step = bucket_step(t0, t1, portal_monitor.sampling_interval(db, ids, t0, t1), points)
     origin = bucket_origin(t0, step)
     per_series = portal_monitor.buckets(db, ids, t0, t1, step, origin)
-    clock = Clock(origin, step)
     if not per_series:
         return None
     means = {sid: _mean(bks) for sid, bks in per_series.items()}
@@ -211,12 +190,17 @@ def figure(
         key=lambda s: (-abs(means[s.id]), s.host, s.target, s.metric),
     )
     top, rest = ranked[:lines], ranked[lines:]
-    drawn = [(series_name(s, many_hosts), line_xy(per_series[s.id], clock, panel.factor), False) for s in top]
+    drawn = [
+        (series_name(s, many_hosts), line_xy(per_series[s.id], origin, step, panel.factor), False)
+        for s in top
+    ]
     if rest:
         summed = _summed([per_series[s.id] for s in rest])
-        drawn.append((f"other ({len(rest)} series, summed)", line_xy(summed, clock, panel.factor), True))
+        drawn.append(
+            (f"other ({len(rest)} series, summed)", line_xy(summed, origin, step, panel.factor), True)
+        )
     div, unit = scale_unit(panel.unit, [v for _, (_, y, _), _ in drawn for v in y if v is not None])
-    data = [_trace(name, x, y, peaks, div, other) for name, (x, y, peaks), other in drawn]
+    data = [_trace(name, x0, step, y, peaks, div, other) for name, (x0, y, peaks), other in drawn]
     title = f"{panel.source} · {unit}"
     if rest:
         title += f" · {len(top)} largest of {len(ranked)} series, the rest summed"
