@@ -18,6 +18,8 @@ from iolens.store.records import Sample
 from iolens.store.schema import SCHEMA_VERSION
 from iolens.store.store import Store
 
+from .db_helpers import PgServer
+
 # Times on and around minute boundaries (the largest float below 120 is the case where t / 60 rounds up to
 # 2.0), negative times, and the ordinary kind.
 EDGES = [0.0, 59.99999999999999, 60.0, 119.99999999999999, 120.0, -0.5, -60.0, -60.000000000001, 3599.5]
@@ -170,3 +172,34 @@ def test_buckets_from_the_rollup_are_the_buckets_of_the_samples(db_url: str, tmp
             db.execute("DELETE FROM sample_minutes")
             got = portal_monitor.buckets(db, ids, base, base + 3600, 600.0, base)
         assert sum(k.count for k in got.get(ids[0], [])) < 10
+
+
+def test_a_role_that_may_only_insert_samples_keeps_the_rollup(pg_server: PgServer) -> None:
+    """A center's monitor role: SELECT, and INSERT on the sample tables only; the rollup is the owner's."""
+    import psycopg
+
+    url = pg_server.new_database()
+    with Store.open(url) as store:
+        store.put_samples([Sample(600.0, "n1", "cpu", "", "busy", 1.0)], "owner")
+    dbname = url.split("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS monitor_only")
+        conn.execute("CREATE ROLE monitor_only LOGIN")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO monitor_only")
+        conn.execute("GRANT INSERT ON samples, series, sample_imports TO monitor_only")
+        conn.execute("GRANT UPDATE ON sample_imports TO monitor_only")
+        conn.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO monitor_only")
+        conn.execute("REVOKE ALL ON sample_minutes FROM monitor_only")
+    writer = url.replace("postgresql://iolens@", "postgresql://monitor_only@")
+    try:
+        with Store.open(writer) as store:
+            store.put_samples([Sample(610.0 + i, "n1", "cpu", "", "busy", 2.0) for i in range(30)], "monitor")
+            with pytest.raises(Exception, match="permission denied"), store.db.transaction():
+                store.db.execute("DELETE FROM sample_minutes")
+        with Store.open(url) as store:
+            assert stored(store.db) == {(1, 10): (31, 31, 61.0, 2.0)}
+            assert_rollup_exact(store.db)
+    finally:
+        with psycopg.connect(pg_server.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{dbname}" WITH (FORCE)')  # type: ignore[arg-type]
+            conn.execute("DROP ROLE monitor_only")

@@ -129,9 +129,12 @@ def _pg_remove(rows: str) -> str:
 
 
 def _pg_function(name: str, body: str) -> str:
+    # SECURITY DEFINER: the rollup is the schema owner's bookkeeping, so a role a center lets insert samples
+    # (a monitor's) needs no right on sample_minutes; the search path is fixed to the schema's, so no table
+    # a caller puts earlier in its own path is written instead.
     return (
-        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$"
-        f" BEGIN {body} RETURN NULL; END $body$"
+        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER"
+        f" SET search_path FROM CURRENT AS $body$ BEGIN {body} RETURN NULL; END $body$"
     )
 
 
