@@ -187,8 +187,8 @@ def buckets(
     parts = _minute_buckets(db, ids, first, end, int(step) // MINUTE_S, int(origin) // MINUTE_S)
     edges: list[_Part] = []
     for lo, hi in ((t0, first * MINUTE_S), (end * MINUTE_S, t1)):
-        if lo < hi:
-            edges += _sample_buckets(db, ids, lo, hi, step, origin)
+        if lo < hi:  # less than a minute, inside one bucket (the buckets are whole minutes from origin)
+            edges += _edge(db, ids, lo, hi, math.floor((lo - origin) / step))
     return _unpack(parts, edges)
 
 
@@ -274,6 +274,22 @@ def _sample_buckets(
     return [_parse(*r) for r in rows]
 
 
+def _part(sid: Any, b: Any, n: Any, c: Any, total: Any, peak: Any) -> _Part:
+    """A bucket's figures from a row (PostgreSQL's SUM and MAX may come as Decimal)."""
+    return (int(sid), int(b), int(n), int(c), None if total is None else float(total),
+            None if peak is None else float(peak))  # fmt: skip
+
+
+def _edge(db: Database, ids: Sequence[int], t0: float, t1: float, b: int) -> list[_Part]:
+    """The figures of the samples in [t0, t1), all in bucket b: one range of the key per series."""
+    rows = db.query(
+        "SELECT series_id, COUNT(*), COUNT(value), SUM(value), MAX(value) FROM samples"
+        f" WHERE series_id IN ({_marks(ids)}) AND t >= ? AND t < ? GROUP BY series_id",
+        [*ids, t0, t1],
+    )
+    return [_part(sid, b, n, c, total, peak) for sid, n, c, total, peak in rows]
+
+
 def _minute_buckets(
     db: Database, ids: Sequence[int], first: int, end: int, step_min: int, origin_min: int
 ) -> list[_Part]:
@@ -288,11 +304,7 @@ def _minute_buckets(
         " GROUP BY 1, 2 ORDER BY 1, 2",
         [origin_min, step_min, *ids, first, end],
     )
-    return [
-        (int(sid), int(b), int(n), int(c), None if total is None else float(total),
-         None if peak is None else float(peak))
-        for sid, b, n, c, total, peak in rows
-    ]  # fmt: skip
+    return [_part(*row) for row in rows]
 
 
 # --- the live view --------------------------------------------------------------------------------------
