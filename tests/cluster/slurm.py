@@ -113,7 +113,13 @@ class SlurmCluster:
     ) -> subprocess.CompletedProcess[str]:
         """A Slurm client command on the login host, its output captured (timeout: TimeoutExpired)."""
         return subprocess.run(
-            list(cmd), capture_output=True, text=True, timeout=timeout, env=env or self.env(), check=False, **kw
+            list(cmd),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env or self.env(),
+            check=False,
+            **kw,
         )  # type: ignore[call-overload]
 
     # ---- up and down ------------------------------------------------------------------------------
@@ -216,7 +222,9 @@ class SlurmCluster:
         ]
         for name in self.node_names:
             addr = self.host(name).address
-            lines.append(f"NodeName={name} NodeAddr={addr} NodeHostname={name} CPUs={NODE_CPUS} State=UNKNOWN")
+            lines.append(
+                f"NodeName={name} NodeAddr={addr} NodeHostname={name} CPUs={NODE_CPUS} State=UNKNOWN"
+            )
         lines.append(f"PartitionName={PARTITION} Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
         return "\n".join([*lines, *self.extra_conf]) + "\n"
 
@@ -260,12 +268,19 @@ class SlurmCluster:
             munge / "out.log",
         )  # fmt: skip
         sock = str(self.munge_socket)
-        wait_for("munged", lambda: self.munge_socket.exists() and quiet(["munge", "-S", sock, "-n"]), deadline, [munged])
+        wait_for(
+            "munged",
+            lambda: self.munge_socket.exists() and quiet(["munge", "-S", sock, "-n"]),
+            deadline,
+            [munged],
+        )
 
         data = r / "head" / "mysql" / "data"
         init = ["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root", "--skip-test-db",
                 "--auth-root-authentication-method=normal"]  # fmt: skip
-        out = subprocess.run(init, capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic()))
+        out = subprocess.run(
+            init, capture_output=True, text=True, timeout=max(1.0, deadline - time.monotonic())
+        )
         if out.returncode != 0:
             raise ClusterError(f"mariadb-install-db: {out.stdout[-2000:]}{out.stderr[-2000:]}")
         mysock = r / "head" / "mysql" / "mysqld.sock"
@@ -341,7 +356,9 @@ class SlurmCluster:
         log = self.root / "hosts" / name / "slurmd.out"
         d = self._daemon(f"slurmd-{name}", name, ["slurmd", "-D", "-N", name], log)
         self.run(["scontrol", "update", f"nodename={name}", "state=resume"], timeout=10)
-        wait_for(f"{name} back", lambda: self.node_states().get(name) == "idle", time.monotonic() + timeout, [d])
+        wait_for(
+            f"{name} back", lambda: self.node_states().get(name) == "idle", time.monotonic() + timeout, [d]
+        )
 
 
 def _listening(address: str, port: int) -> bool:
