@@ -70,8 +70,11 @@ def create(names: list[str], scratch: Path) -> Network:
     if shutil.which("ip") is None:
         raise ClusterError("the ip command (iproute2) is not installed")
     reap_abandoned()
+    taken = _names_in_use()
     for index in range(MAX_CLUSTERS):
         bridge = f"{BRIDGE_PREFIX}{index}"
+        if any(name.startswith((f"iol{index}-", f"iol{index}v")) for name in taken):
+            continue  # remains of a cluster still being taken down
         r = ip("link", "add", bridge, "type", "bridge", check=False)
         if r.returncode == 0:
             break
@@ -132,13 +135,23 @@ def kill_namespace(ns: str, timeout: float = 10.0) -> None:
 
 
 def destroy(net: Network) -> None:
-    """Every process in the hosts' namespaces killed, the namespaces and the bridge removed."""
-    for host in net.hosts.values():
-        if host.namespace is None:
-            continue
+    """Every process in the hosts' namespaces killed, the namespaces, their veth pairs and the bridge removed
+    (the bridge last: while it exists, its number is not given to another cluster)."""
+    for i, host in enumerate(h for h in net.hosts.values() if h.namespace is not None):
+        assert host.namespace is not None
         kill_namespace(host.namespace)
         ip("netns", "del", host.namespace, check=False)
+        # A namespace outlives its name while a mount namespace made after it still holds it: its veth
+        # pair would stay; deleting our end deletes both.
+        ip("link", "del", f"iol{net.index}v{i}", check=False)
     ip("link", "del", net.bridge, check=False)
+
+
+def _names_in_use() -> set[str]:
+    """The network namespaces and links that exist (of any cluster)."""
+    spaces = {line.split(" ")[0] for line in ip("netns", "list", check=False).stdout.splitlines()}
+    links = {line.split()[0].split("@")[0] for line in ip("-br", "link", check=False).stdout.splitlines()}
+    return spaces | links
 
 
 def reap_abandoned() -> None:

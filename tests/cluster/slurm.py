@@ -208,7 +208,9 @@ class SlurmCluster:
             f"SlurmdTimeout={SLURMD_TIMEOUT_S}",
             "SlurmctldTimeout=10",
             "MessageTimeout=5",
-            "KillWait=5",
+            # Slurm's default: a job's processes have 30 s between SIGTERM and SIGKILL (iolens's own stop is
+            # bounded by 20 s to fit in it).
+            "KillWait=30",
             "InactiveLimit=0",
             "MinJobAge=600",
             "JobRequeue=0",
