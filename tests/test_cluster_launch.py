@@ -9,8 +9,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.cluster.jobs import batch, cluster_env, hello_program, iolens_on_two_nodes, load
 from tests.cluster.slurm import SlurmCluster
 from tests.db_helpers import TINY_IO500
@@ -19,14 +17,6 @@ NODES = ["node1", "node2"]
 # The engine's test hook: ranks 2 and 3 (node2) read a clock 2 s ahead; the measured offset must find it.
 SKEW_NS = 2_000_000_000
 TWO_BY_TWO = ["-N", "2", "--ntasks-per-node=2"]  # sbatch: an allocation of 2 nodes, 2 tasks on each
-
-
-@pytest.fixture
-def work(slurm_cluster: SlurmCluster, request: pytest.FixtureRequest) -> Path:
-    """A fresh directory every node sees, with a tmp/ for IOLENS_TMPDIR."""
-    d = slurm_cluster.workdir / request.node.name
-    (d / "tmp").mkdir(parents=True)
-    return d
 
 
 def run(
@@ -69,8 +59,9 @@ def check_two_nodes(doc: dict) -> None:
 
 
 def test_an_mpi_program_runs_on_both_nodes_under_srun_and_sbatch(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     env = cluster_env(slurm_cluster, mpi_env)
     exe = hello_program(slurm_cluster)
     expected = [("0", "node1"), ("1", "node1"), ("2", "node2"), ("3", "node2")]
@@ -87,8 +78,9 @@ def test_an_mpi_program_runs_on_both_nodes_under_srun_and_sbatch(
 
 
 def test_ior_under_srun_spreads_the_ranks_samples_each_node_and_measures_the_clock_offset(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     skew = f"0,0,{SKEW_NS},{SKEW_NS}"
     env = cluster_env(slurm_cluster, mpi_env, IOLENS_TMPDIR=str(work / "tmp"), IOLENS_TEST_CLOCK_SKEW_NS=skew)
     r = run(iolens_on_two_nodes("ior", "srun", work / "ior.json", "--", *ior_args(work)), env, work)
@@ -106,8 +98,9 @@ def test_ior_under_srun_spreads_the_ranks_samples_each_node_and_measures_the_clo
 
 
 def test_ior_under_mpirun_in_a_batch_job_runs_on_both_nodes(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     # mpirun finds the allocation's nodes from Slurm and starts its daemons there through srun: no ssh.
     env = cluster_env(slurm_cluster, mpi_env, IOLENS_TMPDIR=str(work / "tmp"))
     cmd = iolens_on_two_nodes("ior", "mpirun", work / "ior.json", "--", *ior_args(work))
@@ -120,8 +113,9 @@ def test_ior_under_mpirun_in_a_batch_job_runs_on_both_nodes(
 
 
 def test_mdtest_under_srun_runs_on_both_nodes(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     env = cluster_env(slurm_cluster, mpi_env, IOLENS_TMPDIR=str(work / "tmp"))
     md = ["--", "-n", "20", "-d", str(work / "md")]
     r = run(iolens_on_two_nodes("mdtest", "srun", work / "md.json", *md), env, work)
@@ -131,8 +125,9 @@ def test_mdtest_under_srun_runs_on_both_nodes(
 
 
 def test_io500_under_srun_runs_every_phase_on_both_nodes(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     env = cluster_env(slurm_cluster, mpi_env, IOLENS_TMPDIR=str(work / "tmp"))
     cfg = work / "io500.ini"
     cfg.write_text(TINY_IO500.format(root=work), encoding="utf-8")
@@ -148,8 +143,9 @@ def test_io500_under_srun_runs_every_phase_on_both_nodes(
 
 
 def test_without_a_tmpdir_every_node_sees_the_error_says_to_set_one(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     # Every node has its own /tmp: rank 0 (node1) writes its document where the login host cannot read it.
     env = cluster_env(slurm_cluster, mpi_env)
     env.pop("IOLENS_TMPDIR", None)

@@ -23,13 +23,6 @@ DELAY_S = 60
 BOUND_S = 3 * SLURMD_TIMEOUT_S + 90
 
 
-@pytest.fixture
-def work(slurm_cluster: SlurmCluster, request: pytest.FixtureRequest) -> Path:
-    d = slurm_cluster.workdir / request.node.name
-    (d / "tmp").mkdir(parents=True)
-    return d
-
-
 def delayed_ior(work: Path) -> list[str]:
     return ["-w", "-d", str(DELAY_S), "-F", "-t", "64k", "-b", "1m", "-o", str(work / "f")]
 
@@ -51,8 +44,9 @@ def _lines(path: Path) -> int:
 
 
 def test_a_node_lost_under_srun_ends_the_run_with_an_error_and_a_failed_document(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     env = cluster_env(slurm_cluster, mpi_env, IOLENS_TMPDIR=str(work / "tmp"))
     cmd = iolens_on_two_nodes("ior", "srun", work / "ior.json", "--", *delayed_ior(work))
     with open(work / "stderr.txt", "w+") as err:
@@ -86,8 +80,9 @@ def test_a_node_lost_under_srun_ends_the_run_with_an_error_and_a_failed_document
 
 
 def test_a_node_lost_under_mpirun_in_a_batch_job_ends_the_job_and_the_run(
-    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], work: Path
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
 ) -> None:
+    work = cluster_work
     # Inside a batch job slurmctld ends the whole job when a node fails: iolens gets SIGTERM, stops mpirun,
     # and leaves a failed document marked interrupted, all within Slurm's KillWait.
     env = cluster_env(slurm_cluster, mpi_env, IOLENS_TMPDIR=str(work / "tmp"))

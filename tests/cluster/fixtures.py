@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,12 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def cluster_work(slurm_cluster: SlurmCluster, request: pytest.FixtureRequest) -> Path:
+    """A fresh directory for the test that every host of the cluster sees (tests' own tmp_path is in this
+    host's /tmp, which the nodes do not see), with an empty tmp/ in it for IOLENS_TMPDIR."""
+    d = slurm_cluster.workdir / request.node.name
+    (d / "tmp").mkdir(parents=True)
+    return d
