@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from tests.cluster.jobs import batch, cluster_env, hello_program, iolens_on_two_nodes, load
@@ -153,3 +154,27 @@ def test_without_a_tmpdir_every_node_sees_the_error_says_to_set_one(
     assert r.returncode == 1
     assert "wrote no result document" in r.stderr and "IOLENS_TMPDIR" in r.stderr
     assert load(work / "x.json")["status"] == "failed"
+
+
+def test_an_epilog_installed_by_reconfigure_runs_on_every_node_of_a_job(
+    slurm_cluster: SlurmCluster, mpi_env: dict[str, str], cluster_work: Path
+) -> None:
+    # What a site integration relies on (docs/site.md): slurm.conf changed on a running cluster, and the
+    # epilog run by each node's slurmd, on that node, with the job's id.
+    work = cluster_work
+    epilog = work / "epilog.sh"
+    epilog.write_text(f'#!/bin/sh\necho "$SLURM_JOB_ID" > {work}/epilog-$(hostname)\n', encoding="utf-8")
+    epilog.chmod(0o755)
+    env = cluster_env(slurm_cluster, mpi_env)
+    slurm_cluster.reconfigure([f"Epilog={epilog}"])
+    try:
+        job = batch(slurm_cluster, "srun true\n", TWO_BY_TWO, env, work / "job.out")
+        assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), job.output
+        deadline = time.monotonic() + 30
+        while len(list(work.glob("epilog-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        ran = {p.name: p.read_text().strip() for p in work.glob("epilog-*")}
+        assert ran == {"epilog-node1": job.job_id, "epilog-node2": job.job_id}
+    finally:
+        slurm_cluster.reconfigure()
+    assert "Epilog" not in slurm_cluster.conf.read_text()

@@ -317,6 +317,17 @@ class SlurmCluster:
             started.append(self._daemon(f"slurmd-{name}", name, ["slurmd", "-D", "-N", name], log))
         wait_for("slurmd (every node idle)", self.nodes_idle, deadline, [*self.daemons.values()])
 
+    def reconfigure(self, extra_conf: Sequence[str] = (), timeout: float = 30.0) -> None:
+        """slurm.conf again with these lines at its end instead of the previous ones (Prolog=, Epilog=,
+        TaskProlog=, ...: what a site integration installs), read by every daemon (`scontrol reconfigure`),
+        the nodes idle again; ClusterError if not within the timeout. reconfigure() restores the original."""
+        self.extra_conf = list(extra_conf)
+        self.conf.write_text(self.slurm_conf(), encoding="utf-8")
+        r = self.run(["scontrol", "reconfigure"], timeout=timeout)
+        if r.returncode != 0:
+            raise ClusterError(f"scontrol reconfigure: {r.stderr.strip()}")
+        wait_for("nodes idle after reconfigure", self.nodes_idle, time.monotonic() + timeout)
+
     # ---- state ------------------------------------------------------------------------------------
 
     def node_states(self) -> dict[str, str]:
