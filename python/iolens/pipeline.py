@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -29,6 +29,9 @@ from iolens.engine import EngineNotFound, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.report import ior_output
 from iolens.store.settings import StoreOptions
+
+if TYPE_CHECKING:
+    from iolens.monitor.attach import RunMonitor
 
 
 @dataclass
@@ -412,7 +415,7 @@ def _no_document(
     json_path: Path | None,
     started_at: str,
     typed: list[str],
-    mon: Any = None,
+    mon: RunMonitor | None = None,
 ) -> int:
     """The engine wrote no document (under mpirun/srun a rank died before rank 0 could write one): say so,
     and still leave a failed document at --json, so a script that reads it learns what happened, with what
@@ -443,10 +446,10 @@ def _no_document(
         doc["engine_command"] = list(outcome.command)
         if outcome.signal is not None:
             doc["interrupted"] = {"signal": interrupt.signal_name(outcome.signal), "phase": None}
+        if mon is not None:
+            doc["monitor"] = mon.section(doc)
         try:
             atomic.write_text(json_path, json.dumps(doc, indent=2) + "\n")
-            if mon is not None:
-                mon.add_to_file(json_path, doc)
         except OSError as exc:
             error(f"--json: cannot write {json_path}: {exc.strerror}", 1)
     if outcome.signal is not None:
