@@ -31,8 +31,9 @@ from iolens.engine import EngineNotFound, find_engine  # noqa: E402
 
 MEMORY_FS = {"tmpfs", "ramfs"}
 
-# The statistics-database fixtures (a private PostgreSQL server, a database per backend).
-pytest_plugins = ["tests.db_helpers"]
+# The statistics-database fixtures (a private PostgreSQL server, a database per backend) and the test
+# cluster (tests/cluster: a real Slurm cluster of namespaces on this machine).
+pytest_plugins = ["tests.db_helpers", "tests.cluster.fixtures"]
 
 
 def fs_type(path: str | Path) -> str:

@@ -159,7 +159,8 @@ def test_a_fio_rank_may_use_every_cpu_an_ior_rank_is_pinned(mpi_env: dict[str, s
 def test_srun_command() -> None:
     req = launch.RunRequest("ior", ARGS, np=64, nodes=2, launcher="srun", launcher_args=["--exclusive"])
     assert launch.build_command(req, ENGINE) == [
-        "srun", "-n", "64", "-N", "2", "--exclusive", ENGINE, "ior", *ARGS, "--comm", "mpi",
+        "srun", "-n", "64", "-N", "2", "--ntasks-per-node=32", "--exclusive",
+        ENGINE, "ior", *ARGS, "--comm", "mpi",
     ]  # fmt: skip
 
 

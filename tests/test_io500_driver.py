@@ -663,7 +663,7 @@ def test_drop_caches_cmd_runs_on_every_rank_of_an_mpi_launch(tmp_path: Path, mpi
     assert drop_caches_command(cmd, DriverOptions("c.ini", np=4)) == ["/bin/sh", "-c", cmd]
     # --nodes: the ranks that drop the caches are spread over the nodes as the phases' ranks are.
     spread = drop_caches_command(cmd, DriverOptions("c.ini", np=4, nodes=2, launcher="srun"))
-    assert spread == ["srun", "-n", "4", "-N", "2", "/bin/sh", "-c", cmd]
+    assert spread == ["srun", "-n", "4", "-N", "2", "--ntasks-per-node=2", "/bin/sh", "-c", cmd]
 
 
 # ------------------------------------------------------------------------------------------------- --nodes
@@ -684,8 +684,12 @@ def test_nodes_spreads_every_phase_as_for_ior_and_mdtest(iolens_bin, tmp_path: P
     assert len([ln for ln in launches if " find " in ln]) == 1
     out = run_io500(iolens_bin, str(cfg), "--launcher", "srun", "--np", "8", "--nodes", "2", "--dry-run")
     assert out.returncode == 0, out.stderr
-    assert re.search(r"^\s+srun -n 8 -N 2 iolens-bench ior .* -w -D 300 .* --comm mpi$", out.stdout, re.M)
-    assert re.search(r"^\s+srun -n 2 -N 2 iolens-bench find ", out.stdout, re.M)
+    assert re.search(
+        r"^\s+srun -n 8 -N 2 --ntasks-per-node=4 iolens-bench ior .* -w -D 300 .* --comm mpi$",
+        out.stdout,
+        re.M,
+    )
+    assert re.search(r"^\s+srun -n 2 -N 2 --ntasks-per-node=1 iolens-bench find ", out.stdout, re.M)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["io500.ini"]
 
 

@@ -183,6 +183,10 @@ def test_clocks_of_other_nodes_are_aligned_before_ranks_are_compared(
     assert res.returncode == 0, res.stderr
     comm = res.doc["comm"]
     assert (comm["nodes"], comm["tasks_per_node"]) == (2, 1)
+    assert comm["placement"] == [
+        {"host": "node-a", "first_rank": 0, "ranks": 1},
+        {"host": "node-b", "first_rank": 1, "ranks": 1},
+    ]
     assert abs(comm["max_clock_offset_ns"] - skew_ns) < 50_000_000, comm
     for phase in res.doc["phases"]:
         # Uncorrected, rank 1's ends would lie 3 s after rank 0's starts.

@@ -92,12 +92,44 @@ void iol_node_layout(char *names, int n, struct iol_node_layout *out)
         out->nodes += r == 0 || cmp_host(names + (size_t)r * IOL_HOST_MAX, names + (size_t)(r - 1) * IOL_HOST_MAX) != 0;
 }
 
+int iol_placement_runs(const char *names, int n, struct iol_placement *out)
+{
+    int runs = 0;
+    for (int r = 0; r < n; r++) {
+        const char *name = names + (size_t)r * IOL_HOST_MAX;
+        if (r == 0 || cmp_host(name, name - IOL_HOST_MAX) != 0) {
+            if (out) {
+                memcpy(out[runs].host, name, IOL_HOST_MAX);
+                out[runs].host[IOL_HOST_MAX - 1] = '\0';
+                out[runs].first_rank = r;
+                out[runs].ranks = 0;
+            }
+            runs++;
+        }
+        if (out) out[runs - 1].ranks++;
+    }
+    return runs;
+}
+
+/* Rank 0 keeps where every rank ran (before iol_node_layout sorts the names); none if out of memory: the
+ * document then goes without it rather than the run failing. */
+static void keep_placement(struct iol_comm *c, const char *all)
+{
+    int runs = iol_placement_runs(all, c->size, NULL);
+    c->placement = malloc((size_t)runs * sizeof *c->placement);
+    if (c->placement == NULL) return;
+    c->placement_runs = iol_placement_runs(all, c->size, c->placement);
+}
+
 int iol_comm_setup(struct iol_comm *c, struct iol_err *err)
 {
     own_hostname(c->hostname);
     c->clock_offset_ns = 0;
     c->max_abs_clock_offset_ns = 0;
     c->test_clock_skew_ns = 0;
+    free(c->placement);
+    c->placement = NULL;
+    c->placement_runs = 0;
     apply_test_hooks(c);
 
     char *all = NULL;
@@ -122,6 +154,7 @@ int iol_comm_setup(struct iol_comm *c, struct iol_err *err)
     }
     struct iol_node_layout layout = {0, 0, 0};
     if (c->rank == 0) {
+        keep_placement(c, all);
         iol_node_layout(all, c->size, &layout);
         free(all);
     }

@@ -15,6 +15,14 @@ enum iol_redop { IOL_OP_SUM, IOL_OP_MIN, IOL_OP_MAX };
 
 #define IOL_HOST_MAX 64
 
+/* Consecutive ranks that ran on one host: a node's ranks are one run with block mapping, one run per rank
+ * with round-robin. */
+struct iol_placement {
+    char host[IOL_HOST_MAX];
+    int first_rank;
+    int ranks;
+};
+
 struct iol_comm {
     const char *kind;           /* "local" or "mpi" */
     int rank, size;
@@ -42,6 +50,10 @@ struct iol_comm {
     int64_t clock_offset_ns;    /* this rank's clock minus rank 0's (0 on rank 0's host) */
     int64_t max_abs_clock_offset_ns; /* largest |offset| over all ranks */
     int64_t test_clock_skew_ns; /* tests only (IOLENS_TEST_CLOCK_SKEW_NS): added to this rank's clock readings */
+    /* Rank 0 only (NULL elsewhere, or when out of memory): which host each rank ran on, for the document;
+     * freed with the communicator. */
+    struct iol_placement *placement;
+    int placement_runs;
 };
 
 /* Collective: learns host names, node count and tasks per node, and aligns clocks: ranks on rank 0's host
@@ -63,6 +75,10 @@ struct iol_node_layout {
     int block_mapping;          /* rank 1 has rank 0's name, or n == 1 */
 };
 void iol_node_layout(char *names, int n, struct iol_node_layout *out);
+
+/* The runs of consecutive ranks on one host in names (n records of IOL_HOST_MAX bytes, in rank order): their
+ * number, and the runs themselves in out unless out is NULL (then only counted). */
+int iol_placement_runs(const char *names, int n, struct iol_placement *out);
 
 /* A rank's monotonic time expressed on rank 0's clock. */
 static inline uint64_t iol_comm_time(const struct iol_comm *c, uint64_t local_ns)

@@ -347,6 +347,7 @@ __attribute__((noreturn)) static void child_main(struct local_shared *sh, int ra
     c.tasks_per_node = sh->np;
 
     int rv = fn(&c, arg);
+    free(c.placement);
     /* Peers still waiting for us in a collective would wait forever: tell them we are gone. */
     announce(sh, &sh->departed);
     fflush(NULL);

@@ -279,6 +279,7 @@ void iol_comm_mpi_finalize(struct iol_comm *c)
             MPI_Finalize();
     }
     free(mi);
+    free(c->placement);
     free(c);
 }
 

@@ -74,6 +74,19 @@ void iol_doc_header(struct iol_json *j, const char *workload, const struct iol_r
     iol_json_kv_int(j, "nodes", comm ? comm->nodes : 1);
     iol_json_kv_int(j, "tasks_per_node", comm ? comm->tasks_per_node : nranks);
     iol_json_kv_int(j, "max_clock_offset_ns", comm ? comm->max_abs_clock_offset_ns : 0);
+    /* Where the ranks ran, as runs of consecutive ranks on one host: one entry per node with block mapping. */
+    if (comm && comm->placement) {
+        iol_json_key(j, "placement");
+        iol_json_begin_array(j);
+        for (int i = 0; i < comm->placement_runs; i++) {
+            iol_json_begin_object(j);
+            iol_json_kv_string(j, "host", comm->placement[i].host);
+            iol_json_kv_int(j, "first_rank", comm->placement[i].first_rank);
+            iol_json_kv_int(j, "ranks", comm->placement[i].ranks);
+            iol_json_end_object(j);
+        }
+        iol_json_end_array(j);
+    }
     iol_json_end_object(j);
     iol_json_key(j, "build");
     iol_json_begin_object(j);

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from iolens import interrupt
+from iolens import interrupt, lost_node
 
 LAUNCHERS = ("local", "mpirun", "srun")
 PROGRESS_TOKEN = "IOLENS-PROGRESS "
@@ -174,7 +174,9 @@ def launcher_prefix(req: RunRequest, mpi_flavor: str = "openmpi") -> list[str]:
     # srun
     cmd = ["srun", "-n", str(req.np)]
     if req.nodes is not None:
-        cmd += ["-N", str(req.nodes)]
+        # -N alone lets Slurm fill the first node's CPUs before the next (4 ranks on 2 nodes of 4 CPUs run 3
+        # and 1): at most P per node spreads them as mpirun's ppr does (-n stays the total).
+        cmd += ["-N", str(req.nodes), f"--ntasks-per-node={ranks_per_node(req.np, req.nodes)}"]
     return [*cmd, *req.launcher_args]
 
 
@@ -288,11 +290,13 @@ def _stream(
     except PermissionError:
         raise LaunchError(f"{cmd[0]}: permission denied") from None
     forward = _forwarder(proc, launcher, engine)
+    watch = lost_node.Watch(proc, launcher)
     try:
         with interrupt.STOP.forwarding(forward, kill_group=proc.pid):
             assert proc.stderr is not None
             for raw in proc.stderr:
                 line = raw.rstrip("\n")
+                watch.see(line)
                 progress = parse_progress(line)
                 if progress is not None:
                     if on_progress is not None:
@@ -313,6 +317,10 @@ def _stream(
         # Only when interrupt.STOP is not handling signals (iolens used as a library).
         _stop(proc)
         raise
+    finally:
+        watch.close()
+    if watch.message is not None:
+        outcome.errors.append(watch.message)
     outcome.stderr_tail = list(tail)
     outcome.signal = interrupt.STOP.signum
     return outcome

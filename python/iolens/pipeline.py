@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.live import Live
@@ -29,6 +29,9 @@ from iolens.engine import EngineNotFound, find_engine
 from iolens.messages import PROG, error, out_console
 from iolens.report import ior_output
 from iolens.store.settings import StoreOptions
+
+if TYPE_CHECKING:
+    from iolens.monitor.attach import RunMonitor
 
 
 @dataclass
@@ -175,6 +178,9 @@ def run_workload(run: RunInput) -> int:
             # status would make mpirun kill rank 0 before it has shown and stored the result.
             rc = outcome.returncode
             return 0 if rc in (0, 1) else (rc if rc > 0 else 1)
+        if req.uses_mpi and not outcome.stopped_by_check and any(tmp in e for e in outcome.errors):
+            # Rank 0 ran on a node that does not see this directory (its own /tmp): not the user's options.
+            return _no_document(outcome, req, opts.json, started_at, run.typed, mon)
         if (
             outcome.returncode == launch.EXIT_BAD_INPUT and outcome.signal is None
         ) or outcome.stopped_by_check:
@@ -186,7 +192,7 @@ def run_workload(run: RunInput) -> int:
             return outcome.returncode if outcome.returncode > 0 else 1
 
         if not doc_path.exists():
-            return _no_document(outcome, req, opts.json, started_at, run.typed)
+            return _no_document(outcome, req, opts.json, started_at, run.typed, mon)
         if mon is not None:
             mon.add_to_file(doc_path)
         return _finish(doc_path, run, outcome)
@@ -409,9 +415,11 @@ def _no_document(
     json_path: Path | None,
     started_at: str,
     typed: list[str],
+    mon: RunMonitor | None = None,
 ) -> int:
     """The engine wrote no document (under mpirun/srun a rank died before rank 0 could write one): say so,
-    and still leave a failed document at --json, so a script that reads it learns what happened."""
+    and still leave a failed document at --json, so a script that reads it learns what happened, with what
+    --monitor sampled until then (a node's stream cut short by the failure is marked not complete)."""
     rc = outcome.returncode
     if rc < 0:
         how = f"was killed by {interrupt.signal_name(-rc)}"
@@ -438,6 +446,8 @@ def _no_document(
         doc["engine_command"] = list(outcome.command)
         if outcome.signal is not None:
             doc["interrupted"] = {"signal": interrupt.signal_name(outcome.signal), "phase": None}
+        if mon is not None:
+            doc["monitor"] = mon.section(doc)
         try:
             atomic.write_text(json_path, json.dumps(doc, indent=2) + "\n")
         except OSError as exc:
