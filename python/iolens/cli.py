@@ -637,6 +637,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         commands = {"db": db_cli.db_main, "compare": db_cli.compare_main, "report": db_cli.report_main}
         return commands[command](rest)
+    if command == "site":
+        from iolens.site import command as site_command
+
+        return site_command.main(rest)
     if command == "web":
         from iolens.web import command as web_command
 
