@@ -20,6 +20,7 @@ import pytest
 
 DATA = Path(__file__).parent / "data" / "site"
 HOST = socket.gethostname()
+TASK_VARS = ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "IOLENS_PROFILE", "LD_PRELOAD")
 
 
 @dataclass
@@ -70,18 +71,18 @@ def program(root: Path) -> Path:
 
 
 def slurm_env(job_id: str, nodes: str = HOST, node: str = HOST, **extra: str) -> dict[str, str]:
-    """The job's variables as an Epilog and a TaskProlog see them (those iolens reads)."""
-    env = {
-        "SLURM_JOB_ID": job_id,
-        "SLURM_JOB_UID": str(os.getuid()),
-        "SLURM_JOB_USER": "root" if os.getuid() == 0 else os.environ.get("USER", ""),
-        "SLURM_JOB_PARTITION": "batch",
-        "SLURM_JOB_ACCOUNT": "proj1",
-        "SLURM_CLUSTER_NAME": "testcluster",
-        "SLURM_JOB_NODELIST": nodes,
-        "SLURMD_NODENAME": node,
-        "SLURM_JOB_NAME": "site-test",
-    }
+    """The variables Slurm 22.05's slurmd gave a real Epilog (tests/data/site/epilog-env.txt, captured from
+    a one-node cluster with slurmdbd), for this job: the same names, the job's values."""
+    env = dict(
+        line.split("=", 1) for line in (DATA / "epilog-env.txt").read_text().splitlines() if "=" in line
+    )
+    env.pop("SLURM_CONF", None)
+    env.update(
+        SLURM_JOB_ID=job_id, SLURM_JOBID=job_id, SLURM_NODELIST=nodes, SLURMD_NODENAME=node,
+        SLURM_JOB_NUM_NODES=str(len(nodes.split(","))), SLURM_JOB_UID=str(os.getuid()),
+        SLURM_UID=str(os.getuid()), SLURM_JOB_ACCOUNT="proj1", SLURM_CLUSTER_NAME="testcluster",
+        SLURM_JOB_NTASKS="2",
+    )  # fmt: skip
     env.update(extra)
     return env
 
@@ -116,7 +117,9 @@ def run_job(
     files: int = 20, size: int = 4096, status: int = 0, ranks: int = 2,
 ) -> JobRun:  # fmt: skip
     """The job's step: the TaskProlog, then the program under mpirun with what it set."""
-    base = {**mpi_env, **job_env}
+    # What the TaskProlog reads of a task's environment (a task has more, but mpirun run here must not
+    # believe it is inside a Slurm allocation: it would look for SLURM_TASKS_PER_NODE and more).
+    base = {**mpi_env, **{k: v for k, v in job_env.items() if k in TASK_VARS}}
     sets, _ = task_prolog(site, base)
     env = dict(base)
     for k, v in sets.items():

@@ -11,14 +11,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from iolens.store import Store, queries, sched_jobs
 
 from .db_helpers import db_url, pg_server  # noqa: F401 - fixtures
 from .site_helpers import HOST, epilog, epilog_log, install, program, run_job, slurm_env, task_prolog
-
-
 
 
 def test_install_writes_the_scripts_settings_and_spool_and_check_finds_them(
@@ -58,7 +54,8 @@ def test_task_prolog_turns_profiling_on_and_every_way_off(iolens_bin: list[str],
     for env in ({**base, "SLURM_JOB_ID": "78", "IOLENS_PROFILE": "off"},
                 {**base, "SLURM_JOB_ID": "78", "SLURM_JOB_PARTITION": "debug"}):  # fmt: skip
         assert task_prolog(site, env) == ({}, "")
-        assert task_prolog(site, {**env, "LD_PRELOAD": f"/a.so:{mine}:/b.so"})[0] == {"LD_PRELOAD": "/a.so:/b.so"}
+        inherited = {**env, "LD_PRELOAD": f"/a.so:{mine}:/b.so"}
+        assert task_prolog(site, inherited)[0] == {"LD_PRELOAD": "/a.so:/b.so"}
     assert not (site.spool / "78").exists()
     # a log directory that cannot be made: off, the task runs as it would
     site.spool.rmdir() if not any(site.spool.iterdir()) else None
@@ -69,11 +66,14 @@ def test_task_prolog_turns_profiling_on_and_every_way_off(iolens_bin: list[str],
 
 
 def test_a_profiled_job_is_stored_with_its_facts_and_its_raw_logs_removed(
-    iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path, db_url: str  # noqa: F811
+    iolens_bin: list[str],
+    mpi_env: dict[str, str],
+    tmp_path: Path,
+    db_url: str,  # noqa: F811
 ) -> None:
     site = install(iolens_bin, tmp_path, db_url, "--system", "lustre-prod")
     prog = program(tmp_path)
-    env = slurm_env("5001", SLURM_ARRAY_JOB_ID="5000", SLURM_ARRAY_TASK_ID="1")
+    env = slurm_env("5001")
     job = run_job(site, prog, mpi_env, env, tmp_path / "out", files=20, size=8192, status=3)
     assert job.returncode == 3, job.stderr  # the job's own status
     assert sorted(job.stdout.splitlines()) == ["rank 0 wrote 163840 bytes", "rank 1 wrote 163840 bytes"]
@@ -84,9 +84,15 @@ def test_a_profiled_job_is_stored_with_its_facts_and_its_raw_logs_removed(
     assert not (site.spool / "5001").exists()  # removed after the commit
     with Store.open(db_url, create=False) as store:
         row = sched_jobs.get_job(store.db, "testcluster:5001")
-        assert (row["user_name"], row["account"], row["partition_name"], row["source"]) == (
-            "root" if os.getuid() == 0 else row["user_name"], "proj1", "batch", "epilog")
-        assert (row["array_job_id"], row["array_task_id"], row["job_ref"], row["nodes"]) == ("5000", "1", "5000_1", 1)
+        assert (row["user_name"], row["uid"], row["account"], row["partition_name"], row["source"]) == (
+            "root",
+            os.getuid(),
+            "proj1",
+            "batch",
+            "epilog",
+        )
+        assert (row["job_ref"], row["nodes"], row["tasks"], row["node_list"]) == ("5001", 1, 2, HOST)
+        assert row["exit_code"] == 0 and row["ended_at"] is not None
         ids = sched_jobs.job_profile_ids(store.db, "testcluster", "5001", None)
         assert len(ids) == 1
         prof = queries.get_profile(store.db, ids[0])
@@ -96,7 +102,7 @@ def test_a_profiled_job_is_stored_with_its_facts_and_its_raw_logs_removed(
         assert len(mine) == 40 and sum(f["bytes_written"] for f in mine) == 2 * 20 * 8192
     r = site.run("db", "show", "job:5001", "--db", db_url)
     assert r.returncode == 0, r.stderr
-    assert "job 5000_1 (id 5001) on cluster testcluster" in r.stdout and f"profile:{ids[0]}" in r.stdout
+    assert "job 5001 (id 5001) on cluster testcluster" in r.stdout and f"profile:{ids[0]}" in r.stdout
 
 
 def test_only_the_first_node_stores_and_it_waits_for_the_others(
@@ -148,10 +154,12 @@ def test_a_database_that_is_down_leaves_the_job_alone_and_sync_stores_it_later(
     env = slurm_env("8001")
     plain = run_job(site, prog, mpi_env, {**env, "IOLENS_PROFILE": "off"}, tmp_path / "plain", status=5)
     job = run_job(site, prog, mpi_env, env, tmp_path / "out", status=5)
-    assert (job.returncode, sorted(job.stdout.splitlines())) == (plain.returncode, sorted(plain.stdout.splitlines()))
+    assert job.returncode == plain.returncode == 5
+    assert sorted(job.stdout.splitlines()) == sorted(plain.stdout.splitlines())
     seconds, status = epilog(site, env)
     assert status == 0 and seconds < 7
-    assert "job 8001: failed" in epilog_log(site) or "job 8001: deferred" in epilog_log(site), epilog_log(site)
+    said = epilog_log(site)
+    assert "job 8001: failed" in said or "job 8001: deferred" in said, said
     kept = sorted(p.name for p in (site.spool / "8001").iterdir())
     assert any(n.endswith(".iolj") for n in kept) and ".iolens-job.json" in kept  # nothing lost
     site.set("db", str(tmp_path / "db.sqlite"))

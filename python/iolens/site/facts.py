@@ -124,7 +124,9 @@ def slurm_env_job(env: Mapping[str, str]) -> SchedJob:
     if not job_id:
         raise FactError("SLURM_JOB_ID is not set: not run by Slurm")
     array_job, array_task = env.get("SLURM_ARRAY_JOB_ID"), env.get("SLURM_ARRAY_TASK_ID")
-    nodelist = env.get("SLURM_JOB_NODELIST") or None
+    # Slurm 22.05's slurmd gives an Epilog SLURM_NODELIST (tests/data/site/epilog-env.txt); a TaskProlog and
+    # the Prolog guide name SLURM_JOB_NODELIST. The array ids are not there for an Epilog: scontrol has them.
+    nodelist = env.get("SLURM_JOB_NODELIST") or env.get("SLURM_NODELIST") or None
     code, signal = (
         parse_exit(env.get("SLURM_JOB_EXIT_CODE2")) if env.get("SLURM_JOB_EXIT_CODE2") else (None, None)
     )
@@ -141,7 +143,9 @@ def slurm_env_job(env: Mapping[str, str]) -> SchedJob:
         uid=parse_int(env.get("SLURM_JOB_UID"), "SLURM_JOB_UID"),
         account=env.get("SLURM_JOB_ACCOUNT") or None,
         partition_name=env.get("SLURM_JOB_PARTITION") or None,
-        nodes=len(expand_hostlist(nodelist)) if nodelist else None,
+        nodes=parse_int(env.get("SLURM_JOB_NUM_NODES"), "SLURM_JOB_NUM_NODES")
+        or (len(expand_hostlist(nodelist)) if nodelist else None),
+        tasks=parse_int(env.get("SLURM_JOB_NTASKS"), "SLURM_JOB_NTASKS"),
         node_list=nodelist,
         exit_code=code,
         exit_signal=signal,
@@ -187,6 +191,10 @@ def merge_scontrol(job: SchedJob, fields: Mapping[str, str]) -> SchedJob:
             value = None
         if value is not None:
             setattr(job, attr, value)
+    array_job, array_task = fields.get("ArrayJobId"), fields.get("ArrayTaskId")
+    if array_job and array_task and array_task.isdigit():
+        job.array_job_id, job.array_task_id = array_job, array_task
+        job.job_ref = f"{array_job}_{array_task}"
     state = fields.get("JobState")
     job.state = state.split()[0] if state else job.state
     if code is not None:
