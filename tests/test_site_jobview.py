@@ -48,8 +48,9 @@ def _accounting(root: Path, url: str, job_id: str, start: float) -> None:
 
 
 def test_profile_accounting_and_job_stats_side_by_side_with_what_disagrees(
-    tmp_path: Path, db_url: str
-) -> None:  # noqa: F811
+    tmp_path: Path,
+    db_url: str,  # noqa: F811
+) -> None:
     start = time.time() - 600
     # job 501 wrote 64 MiB by its profile; Lustre's servers counted 50 MiB for it (25 MiB, then doubled)
     profile_id = _job(tmp_path, db_url, "501", 64 * MiB, start)
