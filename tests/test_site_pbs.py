@@ -1,7 +1,7 @@
 """The PBS hook without a PBS server: `iolens site install --pbs` writes it, its two decisions (the
 launch environment, the epilogue) run as PBS would call them (the file loaded without a `pbs` module),
-around a real MPI job; the job is stored with the facts the hook passes. What needs a PBS server (qmgr's import, the
-events themselves, pbs.event().job's values) is not tested here: docs/site.md says so."""
+around a real MPI job; the job is stored with the facts the hook passes. What needs a PBS server (qmgr's
+import, the events themselves, pbs.event().job's values) is not tested here: docs/site.md says so."""
 
 from __future__ import annotations
 
