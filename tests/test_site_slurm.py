@@ -11,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from iolens.store import Store, queries, sched_jobs
 
 from .db_helpers import db_url, pg_server  # noqa: F401 - fixtures
@@ -120,6 +122,22 @@ def test_only_the_first_node_stores_and_it_waits_for_the_others(
     seconds, _ = epilog(site, env)
     assert seconds < 2.0  # nodeb has marked its end: no waiting
     assert "job 6001: stored: profile:1" in epilog_log(site)
+
+
+def test_a_node_that_is_not_the_first_only_marks_its_end_without_python(
+    iolens_bin: list[str], tmp_path: Path
+) -> None:
+    site = install(iolens_bin, tmp_path, str(tmp_path / "db.sqlite"))
+    conf = tmp_path / "slurm.conf"  # what a node has: enough for scontrol to expand a node list
+    conf.write_text("ClusterName=t\nSlurmctldHost=localhost\nNodeName=node[1-2]\n")
+    (site.spool / "6101").mkdir()
+    env = slurm_env("6101", nodes="node[1-2]", node="node2", SLURM_CONF=str(conf))
+    if subprocess.run(["scontrol", "show", "hostnames", "n[1-2]"], env=env, capture_output=True,
+                      check=False).returncode != 0:  # fmt: skip
+        pytest.skip("scontrol cannot expand a node list here")
+    seconds, status = epilog(site, env)
+    assert status == 0 and (site.spool / "6101" / ".iolens-ended.node2").exists()
+    assert epilog_log(site) == ""  # iolens was not run
 
 
 def test_opting_out_records_nothing(iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path) -> None:

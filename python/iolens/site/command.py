@@ -161,7 +161,10 @@ def _epilog(argv: list[str]) -> int:
 
         a, cfg = _load(argv, "epilog", [("--pbs", {"action": "store_true"})])
         assert isinstance(cfg, SiteConfig)
-        job, node, first = epilog.pbs_job(os.environ) if a.pbs else epilog.slurm_job(os.environ)
+        if a.pbs:
+            job, node, first = epilog.pbs_job(os.environ)
+        else:
+            job, node, first = epilog.slurm_job(os.environ, cfg.ask_controller)
         print(epilog.run(cfg, job, node, first, started).line(), flush=True)
     except BaseException as exc:  # noqa: BLE001 - said, never the job's trouble
         print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} epilog: not run: {exc}", flush=True)

@@ -32,6 +32,9 @@ class SiteConfig:
     background_timeout_s: float = 600.0  # work the epilog handed to the background stops after this
     lustre_jobid: str = "%j"  # the job_stats id Lustre gives the job's I/O (its jobid_name, or %j)
     tolerance: float = 0.10  # profile vs job_stats: a relative difference beyond this is said
+    # The epilog asks the controller (`scontrol show job`, at most 2 s) for the job's times and state; "no"
+    # leaves them to sacct (iolens site sync) where the controller must not get one more RPC per job.
+    ask_controller: bool = True
 
     @property
     def spool(self) -> Path:
@@ -44,7 +47,10 @@ class SiteConfig:
         lines = ["# iolens site settings (docs/site.md); written by `iolens site install`", "[site]"]
         for f in fields(self):
             v = getattr(self, f.name)
-            lines.append(f"{f.name} = {', '.join(v) if isinstance(v, list) else v}")
+            text = (
+                ", ".join(v) if isinstance(v, list) else ("yes" if v else "no") if isinstance(v, bool) else v
+            )
+            lines.append(f"{f.name} = {text}")
         return "\n".join(lines) + "\n"
 
 
@@ -95,4 +101,12 @@ def load(path: Path) -> SiteConfig:
         background_timeout_s=_number(s, "background_timeout_s", 600.0, path),
         lustre_jobid=s.get("lustre_jobid") or "%j",
         tolerance=_number(s, "tolerance", 0.10, path),
+        ask_controller=_yes_no(s, "ask_controller", path),
     )
+
+
+def _yes_no(section: configparser.SectionProxy, key: str, path: Path) -> bool:
+    text = (section.get(key) or "yes").strip().lower()
+    if text not in ("yes", "no"):
+        raise SiteConfigError(f"{path}: {key} = {text!r}: expected yes or no")
+    return text == "yes"

@@ -66,7 +66,10 @@ def slurm_job(env: Mapping[str, str], ask_controller: bool = True) -> tuple[Sche
     """The job, this node's name, and whether this node is the job's first (Slurm's Epilog environment)."""
     job = slurm_env_job(env)
     node = env.get("SLURMD_NODENAME") or socket.gethostname()
-    nodes = expand_hostlist(job.node_list) if job.node_list else []
+    try:
+        nodes = expand_hostlist(job.node_list) if job.node_list else []
+    except FactError:
+        nodes = []  # a list this cannot read: every node stores, the first one to lock the directory wins
     first = not nodes or nodes[0] == node
     if first and ask_controller:
         job = merge_scontrol(job, scontrol_job(job.job_id))

@@ -72,6 +72,15 @@ def epilog(cfg: SiteConfig, config_path: str) -> str:
 # node) and ends within {limit} s.
 SPOOL={shlex.quote(str(cfg.spool))}
 [ -n "${{SLURM_JOB_ID:-}}" ] && [ -d "$SPOOL/$SLURM_JOB_ID" ] || exit 0
+# Every node marks its end; only the job's first node stores it (scontrol expands the node list from
+# slurm.conf, without asking the controller). When scontrol cannot say, iolens decides.
+NODE="${{SLURMD_NODENAME:-$(hostname)}}"
+NODES="${{SLURM_JOB_NODELIST:-${{SLURM_NODELIST:-}}}}"
+touch "$SPOOL/$SLURM_JOB_ID/.iolens-ended.$NODE" 2>/dev/null
+if [ -n "$NODES" ]; then
+    FIRST=$(timeout 2 scontrol show hostnames "$NODES" 2>/dev/null | head -n 1)
+    [ -n "$FIRST" ] && [ "$FIRST" != "$NODE" ] && exit 0
+fi
 timeout -s KILL {limit} {shlex.quote(cfg.python)} -m iolens site epilog --config {shlex.quote(config_path)} \\
     </dev/null >>{shlex.quote(str(log))} 2>&1
 exit 0
