@@ -205,3 +205,28 @@ def test_a_database_that_hangs_cannot_hold_the_epilog_past_its_limit(
         assert "job 9001: background: still storing" in epilog_log(site)
         time.sleep(4)  # the background worker's own limit (3 s) ends it; the logs stay for sync
     assert any(p.suffix == ".iolj" for p in (site.spool / "9001").iterdir())
+
+
+def test_a_store_that_outlasts_the_limit_finishes_in_the_background(
+    iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    import sqlite3
+
+    site = install(iolens_bin, tmp_path, str(tmp_path / "db.sqlite"), "--epilog-timeout", "2")
+    prog = program(tmp_path)
+    env = slurm_env("9101")
+    assert run_job(site, prog, mpi_env, env, tmp_path / "out").returncode == 0
+    holder = sqlite3.connect(str(tmp_path / "db.sqlite"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the database for 4 s
+    try:
+        seconds, status = epilog(site, env)
+        assert status == 0 and seconds < 3.5 and "job 9101: background" in epilog_log(site)
+        time.sleep(2)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    deadline = time.monotonic() + 30
+    while (site.spool / "9101").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "job 9101: stored in the background: profile:1" in epilog_log(site)
+    assert not (site.spool / "9101").exists()

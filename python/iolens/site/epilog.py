@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import pwd
 import select
 import signal
 import socket
@@ -122,6 +123,11 @@ def run(cfg: SiteConfig, job: SchedJob, node: str, first: bool, started: float) 
         st = job_dir.stat()
     except OSError:
         return done("no directory", "profiling was off for the job")
+    if job.uid is None and job.user_name:
+        try:
+            job.uid = pwd.getpwnam(job.user_name).pw_uid
+        except KeyError:
+            pass
     if job.uid is not None and st.st_uid != job.uid:
         # A user may make a directory for another's job id in the spool (it is writable by all): its logs are
         # not that job's.
@@ -156,8 +162,12 @@ def _hand_to_worker(cfg: SiteConfig, job_dir: Path, deadline: float, done) -> Ou
             result = store_job_dir(
                 cfg, job_dir, wait_until=deadline - cfg.epilog_timeout_s * (1 - WAIT_SHARE)
             )
-            os.write(w, (json.dumps(result) + "\n").encode())
             status = 0
+            try:
+                os.write(w, (json.dumps(result) + "\n").encode())
+            except OSError:  # the Epilog has returned: the outcome goes to its log (our standard output)
+                line = Outcome(job_dir.name, f"{result['what']} in the background", result["detail"]).line()
+                print(line, flush=True)
         except BaseException as exc:  # noqa: BLE001 - said to the parent, never raised
             try:
                 os.write(
