@@ -4,6 +4,7 @@ job_stats (the servers' counters, sampled by the monitor's Lustre collector from
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -86,3 +87,20 @@ def test_profile_accounting_and_job_stats_side_by_side_with_what_disagrees(
         assert "64.0 MiB" in body and "50.0 MiB" in body and 'class="bad disagree"' in body
         _, _, body = fetch(f"{srv.base}/jobs/{agree_id}", staff)
         assert 'id="lustre-compare"' in body and "bytes written: the profile counted" not in body
+
+
+def test_the_sites_jobid_name_finds_the_jobs_job_stats(iolens_bin: list[str], tmp_path: Path) -> None:
+    url = str(tmp_path / "db.sqlite")
+    r = subprocess.run([*iolens_bin, "site", "install", "--slurm", "--log-dir", str(tmp_path / "logs"),
+                        "--db", url, "--dir", str(tmp_path / "etc"), "--lustre-jobid", "%e.%j"],
+                       capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    start = time.time() - 600
+    _job(tmp_path, url, "503", 50 * MiB, start)
+    _accounting(tmp_path, url, "503", start)
+    # Lustre named the job's I/O PROGRAM.JOBID; a job id alone (another job's form) does not match
+    job_stats_samples(url, tmp_path / "a", "oss1", [(start + 5, {}), (start + 15, {"climate.503": 2})],
+                      rename={OST_JOB: "climate.503", "testjob2": "503"})  # fmt: skip
+    out = iolens("db", "show", "job:503", "--db", url).stdout
+    assert "Lustre job_stats (climate.503; 1 servers, 2 targets)" in out and "written 50.0 MiB" in out, out
+    assert "disagree: bytes" not in out

@@ -44,6 +44,8 @@ commands:
   compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
   report   a self-contained HTML report: iolens report ID --html FILE
   web      the center's I/O portal on the database: iolens web [--port 8050] | iolens web token add USER
+  site     every job of a cluster profiled and stored with its batch record (Slurm, PBS):
+           iolens site install|check|sync|epilog   (docs/site.md)
 
 Every command takes --db PATH_OR_URL (or $IOLENS_DB, or the config file): ior, mdtest, find, fio, io500,
 profile (and profile report) and monitor store what they produce there when one is configured (tagged

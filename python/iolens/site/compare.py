@@ -74,11 +74,18 @@ def overview(
     job: dict[str, Any] | None,
     profile_ids: list[int],
     job_id: str | None = None,
-    forms: str = "%j",
-    tolerance: float = 0.10,
+    forms: str | None = None,
+    tolerance: float | None = None,
 ) -> dict[str, Any]:
     """{"job": accounting row or None, "profiles": [...], "job_stats": totals or None, "lustre_profile":
-    {bytes_read, bytes_written}, "disagreements": [sentences]}."""
+    {bytes_read, bytes_written}, "disagreements": [sentences]}. `forms` and `tolerance`: the site's
+    (`iolens site install` keeps them in the database) unless given."""
+    settings = sched_jobs.view_settings(db)
+    forms = forms if forms is not None else settings["lustre_jobid"]
+    try:
+        tolerance = tolerance if tolerance is not None else float(settings["tolerance"])
+    except ValueError:
+        tolerance = 0.10
     profiles = [queries.get_profile(db, pid) for pid in profile_ids]
     key = dict(job) if job else {"job_id": job_id or (profiles[0]["job_id"] if profiles else "")}
     starts = [t for t in [job and job.get("started_at"), *(p["started_at"] for p in profiles)] if t]

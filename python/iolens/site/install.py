@@ -35,13 +35,16 @@ def pieces(cfg: SiteConfig, directory: Path) -> dict[Path, tuple[str, int]]:
 def install(cfg: SiteConfig, directory: Path) -> list[str]:
     """Write the settings and scripts into directory, make the log directory and its spool, and create the
     database's schema. The lines to say (what to add to slurm.conf or qmgr)."""
+    from iolens.store import sched_jobs
     from iolens.store.store import Store
 
     directory.mkdir(parents=True, exist_ok=True)
     cfg.spool.mkdir(parents=True, exist_ok=True)
     os.chmod(cfg.spool, SPOOL_MODE)
-    with Store.open(cfg.db, create=True):
-        pass
+    with Store.open(cfg.db, create=True) as store:
+        sched_jobs.set_view_settings(
+            store.db, {"lustre_jobid": cfg.lustre_jobid, "tolerance": f"{cfg.tolerance:g}"}
+        )
     for path, (text, mode) in pieces(cfg, directory).items():
         _write(path, text, mode)
     lines = [f"wrote {p}" for p in pieces(cfg, directory)]

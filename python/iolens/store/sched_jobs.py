@@ -243,3 +243,27 @@ def job_stats_totals(db: Database, patterns: Sequence[str], t0: float, t1: float
         servers=len(servers), targets=len(targets), job_ids=sorted(ids), t_first=t_first, t_last=t_last
     )
     return out
+
+
+# --- the site's settings the views need -------------------------------------------------------------------
+
+# Kept in iolens_meta by `iolens site install`, read by the job views (portal, `iolens db show job:ID`),
+# which do not see the site's settings file.
+VIEW_SETTINGS = {"lustre_jobid": "%j", "tolerance": "0.10"}
+
+
+def set_view_settings(db: Database, values: dict[str, str]) -> None:
+    with db.transaction():
+        for key, value in values.items():
+            db.execute(
+                "INSERT INTO iolens_meta (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (f"site.{key}", value),
+            )
+
+
+def view_settings(db: Database) -> dict[str, str]:
+    rows = db.query("SELECT key, value FROM iolens_meta WHERE key LIKE 'site.%'")
+    out = dict(VIEW_SETTINGS)
+    out.update({str(k)[5:]: str(v) for k, v in rows if str(k)[5:] in VIEW_SETTINGS})
+    return out
