@@ -230,3 +230,22 @@ def test_a_store_that_outlasts_the_limit_finishes_in_the_background(
         time.sleep(0.2)
     assert "job 9101: stored in the background: profile:1" in epilog_log(site)
     assert not (site.spool / "9101").exists()
+
+
+def test_a_log_dir_that_cannot_be_written_leaves_the_job_alone(
+    iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    site = install(iolens_bin, tmp_path, str(tmp_path / "db.sqlite"))
+    prog = program(tmp_path)
+    plain = run_job(
+        site, prog, mpi_env, {**slurm_env("9201"), "IOLENS_PROFILE": "off"}, tmp_path / "p", status=4
+    )
+    site.spool.rmdir()
+    site.spool.write_text("")  # the log directory's file system lost it (root writes through modes)
+    env = slurm_env("9202")
+    assert task_prolog(site, {"PATH": os.environ["PATH"], **env}) == ({}, "")
+    job = run_job(site, prog, mpi_env, env, tmp_path / "out", status=4)
+    assert job.returncode == plain.returncode == 4
+    assert sorted(job.stdout.splitlines()) == sorted(plain.stdout.splitlines())
+    seconds, status = epilog(site, env)
+    assert status == 0 and seconds < 1.0 and epilog_log(site) == ""
