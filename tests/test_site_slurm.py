@@ -249,3 +249,22 @@ def test_a_log_dir_that_cannot_be_written_leaves_the_job_alone(
     assert sorted(job.stdout.splitlines()) == sorted(plain.stdout.splitlines())
     seconds, status = epilog(site, env)
     assert status == 0 and seconds < 1.0 and epilog_log(site) == ""
+
+
+def test_the_epilog_reads_only_the_jobs_own_regular_files(
+    iolens_bin: list[str], mpi_env: dict[str, str], tmp_path: Path
+) -> None:
+    site = install(iolens_bin, tmp_path, str(tmp_path / "db.sqlite"))
+    prog = program(tmp_path)
+    env = slurm_env("9301")
+    assert run_job(site, prog, mpi_env, env, tmp_path / "out").returncode == 0
+    other = next(p for p in (site.spool / "9301").iterdir() if p.suffix == ".iolj")
+    bait = tmp_path / "elsewhere.iolj"  # a log the job's user could point at (not in its directory)
+    bait.write_bytes(other.read_bytes())
+    (site.spool / "9301" / "pointer.iolj").symlink_to(bait)
+    os.mkfifo(site.spool / "9301" / "stuck.iolp")  # reading it would block
+    seconds, status = epilog(site, env)
+    assert status == 0 and "job 9301: stored: profile:1" in epilog_log(site), epilog_log(site)
+    assert bait.exists()
+    left = sorted(p.name for p in (site.spool / "9301").iterdir())
+    assert left == ["pointer.iolj", "stuck.iolp"]  # not read, not removed

@@ -18,6 +18,7 @@ import pwd
 import select
 import signal
 import socket
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -234,7 +235,14 @@ def store_job_dir(cfg: SiteConfig, job_dir: Path, wait_until: float | None = Non
             wait_until is not None and time.monotonic() < wait_until and not _other_nodes_done(job_dir, job)
         ):
             time.sleep(0.05)
-        logs = sorted(p for p in job_dir.iterdir() if p.suffix in RUN_SUFFIXES and p.is_file())
+        # Root reads what the job's user wrote: only regular files of the directory's owner (a symlink to
+        # another user's log, or a FIFO that would block the read, is left alone).
+        owner = job_dir.stat().st_uid
+        logs = sorted(
+            p
+            for p in job_dir.iterdir()
+            if p.suffix in RUN_SUFFIXES and stat.S_ISREG((st := p.lstat()).st_mode) and st.st_uid == owner
+        )
         records = profiles.iolens_jobs(logs) if logs else []
         stored = []
         with Store.open(cfg.db, create=True) as store:
