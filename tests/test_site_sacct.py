@@ -6,6 +6,8 @@ PostgreSQL; re-imports; bad lines; and what `scontrol show job` adds in the epil
 from __future__ import annotations
 
 import calendar
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -121,3 +123,21 @@ def test_scontrol_fills_the_epilog_record() -> None:
     )
     assert job.state == "RUNNING" and job.started_at is not None and job.ended_at is None
     assert facts.expand_hostlist("n[01-03,7],gpu[1-2]x") == ["n01", "n02", "n03", "n7", "gpu1x", "gpu2x"]
+
+
+def test_standard_input_and_the_options_that_need_each_other(tmp_path: Path) -> None:
+    url = str(tmp_path / "db.sqlite")
+    r = subprocess.run([sys.executable, "-m", "iolens", "db", "import", "--sacct", "-", "--db", url], env=UTC,
+                       input=(DATA / "sacct-steps.txt").read_text(), capture_output=True, text=True,
+                       timeout=60, check=False)  # fmt: skip
+    assert r.returncode == 0 and "-: 8 jobs: 8 new, 0 updated, 0 unchanged; 8 step lines skipped" in r.stdout
+    done = str(DATA / "sacct-done.txt")
+    cases = [
+        (["--sacct"], "--since 1d"),
+        (["--since", "1d", done], "--since"),
+        (["--cluster", "x", done], "--cluster: only with --sacct"),
+    ]
+    for args, said in cases:
+        r = iolens("db", "import", *args, "--db", str(tmp_path / "other.db"), env=UTC)
+        assert r.returncode == 2 and said in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "other.db").exists()

@@ -40,7 +40,8 @@ DB_USAGE = f"""usage: {PROG} db <command> [options]          (every command take
 commands:
   import PATH...     store result documents, IO500 result directories, profile logs, Darshan logs and
                      monitoring sample files (--system NAME tags them); with --sacct: `sacct --parsable2`
-                     output, the batch system's accounting records [--cluster NAME]
+                     output (FILE..., - for standard input; or --since 1d to run sacct), the batch
+                     system's accounting records [--cluster NAME]
   runs               list runs: [--system S] [--tool T] [--since 7d|2026-05-01] [--limit N] [--json]
   show ID            a run (ID), a profile (profile:ID), or a batch job (job:JOBID, job:CLUSTER:JOBID: its
                      accounting record, profiles and Lustre job_stats side by side) [--json]
@@ -126,14 +127,30 @@ def _check_html_target(out: Path) -> None:
 
 
 def _cmd_import_sacct(args: argparse.Namespace, opts: StoreOptions) -> int:
-    """`iolens db import --sacct FILE...`: every file read (a bad line refuses all, nothing stored)."""
+    """`iolens db import --sacct FILE...` (`-`: standard input), or with --since and no file, sacct run for
+    the jobs since then: every file read first (a bad line refuses all, nothing stored)."""
     from iolens.site import sacct
     from iolens.store import sched_jobs
 
     reads = []
+    if not args.paths:
+        if args.since is None:
+            raise UsageError("import --sacct: name FILE... (sacct --parsable2 output, - for standard input), "
+                             "or --since 1d|2026-11-01 to run sacct")  # fmt: skip
+        since = _since(args.since)
+        assert since is not None
+        try:
+            reads.append(("sacct", sacct.run_sacct(since)))
+        except sacct.SacctError as exc:
+            raise StoreError(f"{exc} (nothing stored)") from None
+    elif args.since is not None:
+        raise UsageError("--since: only without FILE (it runs sacct)")
     for path in args.paths:
         try:
-            reads.append((path, sacct.read_file(path)))
+            if path == "-":
+                reads.append((path, sacct.parse(sys.stdin, where="standard input")))
+            else:
+                reads.append((path, sacct.read_file(path)))
         except sacct.SacctError as exc:
             raise UsageError(f"{exc} (nothing stored)") from None
     store, _ = _open(opts, create=True)
@@ -156,8 +173,10 @@ def _cmd_import(args: argparse.Namespace, opts: StoreOptions) -> int:
 
     if args.sacct:
         return _cmd_import_sacct(args, opts)
-    if args.cluster:
-        raise UsageError("--cluster: only with --sacct")
+    if args.cluster or args.since:
+        raise UsageError(f"{'--cluster' if args.cluster else '--since'}: only with --sacct")
+    if not args.paths:
+        raise UsageError("import: name PATH...")
     store, resolved = _open(opts, create=True)
     with store:
         outcomes = import_paths(store, args.paths, system=resolved.system)
@@ -391,9 +410,10 @@ def _db_parser() -> _Parser:
     p = _Parser(prog=f"{PROG} db", add_help=False)
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     s = sub.add_parser("import")
-    s.add_argument("paths", nargs="+")
+    s.add_argument("paths", nargs="*")
     s.add_argument("--sacct", action="store_true")
     s.add_argument("--cluster", default="")
+    s.add_argument("--since")
     s.set_defaults(func=_cmd_import)
     s = sub.add_parser("runs")
     s.add_argument("--tool")
