@@ -57,27 +57,47 @@ COLUMNS = tuple(f.name for f in fields(SchedJob))
 _KEY = ("cluster", "job_id")
 
 
+# Stored rows are looked up this many job ids at a time (a day's sacct of a big center is 100,000 jobs).
+LOOKUP_BATCH = 500
+
+
+def _stored(db: Database, jobs: Sequence[SchedJob]) -> dict[tuple[str, str], dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    by_cluster: dict[str, list[str]] = {}
+    for job in jobs:
+        by_cluster.setdefault(job.cluster, []).append(job.job_id)
+    for cluster, ids in by_cluster.items():
+        for at in range(0, len(ids), LOOKUP_BATCH):
+            chunk = ids[at : at + LOOKUP_BATCH]
+            rows = db.query_dicts(
+                f"SELECT id, {', '.join(COLUMNS)} FROM sched_jobs WHERE cluster = ?"
+                f" AND job_id IN ({', '.join('?' for _ in chunk)})",
+                [cluster, *chunk],
+            )
+            out.update({(r["cluster"], r["job_id"]): r for r in rows})
+    return out
+
+
 def put_jobs(db: Database, jobs: Iterable[SchedJob]) -> tuple[int, int, int]:
     """Insert or update jobs in one transaction: (new, updated, unchanged). A field the newer record does not
     know (None) keeps the stored value; a record of a lower-ranked source than the stored row's only fills
-    the fields the row lacks."""
+    the fields the row lacks. The same job twice in `jobs`: the later one wins."""
+    latest = {(j.cluster, j.job_id): j for j in jobs}
     new = updated = same = 0
     with db.transaction():
-        for job in jobs:
-            row = db.query_dicts(
-                f"SELECT id, {', '.join(COLUMNS)} FROM sched_jobs WHERE cluster = ? AND job_id = ?",
-                (job.cluster, job.job_id),
-            )
+        stored = _stored(db, list(latest.values()))
+        now = time.time()
+        for key, job in latest.items():
             values = job.as_dict()
-            if not row:
+            old = stored.get(key)
+            if old is None:
                 cols = (*COLUMNS, "updated_at")
                 db.execute(
                     f"INSERT INTO sched_jobs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})",
-                    (*values.values(), time.time()),
+                    (*values.values(), now),
                 )
                 new += 1
                 continue
-            old = row[0]
             lower = SOURCES.get(job.source, 0) < SOURCES.get(str(old["source"]), 0)
             merged = {
                 k: (old[k] if (v is None or (lower and old[k] is not None)) else v)
@@ -92,7 +112,7 @@ def put_jobs(db: Database, jobs: Iterable[SchedJob]) -> tuple[int, int, int]:
             sets = ", ".join(f"{k} = ?" for k in merged)
             db.execute(
                 f"UPDATE sched_jobs SET {sets}, updated_at = ? WHERE id = ?",
-                (*merged.values(), time.time(), old["id"]),
+                (*merged.values(), now, old["id"]),
             )
             updated += 1
     return new, updated, same
