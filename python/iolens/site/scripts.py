@@ -81,7 +81,7 @@ if [ -n "$NODES" ]; then
     FIRST=$(timeout 2 scontrol show hostnames "$NODES" 2>/dev/null | head -n 1)
     [ -n "$FIRST" ] && [ "$FIRST" != "$NODE" ] && exit 0
 fi
-timeout -s KILL {limit} {shlex.quote(cfg.python)} -m iolens site epilog --config {shlex.quote(config_path)} \\
+timeout -s KILL {limit} {shlex.quote(cfg.python)} -m iolens.site epilog --config {shlex.quote(config_path)} \\
     </dev/null >>{shlex.quote(str(log))} 2>&1
 exit 0
 """
@@ -142,7 +142,7 @@ def epilogue(facts):
         return
     env = dict(os.environ, **epilogue_env(facts))
     with open(os.path.join(os.path.dirname(SPOOL), "iolens-epilog.log"), "ab") as log:
-        subprocess.run([PYTHON, "-m", "iolens", "site", "epilog", "--pbs", "--config", CONFIG],
+        subprocess.run([PYTHON, "-m", "iolens.site", "epilog", "--pbs", "--config", CONFIG],
                        stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, timeout=LIMIT_S)
 
 
