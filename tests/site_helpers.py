@@ -89,8 +89,10 @@ def slurm_env(job_id: str, nodes: str = HOST, node: str = HOST, **extra: str) ->
 
 def task_prolog(site: Site, env: dict[str, str]) -> tuple[dict[str, str | None], str]:
     """Run the TaskProlog as slurmstepd does: what it sets (None: unset), and its raw output."""
+    # In the site's directory: a TaskProlog run with the runtime already preloaded (a later step's) is itself
+    # profiled, and without IOLENS_PROFILE_DIR its processes log to the working directory.
     r = subprocess.run(["sh", str(site.etc / "iolens-task-prolog.sh")], env=env, capture_output=True,
-                       text=True, timeout=30, check=False)  # fmt: skip
+                       text=True, timeout=30, check=False, cwd=site.etc)  # fmt: skip
     assert r.returncode == 0, r.stderr
     out: dict[str, str | None] = {}
     for line in r.stdout.splitlines():

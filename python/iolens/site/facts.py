@@ -30,14 +30,16 @@ def no_value(text: str | None) -> bool:
     return text is None or text.strip().lower() in _NO_VALUE
 
 
+def _value(text: str | None) -> str | None:
+    """The text stripped, None when it says there is no value."""
+    return None if no_value(text) else str(text).strip()
+
+
 def parse_time(text: str | None) -> float | None:
     """Seconds since the epoch of a Slurm time (local ISO form, or digits: SLURM_TIME_FORMAT=%s)."""
-    if no_value(text):
-        return None
-    assert text is not None
-    t = text.strip()
-    if t.isdigit():
-        return float(t)
+    t = _value(text)
+    if t is None or t.isdigit():
+        return None if t is None else float(t)
     try:
         return time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%S"))
     except ValueError:
@@ -46,12 +48,9 @@ def parse_time(text: str | None) -> float | None:
 
 def parse_elapsed(text: str | None) -> float | None:
     """Seconds of a Slurm duration: [D-]HH:MM:SS, MM:SS, or digits (ElapsedRaw)."""
-    if no_value(text):
-        return None
-    assert text is not None
-    t = text.strip()
-    if t.isdigit():
-        return float(t)
+    t = _value(text)
+    if t is None or t.isdigit():
+        return None if t is None else float(t)
     m = re.fullmatch(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)", t)
     if m is None:
         raise FactError(f"duration {t!r}: expected [D-]HH:MM:SS")
@@ -61,23 +60,20 @@ def parse_elapsed(text: str | None) -> float | None:
 
 def parse_exit(text: str | None) -> tuple[int | None, int | None]:
     """Slurm's ExitCode "CODE:SIGNAL" as (code, signal)."""
-    if no_value(text):
+    t = _value(text)
+    if t is None:
         return None, None
-    assert text is not None
-    m = re.fullmatch(r"(\d+):(\d+)", text.strip())
+    m = re.fullmatch(r"(\d+):(\d+)", t)
     if m is None:
-        raise FactError(f"exit code {text!r}: expected CODE:SIGNAL")
+        raise FactError(f"exit code {t!r}: expected CODE:SIGNAL")
     return int(m.group(1)), int(m.group(2))
 
 
 def parse_int(text: str | None, what: str) -> int | None:
-    if no_value(text):
-        return None
-    assert text is not None
-    t = text.strip()
-    if not t.isdigit():
+    t = _value(text)
+    if t is not None and not t.isdigit():
         raise FactError(f"{what} {t!r}: expected a whole number")
-    return int(t)
+    return None if t is None else int(t)
 
 
 def _split_top(text: str) -> list[str]:
