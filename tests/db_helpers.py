@@ -14,6 +14,7 @@ import copy
 import glob
 import itertools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -136,6 +137,26 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 # --- documents ----------------------------------------------------------------------------------------
+
+
+# What a migration's statement makes: (kind, name, the table of a trigger).
+_MADE = re.compile(r"\s*CREATE (TABLE|INDEX|TRIGGER) (\w+)(?:.*? ON (\w+))?", re.S)
+
+
+def as_older_version(db: Any, version: int) -> None:
+    """Make the database look as an iolens of schema `version` left it: what every later migration made
+    (tables, indexes, triggers) dropped, the version put back. Opening it then migrates it again."""
+    from iolens.store.schema import MIGRATIONS
+
+    for steps in reversed(MIGRATIONS[version:]):
+        for step in steps:
+            for statement in [step] if isinstance(step, str) else step(db.dialect):
+                made = _MADE.match(statement)
+                if made:
+                    kind, name, table = made.groups()
+                    where = f" ON {table}" if kind == "TRIGGER" and db.dialect == "postgresql" else ""
+                    db.execute(f"DROP {kind} IF EXISTS {name}{where}")
+    db.execute("UPDATE iolens_meta SET value = ? WHERE key = 'schema_version'", (str(version),))
 
 
 def ior_document(

@@ -17,13 +17,11 @@ import pytest
 
 from iolens.io500 import cache
 from iolens.store import Store, queries
-from iolens.store.schema import MIGRATIONS, SCHEMA_VERSION
+from iolens.store.schema import SCHEMA_VERSION
 
 from .conftest import sample_document
-from .db_helpers import IO500_REFERENCE, TINY_IO500, iolens, iolens_env
+from .db_helpers import IO500_REFERENCE, TINY_IO500, as_older_version, iolens, iolens_env
 
-# What a migration's statement makes: (kind, name, the table of a trigger).
-MADE = r"\s*CREATE (TABLE|INDEX|TRIGGER) (\w+)(?:.*? ON (\w+))?"
 RED = re.compile(r"\x1b\[(?:\d+;)*31m")  # an SGR sequence that sets the foreground red (bold or not)
 
 
@@ -203,16 +201,7 @@ def test_runs_stored_before_the_mode_was_recorded_get_the_mode_they_ran_in(
     # The database as an iolens before this one left it: nothing a later migration made (no
     # run_cache_modes table), schema version 1.
     with Store.open(db_url, create=False) as store:
-        dialect = store.db.dialect
-        for steps in MIGRATIONS[1:]:
-            for step in steps:
-                for statement in [step] if isinstance(step, str) else step(dialect):
-                    made = re.match(MADE, statement, re.S)
-                    if made:
-                        kind, name, table = made.groups()
-                        where = f" ON {table}" if kind == "TRIGGER" and dialect == "postgresql" else ""
-                        store.db.execute(f"DROP {kind} IF EXISTS {name}{where}")
-        store.db.execute("UPDATE iolens_meta SET value = '1' WHERE key = 'schema_version'")
+        as_older_version(store.db, 1)
     # Any command opens it at the current version: the table comes back with the same modes.
     assert modes(db_url) == now
     with Store.open(db_url, create=False) as store:

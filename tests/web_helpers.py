@@ -154,19 +154,26 @@ def _scaled_job_stats(text: str, factors: dict[str, int]) -> str:
     return "".join(out)
 
 
-def job_stats_samples(url: str, root: Path, host: str, snapshots: list[tuple[float, dict[str, int]]]) -> None:
+def job_stats_samples(
+    url: str, root: Path, host: str, snapshots: list[tuple[float, dict[str, int]]],
+    rename: dict[str, str] | None = None,
+) -> None:  # fmt: skip
     """Store what `iolens monitor` records of a Lustre server's job_stats at the given times: at each
     (time, {job id: factor}) the job_stats files of tests/data/lustre, each job's counts multiplied by its
     factor, are put where Lustre keeps them (under a root the collector searches as lctl does), read by the
     monitor's Lustre collector and sampler into the monitor's stream records (timed as asked), and the stream
-    file is stored with `iolens db import`'s importer."""
+    file is stored with `iolens db import`'s importer. `rename`: job ids given other ids (before the
+    factors apply)."""
     tree = root / "lustre"
     sampler = Sampler([LustreCollector(mode="files", roots=(str(tree),), rediscover_s=0.0)])
     lines = [stream.dumps(stream.header(snapshots[0][0], "1s", {}, host=host))]
     for t, factors in snapshots:
         for (kind, target), name in JOB_STATS_FILES.items():
             (tree / kind / target).mkdir(parents=True, exist_ok=True)
-            text = _scaled_job_stats((LUSTRE_DATA / name).read_text(), factors)
+            text = (LUSTRE_DATA / name).read_text()
+            for old, new in (rename or {}).items():
+                text = re.sub(rf"(- job_id:\s+){re.escape(old)}$", rf"\g<1>{new}", text, flags=re.M)
+            text = _scaled_job_stats(text, factors)
             (tree / kind / target / "job_stats").write_text(text)
         record, _ = sampler.sample()
         assert "lustre" in record["data"], record

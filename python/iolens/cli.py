@@ -44,6 +44,8 @@ commands:
   compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
   report   a self-contained HTML report: iolens report ID --html FILE
   web      the center's I/O portal on the database: iolens web [--port 8050] | iolens web token add USER
+  site     every job of a cluster profiled and stored with its batch record (Slurm, PBS):
+           iolens site install|check|sync|epilog   (docs/site.md)
 
 Every command takes --db PATH_OR_URL (or $IOLENS_DB, or the config file): ior, mdtest, find, fio, io500,
 profile (and profile report) and monitor store what they produce there when one is configured (tagged
@@ -637,6 +639,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         commands = {"db": db_cli.db_main, "compare": db_cli.compare_main, "report": db_cli.report_main}
         return commands[command](rest)
+    if command == "site":
+        from iolens.site import command as site_command
+
+        return site_command.main(rest)
     if command == "web":
         from iolens.web import command as web_command
 

@@ -39,9 +39,12 @@ DB_USAGE = f"""usage: {PROG} db <command> [options]          (every command take
 
 commands:
   import PATH...     store result documents, IO500 result directories, profile logs, Darshan logs and
-                     monitoring sample files (--system NAME tags them)
+                     monitoring sample files (--system NAME tags them); with --sacct: `sacct --parsable2`
+                     output (FILE..., - for standard input; or --since 1d to run sacct), the batch
+                     system's accounting records [--cluster NAME]
   runs               list runs: [--system S] [--tool T] [--since 7d|2026-05-01] [--limit N] [--json]
-  show ID            a run (ID) or a profile (profile:ID) [--json]
+  show ID            a run (ID), a profile (profile:ID), or a batch job (job:JOBID, job:CLUSTER:JOBID: its
+                     accounting record, profiles and Lustre job_stats side by side) [--json]
   trend              --phase P [--system S] [--tool T] [--config-hash H] [--html FILE]
   regressions        latest run against the median and MAD of earlier like-for-like runs; exit status 0 no
                      regression, 1 one dropped, 2 bad usage or a database error: [--system S]
@@ -123,9 +126,57 @@ def _check_html_target(out: Path) -> None:
 # --- iolens db ------------------------------------------------------------------------------------------
 
 
+def _cmd_import_sacct(args: argparse.Namespace, opts: StoreOptions) -> int:
+    """`iolens db import --sacct FILE...` (`-`: standard input), or with --since and no file, sacct run for
+    the jobs since then: every file read first (a bad line refuses all, nothing stored)."""
+    from iolens.site import sacct
+    from iolens.store import sched_jobs
+
+    reads = []
+    if not args.paths:
+        if args.since is None:
+            raise UsageError("import --sacct: name FILE... (sacct --parsable2 output, - for standard input), "
+                             "or --since 1d|2026-11-01 to run sacct")  # fmt: skip
+        since = _since(args.since)
+        assert since is not None
+        try:
+            reads.append(("sacct", sacct.run_sacct(since)))
+        except sacct.SacctError as exc:
+            raise StoreError(f"{exc} (nothing stored)") from None
+    elif args.since is not None:
+        raise UsageError("--since: only without FILE (it runs sacct)")
+    for path in args.paths:
+        try:
+            if path == "-":
+                reads.append((path, sacct.parse(sys.stdin, where="standard input")))
+            else:
+                reads.append((path, sacct.read_file(path)))
+        except sacct.SacctError as exc:
+            raise UsageError(f"{exc} (nothing stored)") from None
+    store, _ = _open(opts, create=True)
+    with store:
+        for path, read in reads:
+            for job in read.jobs:
+                job.cluster = args.cluster or job.cluster
+            new, updated, same = sched_jobs.put_jobs(store.db, read.jobs)
+            skipped = f"; {read.steps} step lines skipped" if read.steps else ""
+            print(
+                printable(
+                    f"{path}: {len(read.jobs)} jobs: {new} new, {updated} updated, {same} unchanged{skipped}"
+                )
+            )
+    return 0
+
+
 def _cmd_import(args: argparse.Namespace, opts: StoreOptions) -> int:
     from iolens.store.importer import import_paths
 
+    if args.sacct:
+        return _cmd_import_sacct(args, opts)
+    if args.cluster or args.since:
+        raise UsageError(f"{'--cluster' if args.cluster else '--since'}: only with --sacct")
+    if not args.paths:
+        raise UsageError("import: name PATH...")
     store, resolved = _open(opts, create=True)
     with store:
         outcomes = import_paths(store, args.paths, system=resolved.system)
@@ -172,6 +223,8 @@ def _cmd_runs(args: argparse.Namespace, opts: StoreOptions) -> int:
 def _cmd_show(args: argparse.Namespace, opts: StoreOptions) -> int:
     from iolens.report import text
 
+    if args.id.startswith("job:"):
+        return _show_job(args.id[4:], args.json, opts)
     kind, num = _ref(args.id)
     store, _ = _open(opts)
     with store:
@@ -191,6 +244,35 @@ def _cmd_show(args: argparse.Namespace, opts: StoreOptions) -> int:
         if top is None:
             top = queries.profile_files(store.db, num, "bytes", limit=10)
     _console().print(text.profile_view(prof, top))
+    return 0
+
+
+def _show_job(ref: str, as_json: bool, opts: StoreOptions) -> int:
+    """A batch job: its accounting record, its profiles and its Lustre job_stats, and where they disagree."""
+    from iolens.site import compare
+    from iolens.store import sched_jobs
+
+    if not ref:
+        raise UsageError("job:: name a job id (job:1234, job:CLUSTER:1234)")
+    store, _ = _open(opts)
+    with store:
+        try:
+            job = sched_jobs.get_job(store.db, ref)
+        except queries.NotFound as exc:
+            if "several clusters" in str(exc):
+                raise UsageError(str(exc)) from None
+            job = None
+        job_id = job["job_id"] if job else ref.rpartition(":")[2]
+        ids = sched_jobs.job_profile_ids(store.db, job["cluster"] if job else None, job_id, None)
+        if job is None and not ids:
+            raise queries.NotFound(f"no job {ref}: no accounting record and no profile with that job id")
+        view = compare.overview(store.db, job, ids, job_id)
+    if as_json:
+        view["profiles"] = [{k: v for k, v in p.items() if k != "document"} for p in view["profiles"]]
+        print(json.dumps(view, indent=1, default=str))
+        return 0
+    for line in compare.text_lines(view):
+        print(printable(line))
     return 0
 
 
@@ -328,7 +410,10 @@ def _db_parser() -> _Parser:
     p = _Parser(prog=f"{PROG} db", add_help=False)
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     s = sub.add_parser("import")
-    s.add_argument("paths", nargs="+")
+    s.add_argument("paths", nargs="*")
+    s.add_argument("--sacct", action="store_true")
+    s.add_argument("--cluster", default="")
+    s.add_argument("--since")
     s.set_defaults(func=_cmd_import)
     s = sub.add_parser("runs")
     s.add_argument("--tool")

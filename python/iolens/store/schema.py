@@ -240,6 +240,51 @@ MIGRATIONS: list[list[Step]] = [
     # --- version 4: the per-minute rollup of monitoring samples, kept by triggers (store/rollup.py) -------
     # The portal's dashboards read it for buckets of whole minutes. The migration reads every sample once.
     [rollup.migration],
+    # --- version 5: the batch system's accounting records (docs/site.md, docs/schema.md) ------------------
+    # One row per job of the batch system, profiled or not: from `iolens db import --sacct`, `iolens site
+    # sync` (sacct) and the site epilog (the job's environment and `scontrol show job`). A job is its cluster
+    # and its raw job id (Slurm's JobIDRaw, the id Lustre's jobid_var=SLURM_JOB_ID and the profiler record):
+    # importing it again updates the row (a RUNNING job later COMPLETED). `source` says which of those wrote
+    # the row last; a record from the epilog never replaces one from sacct (the controller's final word).
+    [
+        """CREATE TABLE sched_jobs (
+            id {id},
+            scheduler TEXT NOT NULL,
+            cluster TEXT NOT NULL,
+            job_id TEXT NOT NULL,
+            job_ref TEXT,
+            array_job_id TEXT,
+            array_task_id TEXT,
+            job_name TEXT,
+            user_name TEXT,
+            uid {int},
+            account TEXT,
+            partition_name TEXT,
+            nodes {int},
+            tasks {int},
+            cpus {int},
+            node_list TEXT,
+            submitted_at {real},
+            started_at {real},
+            ended_at {real},
+            elapsed_s {real},
+            state TEXT,
+            exit_code {int},
+            exit_signal {int},
+            source TEXT NOT NULL,
+            updated_at {real} NOT NULL,
+            UNIQUE (cluster, job_id)
+        )""",
+        "CREATE INDEX sched_jobs_by_job ON sched_jobs (job_id)",
+        "CREATE INDEX sched_jobs_by_time ON sched_jobs (started_at)",
+        # The profile the site epilog stored for a job (profiles.job_id alone does not say the cluster).
+        """CREATE TABLE sched_job_profiles (
+            profile_id {int} PRIMARY KEY REFERENCES profiles (id) ON DELETE CASCADE,
+            cluster TEXT NOT NULL,
+            job_id TEXT NOT NULL
+        )""",
+        "CREATE INDEX sched_job_profiles_by_job ON sched_job_profiles (cluster, job_id)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -251,7 +296,8 @@ class SchemaTooNew(StoreError):
 
 # Every table and view of the current schema (`iolens db check` looks for each).
 TABLES = ("iolens_meta", "systems", "runs", "phases", "series", "samples", "sample_imports", "profiles",
-          "profile_files", "run_cache_modes", "web_tokens", "sample_minutes")  # fmt: skip
+          "profile_files", "run_cache_modes", "web_tokens", "sample_minutes", "sched_jobs",
+          "sched_job_profiles")  # fmt: skip
 VIEWS = ("monitor_samples",)
 
 

@@ -15,7 +15,8 @@ from iolens.render import human_bytes
 from iolens.report import html as report_html
 from iolens.report import text as fmt
 from iolens.report.printable import printable
-from iolens.store import portal_jobs
+from iolens.site import compare as site_compare
+from iolens.store import portal_jobs, sched_jobs
 from iolens.web import job_parts, job_storage, params
 from iolens.web.portal import Ctx, page
 
@@ -92,6 +93,8 @@ def job_page(ctx: Ctx) -> Response:
         if body is not None
     ]
     earlier = portal_jobs.earlier_runs(db, job["user_name"], job["exe"], job["started_at"], EARLIER_RUNS)
+    sched = sched_jobs.profile_job(db, profile_id, job["job_id"])
+    batch = batch_view(site_compare.overview(db, sched, [profile_id], job["job_id"]))
     figures = list(report.figures)
     if len(earlier) > 1:
         figures.append(("earlier-plot", job_parts.earlier_figure(earlier, profile_id)))
@@ -109,7 +112,40 @@ def job_page(ctx: Ctx) -> Response:
         parts=parts,
         earlier=job_parts.earlier_table(earlier, profile_id),
         earlier_most=EARLIER_RUNS,
+        batch=batch,
     )
+
+
+def batch_view(view: dict[str, object]) -> dict[str, object]:
+    """The job's batch-system record and Lustre job_stats as rows, and the sentences where they disagree with
+    the profile (site/compare.py)."""
+    sched = view["job"]
+    facts: list[tuple[str, str]] = []
+    if isinstance(sched, dict):
+        exit_ = "-" if sched["exit_code"] is None else f"{sched['exit_code']}:{sched['exit_signal'] or 0}"
+        facts = [
+            (
+                "job",
+                f"{sched['job_ref'] or sched['job_id']} on {sched['cluster'] or '-'} ({sched['scheduler']})",
+            ),
+            ("state", f"{sched['state'] or '-'} (exit {exit_})"),
+            ("account", sched["account"] or "-"),
+            ("partition", sched["partition_name"] or "-"),
+            ("nodes", f"{sched['nodes'] or '-'} ({sched['node_list'] or '-'})"),
+            ("tasks", str(sched["tasks"] or "-")),
+            ("started", fmt.when(sched["started_at"])),
+            ("ended", fmt.when(sched["ended_at"])),
+            ("record from", str(sched["source"])),
+        ]
+    stats = view["job_stats"]
+    lustre: list[tuple[str, str, str]] = []
+    mine = view["lustre_profile"]
+    if isinstance(stats, dict) and isinstance(mine, dict):
+        lustre = [
+            ("bytes read", human_bytes(mine["bytes_read"]), human_bytes(stats["bytes_read"])),
+            ("bytes written", human_bytes(mine["bytes_written"]), human_bytes(stats["bytes_written"])),
+        ]
+    return {"facts": facts, "lustre": lustre, "job_stats": stats, "disagree": view["disagreements"]}
 
 
 ROUTES: list[BaseRoute] = [
