@@ -7,7 +7,8 @@ node, FILES files per rank) three ways, in alternating order: with no site integ
 `iolens site install`'s TaskProlog and Epilog but the job opted out (IOLENS_PROFILE=off), and profiled. The
 batch script writes the time at its first and last line; the bench polls squeue every 50 ms for the job's
 end (a job leaves the queue when every node's Epilog has ended). Times on the one clock of this machine:
-  start: sbatch's submission to the script's first line (scheduling, the batch step's TaskProlog);
+  start: sbatch's submission to the script's first line (scheduling, the batch step's TaskProlog), the
+         nodes idle in the controller's view before each submission;
   run:   the script's first line to its last (mpirun, and the TaskProlog of each node's orted);
   end:   the script's last line to the job leaving the queue (both nodes' Epilogs, slurmctld's bookkeeping);
   Epilog (first node): what `iolens site epilog` says it took (reduce, store, remove), Python's start not
@@ -52,6 +53,12 @@ def _job(cluster: SlurmCluster, root: Path, prog: Path, files: int, n: int, env:
         f"mpirun {prog} {out} {files} 4096 || echo failed >> {stamps}\n"
         f"date +%s.%N >> {stamps}\n"
     )
+    # The nodes idle again in the controller's view (the previous job's end fully processed), so that the
+    # start does not include a wait for the next scheduling pass.
+    deadline = time.monotonic() + 30
+    while not cluster.nodes_idle() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    time.sleep(0.5)
     t0 = time.time()
     sbatch = ["sbatch", "--parsable", "-N", "2", "--ntasks-per-node=2", "-o", str(root / f"job{n}.out")]
     r = cluster.run([*sbatch, str(script)], env=env, timeout=30)
@@ -163,7 +170,7 @@ def _section(
     outcomes = sorted({j["outcome"] for j in results["profiled"]})
     report.add(
         f"\nProfiled vs no integration: total {med['profiled'] - med['none']:+.3f} s, at the start "
-        f"{starts['profiled'] - starts['none']:+.3f} s, at the end {ends['profiled'] - ends['none']:+.3f} s. "
+        f"{starts['profiled'] - starts['none']:+.3f} s, at the end {ends['profiled'] - ends['none']:+.3f} s.\n"
         f"Opted out vs none: total {med['opted out'] - med['none']:+.3f} s.\n"
         f"Epilog outcomes (first node): {', '.join(outcomes)}; "
         f"job directories left in the spool: {len(left)}."

@@ -21,7 +21,7 @@ import pytest
 from iolens.store import Store, queries, sched_jobs
 from tests.cluster.jobs import BatchJob, batch, cluster_env
 from tests.cluster.slurm import CLUSTER_NAME, PARTITION, SlurmCluster
-from tests.site_helpers import DATA
+from tests.site_helpers import DATA, Site, epilog_log
 
 TWO_BY_TWO = ["-N", "2", "--ntasks-per-node=2"]
 FILES = 20  # per rank
@@ -30,45 +30,22 @@ RANK_LINES = [f"rank {r} wrote {FILES * FILE_BYTES} bytes" for r in range(4)]
 
 
 @dataclass
-class ClusterSite:
+class ClusterSite(Site):
+    """An installation (tests/site_helpers.Site) in the cluster's work directory, and the MPI program."""
+
     cluster: SlurmCluster
-    root: Path
-    iolens: list[str]
     program: Path
-
-    @property
-    def conf(self) -> Path:
-        return self.root / "etc" / "iolens-site.conf"
-
-    @property
-    def db(self) -> Path:
-        return self.root / "iolens.db"
-
-    @property
-    def spool(self) -> Path:
-        return self.root / "logs" / "spool"
-
-    def epilog_log(self) -> str:
-        log = self.root / "logs" / "iolens-epilog.log"
-        return log.read_text() if log.exists() else ""
 
     def iolens_run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """iolens on the login host, with the cluster's SLURM_CONF (sync runs sacct)."""
         return self.cluster.run([*self.iolens, *args], timeout=timeout)
 
-    def set(self, key: str, value: str) -> None:
-        lines = [
-            f"{key} = {value}" if ln.split("=")[0].strip() == key else ln
-            for ln in self.conf.read_text().splitlines()
-        ]
-        self.conf.write_text("\n".join(lines) + "\n")
-
     def job(self, env: dict[str, str], launch: str, name: str, status: int = 0) -> BatchJob:
         """A batch job of 2 nodes x 2 ranks running the site's MPI program (under `mpirun` or `srun`)."""
-        out = self.root / name
+        out = self.log_dir.parent / name
         out.mkdir()
         script = f"{launch} {self.program} {out} {FILES} {FILE_BYTES} {status}\n"
-        return batch(self.cluster, script, TWO_BY_TWO, env, self.root / f"{name}.out")
+        return batch(self.cluster, script, TWO_BY_TWO, env, self.log_dir.parent / f"{name}.out")
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +58,9 @@ def site(slurm_cluster: SlurmCluster, iolens_bin: list[str]) -> Iterator[Cluster
     r = subprocess.run(["mpicc", "-O1", "-o", str(program), str(DATA / "site_ranks.c")],
                        capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    s = ClusterSite(slurm_cluster, root, iolens_bin, program)
-    r = s.iolens_run("site", "install", "--slurm", "--log-dir", str(root / "logs"), "--db", str(s.db),
-                     "--dir", str(root / "etc"), "--system", "clusterfs")  # fmt: skip
+    s = ClusterSite(root / "etc", root / "logs", str(root / "iolens.db"), iolens_bin, slurm_cluster, program)
+    r = s.iolens_run("site", "install", "--slurm", "--log-dir", str(s.log_dir), "--db", s.db,
+                     "--dir", str(s.etc), "--system", "clusterfs")  # fmt: skip
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("TaskProlog=", "Epilog="))]
     assert len(lines) == 2, r.stdout
@@ -98,14 +75,14 @@ def site(slurm_cluster: SlurmCluster, iolens_bin: list[str]) -> Iterator[Cluster
 
 def stored(site: ClusterSite, job_id: str) -> tuple[dict[str, Any], list[int]]:
     """The job's row ({} if none) and the ids of the profiles linked to it."""
-    with Store.open(str(site.db), create=False) as store:
+    with Store.open(site.db, create=False) as store:
         rows = sched_jobs.find_jobs(store.db, job_id, CLUSTER_NAME)
         assert len(rows) <= 1, rows  # one row per job, whoever wrote it
         return (rows or [{}])[0], sched_jobs.job_profile_ids(store.db, CLUSTER_NAME, job_id, None)
 
 
 def profile_document(site: ClusterSite, profile_id: int) -> dict[str, Any]:
-    with Store.open(str(site.db), create=False) as store:
+    with Store.open(site.db, create=False) as store:
         return queries.get_profile(store.db, profile_id)["document"]
 
 
@@ -156,11 +133,11 @@ def test_an_mpi_job_on_both_nodes_is_stored_once_with_its_facts_and_sync_complet
 ) -> None:
     env = cluster_env(site.cluster, mpi_env)
     job = site.job(env, "mpirun", "mpirun-job")
-    assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), job.output + site.epilog_log()
+    assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), job.output + epilog_log(site)
     assert sorted(job.output.splitlines()) == RANK_LINES  # the job's output as without iolens
     # Only the first node stores; the other's Epilog marks its end and runs no Python (no line of its own).
-    said = [ln for ln in site.epilog_log().splitlines() if f" job {job.job_id}: " in ln]
-    assert len(said) == 1 and f"job {job.job_id}: stored: profile:" in said[0], site.epilog_log()
+    said = [ln for ln in epilog_log(site).splitlines() if f" job {job.job_id}: " in ln]
+    assert len(said) == 1 and f"job {job.job_id}: stored: profile:" in said[0], epilog_log(site)
     assert not (site.spool / job.job_id).exists()  # raw logs removed once stored
     row, profiles = stored(site, job.job_id)
     assert (row["source"], row["user_name"], row["uid"], row["account"], row["partition_name"]) == (
@@ -178,7 +155,7 @@ def test_an_mpi_job_on_both_nodes_is_stored_once_with_its_facts_and_sync_complet
     assert (row["source"], row["state"], row["exit_code"], row["nodes"]) == ("sacct", "COMPLETED", 0, 2)
     assert row["elapsed_s"] is not None and row["elapsed_s"] >= 0
 
-    show = site.iolens_run("db", "show", f"job:{job.job_id}", "--db", str(site.db))
+    show = site.iolens_run("db", "show", f"job:{job.job_id}", "--db", site.db)
     assert show.returncode == 0, show.stderr
     assert f"job {job.job_id} (id {job.job_id}) on cluster {CLUSTER_NAME} (slurm; record from sacct)" in (
         show.stdout
@@ -213,8 +190,8 @@ def test_a_job_that_opts_out_runs_unchanged_and_only_its_accounting_record_is_ke
     assert (job.state, job.exit_code) == ("FAILED", "4:0"), job.output
     assert sorted(ln for ln in job.output.splitlines() if ln.startswith("rank ")) == RANK_LINES
     assert not (site.spool / job.job_id).exists()
-    assert f" job {job.job_id}: " not in site.epilog_log()  # the Epilog did not start Python
-    with Store.open(str(site.db), create=False) as store:
+    assert f" job {job.job_id}: " not in epilog_log(site)  # the Epilog did not start Python
+    with Store.open(site.db, create=False) as store:
         assert sched_jobs.find_jobs(store.db, job.job_id, CLUSTER_NAME) == []
         ids = [p["id"] for p in queries.jobs(store.db, limit=None) if p["job_id"] == job.job_id]
         assert ids == []
@@ -237,11 +214,11 @@ def test_a_database_that_does_not_answer_never_holds_the_job_and_sync_stores_it_
             job = site.job(env, "mpirun", "db-silent")
             took = time.monotonic() - t0
         finally:
-            site.set("db", str(site.db))
+            site.set("db", site.db)
             site.set("background_timeout_s", "600")
         assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), job.output
         assert sorted(job.output.splitlines()) == RANK_LINES
-        line = next(ln for ln in site.epilog_log().splitlines() if f" job {job.job_id}: " in ln)
+        line = next(ln for ln in epilog_log(site).splitlines() if f" job {job.job_id}: " in ln)
         assert "background: still storing after the time limit" in line, line
         seconds = float(re.search(r"\(([\d.]+) s\)$", line).group(1))  # type: ignore[union-attr]
         assert seconds < 5.0 + 0.5, line  # epilog_timeout_s
