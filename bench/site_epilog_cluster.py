@@ -85,6 +85,7 @@ def _job(cluster: SlurmCluster, root: Path, prog: Path, files: int, n: int, env:
         "start": first - t0,
         "run": last - first,
         "end": t_gone - last,
+        "held": t_gone - first,
         "total": t_gone - t0,
     }
 
