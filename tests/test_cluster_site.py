@@ -7,6 +7,7 @@ out, one that fails, and one whose database does not answer."""
 from __future__ import annotations
 
 import fcntl
+import pwd
 import re
 import socket
 import subprocess
@@ -233,3 +234,28 @@ def test_a_database_that_does_not_answer_never_holds_the_job_and_sync_stores_it_
     _, profiles = stored(site, job.job_id)
     assert len(profiles) == 1
     check_profile(site, profiles[0], job.job_id)
+
+
+def test_a_job_of_an_unprivileged_user_is_stored_under_that_user(
+    site: ClusterSite, mpi_env: dict[str, str]
+) -> None:
+    # The TaskProlog runs as the job's user (it makes the job's directory in the spool, mode 1733), the Epilog
+    # as root reads that user's logs only. Root submits for "nobody" (sbatch --uid) into a directory it may
+    # write.
+    nobody = pwd.getpwnam("nobody")
+    work = site.log_dir.parent / "nobody"
+    (work / "out").mkdir(parents=True)
+    for d in (work, work / "out"):
+        d.chmod(0o777)
+    script = f"{site.program} {work / 'out'} {FILES} {FILE_BYTES}\n"
+    args = [f"--uid={nobody.pw_uid}", f"--gid={nobody.pw_gid}", f"--chdir={work}", *TWO_BY_TWO]
+    job = batch(site.cluster, f"mpirun {script}", args, cluster_env(site.cluster, mpi_env), work / "job.out")
+    assert (job.state, job.exit_code) == ("COMPLETED", "0:0"), job.output
+    assert sorted(job.output.splitlines()) == RANK_LINES
+    assert not (site.spool / job.job_id).exists()
+    row, profiles = stored(site, job.job_id)
+    assert (row["user_name"], row["uid"], row["nodes"]) == ("nobody", nobody.pw_uid, 2)
+    assert len(profiles) == 1
+    check_profile(site, profiles[0], job.job_id)
+    with Store.open(site.db, create=False) as store:
+        assert queries.get_profile(store.db, profiles[0], document=False)["user_name"] == "nobody"
