@@ -78,8 +78,9 @@ test-advice: install-test native
 
 # A real Slurm cluster on this machine (docs/site.md "Testing on a real cluster (CI)"): munged, a private
 # MariaDB, slurmdbd, slurmctld and two slurmd nodes, each host in network, UTS and mount namespaces of its own;
-# MPI jobs, iolens ior/mdtest/io500 under srun and mpirun across the nodes, and a node lost mid-run. Needs
-# root and Debian's slurm-wlm, slurmdbd, munge and mariadb-server (skips without them); about 3 minutes.
+# MPI jobs, iolens ior/mdtest/io500 under srun and mpirun across the nodes, a node lost mid-run, and jobs under
+# `iolens site`'s TaskProlog and Epilog. Needs root and Debian's slurm-wlm, slurmdbd, munge and mariadb-server
+# (skips without them); about 4 minutes.
 test-cluster: install-test
 	$(VENV)/bin/pytest tests/test_cluster_*.py -q
 

@@ -12,6 +12,8 @@ Figures: medians of the rounds (min-max), and their ratios.
 
     python3 bench/site_epilog.py                 # writes bench/results/site_epilog.txt
     python3 bench/site_epilog.py --quick         # 1 round of 100 files per rank, prints only
+    python3 bench/site_epilog.py --cluster       # then the same job on a real two-node Slurm cluster
+    python3 bench/site_epilog.py --cluster-only  # only that (bench/site_epilog_cluster.py; root, Slurm)
 """
 
 from __future__ import annotations
@@ -98,6 +100,8 @@ def main() -> int:
     )
     p.add_argument("--files", type=int, default=1000, help="files per rank (default 1000)")
     p.add_argument("--scratch", default="/var/tmp", help="where the logs, files and database go")
+    p.add_argument("--cluster", action="store_true", help="also on the test cluster of tests/cluster")
+    p.add_argument("--cluster-only", action="store_true", help="only on the test cluster")
     args = p.parse_args()
     runs = args.runs or (1 if args.quick else 5)
     files = 100 if args.quick else args.files
@@ -107,6 +111,25 @@ def main() -> int:
         "site_epilog", "Site integration: what the TaskProlog, profiler and Epilog add to a job"
     )
     report.header = bl.machine_lines(paths=[Path(args.scratch)])
+    if not args.cluster_only:
+        single_host(args, report, runs, files)
+    if args.cluster or args.cluster_only:
+        import site_epilog_cluster
+
+        args.runs, args.files = runs, files
+        site_epilog_cluster.run(args, report, _iolens(), DATA / "site_ranks.c")
+        report.notes(
+            "On the cluster every host is a network namespace of this machine: the nodes share its 2 CPUs, "
+            "its kernel and its disk; the log directory and the SQLite database are in the cluster's work "
+            "directory (ext4 under /var/tmp), which every node sees as a parallel file system would be seen.",
+            "The Epilog asks the controller (`scontrol show job`) as installed (ask_controller = yes).",
+        )
+    report.emit(args.out, args.quick)
+    return 0
+
+
+def single_host(args: argparse.Namespace, report: bl.Report, runs: int, files: int) -> None:
+    """The job's ranks on this host, the Epilog scripts run here in turn (no Slurm)."""
     with bl.scratch_dir(Path(args.scratch), "site") as scratch:
         prog = scratch / "site_ranks"
         subprocess.run(["mpicc", "-O2", "-o", str(prog), str(DATA / "site_ranks.c")], check=True)
@@ -163,8 +186,6 @@ def main() -> int:
         "There is no slurmctld here: the Epilog is set not to ask it (ask_controller = no); on a cluster it "
         "adds one `scontrol show job` (at most 2 s when the controller does not answer).",
     )
-    report.emit(args.out, args.quick)
-    return 0
 
 
 if __name__ == "__main__":

@@ -141,3 +141,17 @@ def test_standard_input_and_the_options_that_need_each_other(tmp_path: Path) -> 
         r = iolens("db", "import", *args, "--db", str(tmp_path / "other.db"), env=UTC)
         assert r.returncode == 2 and said in r.stderr, (args, r.stderr)
     assert not (tmp_path / "other.db").exists()
+
+
+def test_a_completing_job_on_two_nodes_keeps_the_epilogs_counts_and_its_end_state() -> None:
+    # Real Epilog input from the two-node test cluster (tests/data/site/README.md).
+    env = dict(ln.split("=", 1) for ln in (DATA / "epilog-env-2nodes.txt").read_text().splitlines())
+    fields = facts.parse_scontrol((DATA / "scontrol-completing.txt").read_text())
+    job = facts.merge_scontrol(facts.slurm_env_job(env), {**fields, "NumNodes": "1", "NumCPUs": "2"})
+    assert (job.nodes, job.tasks, job.cpus, job.node_list) == (2, 4, 4, "node[1-2]")
+    assert (job.state, job.exit_code, job.exit_signal) == ("FAILED", 3, 0)
+    assert job.started_at is not None and job.ended_at is not None
+    assert facts.ended_state("None", 0, 0) == "COMPLETED"
+    assert facts.ended_state("TimeLimit", 0, 15) == "TIMEOUT"
+    assert facts.ended_state("None", 0, 15) is None  # cancelled or not: sacct says
+    assert facts.cpus_per_node_total("2(x2),4") == 8 and facts.cpus_per_node_total("2(x") is None

@@ -142,10 +142,23 @@ def slurm_env_job(env: Mapping[str, str]) -> SchedJob:
         nodes=parse_int(env.get("SLURM_JOB_NUM_NODES"), "SLURM_JOB_NUM_NODES")
         or (len(expand_hostlist(nodelist)) if nodelist else None),
         tasks=parse_int(env.get("SLURM_JOB_NTASKS"), "SLURM_JOB_NTASKS"),
+        cpus=cpus_per_node_total(env.get("SLURM_JOB_CPUS_PER_NODE")),
         node_list=nodelist,
         exit_code=code,
         exit_signal=signal,
     )
+
+
+def cpus_per_node_total(text: str | None) -> int | None:
+    """The CPUs of a job from SLURM_JOB_CPUS_PER_NODE ("2(x2),4": 2 on each of 2 nodes, 4 on one); None when
+    it is missing or not in that form."""
+    total = 0
+    for part in (text or "").split(","):
+        m = re.fullmatch(r"(\d+)(?:\(x(\d+)\))?", part.strip())
+        if m is None:
+            return None
+        total += int(m.group(1)) * int(m.group(2) or 1)
+    return total or None
 
 
 _PAIR = re.compile(r"([A-Za-z][\w:/]*)=(.*?)(?=\s+[A-Za-z][\w:/]*=|\s*$)")
@@ -177,9 +190,12 @@ def merge_scontrol(job: SchedJob, fields: Mapping[str, str]) -> SchedJob:
     job.account = job.account or (None if no_value(fields.get("Account")) else fields.get("Account"))
     job.partition_name = job.partition_name or fields.get("Partition") or None
     job.job_name = job.job_name or fields.get("JobName") or None
-    job.nodes = num("NumNodes") or job.nodes
-    job.tasks = num("NumTasks") or job.tasks
-    job.cpus = num("NumCPUs") or job.cpus
+    # The Epilog's own counts first: while a job is COMPLETING the controller takes each node that has
+    # finished its Epilog out of NumNodes (on a real 2-node job, node1's Epilog saw NumNodes=1 when node2's
+    # had ended first).
+    job.nodes = job.nodes or num("NumNodes")
+    job.tasks = job.tasks or num("NumTasks")
+    job.cpus = job.cpus or num("NumCPUs")
     for key, attr in (("SubmitTime", "submitted_at"), ("StartTime", "started_at"), ("EndTime", "ended_at")):
         try:
             value = parse_time(fields.get(key))
@@ -195,9 +211,32 @@ def merge_scontrol(job: SchedJob, fields: Mapping[str, str]) -> SchedJob:
     job.state = state.split()[0] if state else job.state
     if code is not None:
         job.exit_code, job.exit_signal = code, signal
+    if job.state == "COMPLETING":
+        job.state = ended_state(fields.get("Reason", ""), job.exit_code, job.exit_signal)
     if job.started_at is not None and job.ended_at is not None:
         job.elapsed_s = max(0.0, job.ended_at - job.started_at)
     return job
+
+
+# While its Epilogs run, `scontrol show job` says JobState=COMPLETING (a flag that hides the state the job
+# ended in); the Reason the controller set at the end says which it was (Slurm's job_completion: the
+# reasons of failed, timed-out, node-failed and out-of-memory jobs).
+_ENDED_BY_REASON = {
+    "NonZeroExitCode": "FAILED",
+    "RaisedSignal": "FAILED",
+    "TimeLimit": "TIMEOUT",
+    "NodeDown": "NODE_FAIL",
+    "OutOfMemory": "OUT_OF_MEMORY",
+}
+
+
+def ended_state(reason: str, code: int | None, signal: int | None) -> str | None:
+    """The state a COMPLETING job ended in, from its Reason and exit code; None when they do not say (a job
+    cancelled, preempted...: sacct's record, stored by `iolens site sync`, has it)."""
+    state = _ENDED_BY_REASON.get(reason.split(":")[0])
+    if state is None and no_value(reason) and (code, signal) == (0, 0):
+        state = "COMPLETED"
+    return state
 
 
 def scontrol_job(job_id: str, timeout_s: float = SCONTROL_TIMEOUT_S) -> dict[str, str]:
