@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolens import atomic
 from iolens.site.config import SiteConfig
 from iolens.site.facts import FactError, expand_hostlist, merge_scontrol, scontrol_job, slurm_env_job
 from iolens.store.sched_jobs import SchedJob
@@ -48,12 +49,6 @@ class Outcome:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
         detail = f": {self.detail}" if self.detail else ""
         return f"{stamp} job {self.job_id}: {self.what}{detail} ({self.seconds:.2f} s)"
-
-
-def _write_json(path: Path, obj: object) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, sort_keys=True))
-    os.replace(tmp, path)
 
 
 def read_facts(job_dir: Path) -> SchedJob | None:
@@ -140,7 +135,7 @@ def run(cfg: SiteConfig, job: SchedJob, node: str, first: bool, started: float) 
     if not first:
         return done("not first node", f"{node} marked as ended")
     try:
-        _write_json(job_dir / FACTS, job.as_dict())
+        atomic.write_text(job_dir / FACTS, json.dumps(job.as_dict(), sort_keys=True))
     except OSError as exc:
         return done("failed", f"cannot write {job_dir / FACTS}: {exc.strerror}")
     return _hand_to_worker(cfg, job_dir, deadline, done)

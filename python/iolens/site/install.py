@@ -15,10 +15,19 @@ SPOOL_MODE = 0o1733  # sticky, anyone may make a directory, nobody but root may 
 
 
 def _write(path: Path, text: str, mode: int) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+    """path written whole, with `mode` from its creation: the configuration may hold the database's
+    password, so it is never readable by others, not even for a moment before a chmod."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode & 0o700)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def pieces(cfg: SiteConfig, directory: Path) -> dict[Path, tuple[str, int]]:
