@@ -16,8 +16,8 @@
  *   U path                 unlink           L path          list the directory (opendir, readdir*, closedir)
  *   O fid mode path        open (mode: r, w, rw; w and rw create)
  *   F fid mode path        fopen (stdio; mode as fopen's: r, w, r+, a)
- *   W fid offset size      write size bytes at offset (pwrite; stdio: fseek when not there, fwrite)
- *   R fid offset size      read (pread; stdio: fseek when not there, fread)
+ *   W fid offset size      write size bytes at offset (pwrite; stdio: fwrite where the stream is)
+ *   R fid offset size      read (pread; stdio: fread where the stream is)
  *   K fid offset           lseek (POSIX) or fseek (stdio) to offset
  *   S fid                  fsync (stdio: fflush)
  *   X fid                  dup the descriptor and close the copy (the original's dups and filenos)
@@ -43,6 +43,7 @@ struct rfile {
     int fd;          /* POSIX descriptor, -1 when closed */
     FILE *fp;        /* stdio stream, NULL when closed */
     long long pos;   /* the stream's position, to seek only when the plan's offset differs */
+    char last;       /* the stream's last access, 'R' or 'W' (0: none since it was opened) */
 };
 
 struct op {
@@ -220,6 +221,7 @@ static int run_op(const struct op *op, struct rfile *files, char *buf)
     case 'F':
         f->fp = fopen(op->path, op->mode);
         f->pos = 0;
+        f->last = 0;
         if (f->fp && op->mode[0] == 'a')
             f->pos = -1; /* unknown: the first access seeks */
         return f->fp ? 0 : -1;
@@ -227,8 +229,14 @@ static int run_op(const struct op *op, struct rfile *files, char *buf)
     case 'R': {
         size_t n = (size_t)op->b;
         if (f->fp) {
-            if (stream_to(f, op->a) != 0)
-                return -1;
+            /* A stream reads and writes where it is: its seeks are the plan's K lines, as the original's
+             * were its own fseek calls (STDIO counts no offsets). Only a switch between reading and
+             * writing moves it to the plan's offset (C requires a seek there, and the original made one). */
+            if ((f->last && f->last != op->kind) || f->pos < 0) {
+                if (stream_to(f, op->a) != 0)
+                    return -1;
+            }
+            f->last = op->kind;
             size_t got = op->kind == 'W' ? fwrite(buf, 1, n, f->fp) : fread(buf, 1, n, f->fp);
             f->pos += (long long)got;
             if (got < n && op->kind == 'R')
@@ -244,8 +252,11 @@ static int run_op(const struct op *op, struct rfile *files, char *buf)
     }
     case 'K':
         if (f->fp) {
+            /* Where the stream is, when known: the next access then needs no seek of its own, so the
+             * stream's seeks are the plan's. */
+            long long to = f->pos >= 0 ? f->pos : op->a;
             f->pos = -1;
-            return stream_to(f, op->a);
+            return stream_to(f, to);
         }
         return lseek(f->fd, (off_t)op->a, SEEK_SET) < 0 ? -1 : 0;
     case 'S':
@@ -300,7 +311,7 @@ int main(int argc, char **argv)
     }
     memset(buf, 'r', (size_t)maxsize);
     for (int i = 0; i < MAX_FILES; i++)
-        files[i] = (struct rfile){-1, NULL, 0};
+        files[i] = (struct rfile){-1, NULL, 0, 0};
     int status = 0;
     for (size_t i = 0; i < n; i++) {
         if (run_op(&ops[i], files, buf) != 0) {

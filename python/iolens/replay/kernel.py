@@ -115,13 +115,14 @@ def _direction(c: dict[str, int], layer: str, what: str) -> dict[str, Any] | Non
     if not n:
         return None
     if layer == "POSIX":
-        sizes = sizes_for(c, upper, nbytes)
-        if sum(k for _, k in sizes) != n:  # no histogram (or a damaged one): every access the same size
-            sizes = _even_sizes(nbytes, n)
+        # The histogram is what the check compares: it wins when it and the count differ (a record split
+        # over ranks splits each bucket's remainder to the first ranks).
+        sizes = sizes_for(c, upper, nbytes) or _even_sizes(nbytes, n)
         seq, consec = c.get(f"POSIX_SEQ_{upper}S", 0), c.get(f"POSIX_CONSEC_{upper}S", 0)
     else:
         # STDIO keeps no histogram and no sequence counters: the accesses are even and follow each other.
         sizes, seq, consec = _even_sizes(nbytes, n), n - 1, n - 1
+    n = sum(k for _, k in sizes)
     seq = min(seq, n - 1)
     return {"sizes": sizes, "bytes": nbytes, "seq": seq, "consec": min(consec, seq)}
 
@@ -197,6 +198,7 @@ def build(src: Source) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "source": src.name,
         "ranks": src.ranks,
+        "concurrent": src.mpi,
         "files": files,
         "streams": [
             {

@@ -28,6 +28,7 @@ MAX_PAUSE_NS = 10_000_000_000
 @dataclass
 class RunPlan:
     lines: dict[int, list[str]]  # rank -> plan lines
+    concurrent: bool = True  # the ranks at once (MPI), else one after another
     prepare_files: dict[str, int] = field(default_factory=dict)  # name -> size: inputs made before the run
     prepare_dirs: list[str] = field(default_factory=list)
     scratch: dict[str, int] = field(default_factory=dict)  # directory -> entries (for unlinks and readdirs)
@@ -125,7 +126,7 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
     files = kernel["files"]
     ranks = int(kernel["ranks"]) or 1
     streams = {int(s["rank"]): s for s in kernel["streams"]}
-    plan = RunPlan(lines={})
+    plan = RunPlan(lines={}, concurrent=bool(kernel.get("concurrent", True)))
     rng = random.Random(seed)
     # Names per new rank: a per-rank file of original rank r is "rank.J/<name>" for new rank J when the run
     # has another rank count; common files keep their names.
@@ -199,7 +200,9 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
                     ops[what].append(f"{code} {fid} {off + base} {size}")
                     if what == "read":
                         read_end = max(read_end, off + base + size)
-            if read_end or not u.get("write"):  # read, or only opened: the file must exist
+            # Read, only opened, or a stream ("r+": fopen's "w" would truncate what another process wrote):
+            # the file must exist.
+            if read_end or not u.get("write") or u["layer"] == "stdio":
                 plan.prepare_files[path] = max(plan.prepare_files.get(path, 0), read_end)
             body = _interleave(
                 ops["read"],
@@ -250,5 +253,5 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
 def _mode(u: dict[str, Any], stdio: bool) -> str:
     r, w = bool(u.get("read")), bool(u.get("write"))
     if stdio:
-        return "r+" if r and w else ("w" if w else "r")
+        return "r+" if (r or w) else "r"
     return "rw" if r and w else ("w" if w else "r")

@@ -114,6 +114,20 @@ def _feed(proc: subprocess.Popen[bytes], lines: list[str], errors: list[str]) ->
         errors.append(f"plan not fully delivered: {exc}")
 
 
+def _wait(rank: int, p: subprocess.Popen[bytes], deadline: float, timeout_s: float, errors: list[str]) -> int:
+    try:
+        p.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(timeout=10)
+        errors.append(f"rank {rank}: stopped after the --timeout of {timeout_s:g} s")
+    if p.returncode != 0:
+        assert p.stderr is not None
+        err = p.stderr.read(4096).decode(errors="replace").strip()
+        errors.append(f"rank {rank}: " + (err or f"exit {p.returncode}"))
+    return p.returncode
+
+
 def run(
     plan: RunPlan,
     parent: Path,
@@ -137,28 +151,23 @@ def run(
             env.update(profile_vars(find_profile_lib(), profile_out, False, os.environ))
         feeders = []
         t0 = time.monotonic()
-        for rank in sorted(plan.lines):
-            p = subprocess.Popen(
-                [str(exe)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                cwd=run_dir, env=env,
-            )  # fmt: skip
-            procs.append(p)
-            t = threading.Thread(target=_feed, args=(p, plan.lines[rank], errors), daemon=True)
-            t.start()
-            feeders.append(t)
-        deadline = time.monotonic() + timeout_s
-        for rank, p in zip(sorted(plan.lines), procs, strict=True):
-            try:
-                p.wait(timeout=max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(timeout=10)
-                errors.append(f"rank {rank}: stopped after the --timeout of {timeout_s:g} s")
-            statuses.append(p.returncode)
-            if p.returncode != 0:
-                assert p.stderr is not None
-                err = p.stderr.read(4096).decode(errors="replace").strip()
-                errors.append(f"rank {rank}: " + (err or f"exit {p.returncode}"))
+        deadline = t0 + timeout_s
+        # MPI ranks start together; the processes of a program that is not MPI one after another.
+        groups = [sorted(plan.lines)] if plan.concurrent else [[r] for r in sorted(plan.lines)]
+        for group in groups:
+            started = []
+            for rank in group:
+                p = subprocess.Popen(
+                    [str(exe)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    cwd=run_dir, env=env,
+                )  # fmt: skip
+                procs.append(p)
+                started.append((rank, p))
+                t = threading.Thread(target=_feed, args=(p, plan.lines[rank], errors), daemon=True)
+                t.start()
+                feeders.append(t)
+            for rank, p in started:
+                statuses.append(_wait(rank, p, deadline, timeout_s, errors))
         for t in feeders:
             t.join(timeout=10)
         wall = time.monotonic() - t0

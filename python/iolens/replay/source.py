@@ -41,6 +41,9 @@ class Source:
     uses: list[FileUse]
     namespace: dict[int, dict[str, int]] = field(default_factory=dict)
     layers_above: dict[str, int] = field(default_factory=dict)  # "MPIIO"/"H5F": files of that layer
+    # MPI ranks (they ran at once) or processes of a program that is not MPI (replayed one after another, in
+    # the order they started: a parent and the children it waited for).
+    mpi: bool = True
     approximations: list[str] = field(default_factory=list)
 
 
@@ -123,7 +126,9 @@ def from_job(job: Any, name: str) -> Source:
         )
     if above["H5F"]:
         notes.append(f"{above['H5F']} HDF5 file(s): replayed as the POSIX calls the HDF5 library made")
-    return Source(name, nranks, uses, namespace, above, notes)
+    if not mpi_ranks and nranks > 1:
+        notes.append(f"{nranks} processes (not MPI ranks): replayed one after another, in start order")
+    return Source(name, nranks, uses, namespace, above, notes, bool(mpi_ranks))
 
 
 def _did_something(c: dict[str, int]) -> bool:
