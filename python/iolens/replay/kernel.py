@@ -59,12 +59,29 @@ def _buckets(c: dict[str, int], what: str) -> list[tuple[int, int, int]]:
 
 def sizes_for(c: dict[str, int], what: str, total_bytes: int) -> list[list[int]]:
     """(size, count) pairs whose counts fill the histogram's buckets and whose bytes add up to total_bytes
-    (as near as the buckets allow). The profile's common access sizes are used where they fall in a bucket;
-    the other accesses of every bucket take one common position between the bucket's bounds."""
+    (as near as the buckets allow). The profile's common access sizes (reads and writes together: Darshan
+    keeps one list) are used where they fall in a bucket, unless the bytes come out nearer without them (a
+    common write size is no guide to reads that returned nothing); the other accesses of every bucket take
+    one common position between the bucket's bounds."""
     buckets = _buckets(c, what)
     if not buckets:
         return []
     common = [(c.get(f"POSIX_ACCESS{i}_ACCESS", 0), c.get(f"POSIX_ACCESS{i}_COUNT", 0)) for i in range(1, 5)]
+    best: list[list[int]] = []
+    for guide in (common, []):
+        pairs = _fill(buckets, guide, total_bytes)
+        if not best or abs(_bytes(pairs) - total_bytes) < abs(_bytes(best) - total_bytes):
+            best = pairs
+    return best
+
+
+def _bytes(pairs: list[list[int]]) -> int:
+    return sum(s * k for s, k in pairs)
+
+
+def _fill(
+    buckets: list[tuple[int, int, int]], common: list[tuple[int, int]], total_bytes: int
+) -> list[list[int]]:
     pairs: dict[int, int] = {}
     free: list[tuple[int, int, int]] = []
     for lo, hi, n in buckets:
