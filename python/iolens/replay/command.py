@@ -100,7 +100,7 @@ def _kernel(argv: list[str]) -> int:
     try:
         src = load(a.profile)
     except SourceError as exc:
-        return error(str(exc), 1)
+        return error(str(exc), 2)  # the PROFILE named cannot be used: nothing was written
     doc = kn.build(src)
     kn.write(doc, out)
     uses = sum(len(s["uses"]) for s in doc["streams"])

@@ -10,8 +10,9 @@ new rank, a file common to ranks stays one file; so totals scale by N/R (weak sc
 
 Offsets: within a (rank, file, direction), the first access is at the rank's base; a consecutive access
 starts where the previous one ended, a sequential one a size further on, a random one somewhere before the
-previous end (never sequential by Darshan's definition). The kinds are interleaved evenly. Ranks sharing a
-file get disjoint regions (the profile cannot say whether they overlapped).
+previous end (never sequential by Darshan's definition). The kinds are interleaved evenly. MPI ranks sharing
+a file get disjoint regions (the profile cannot say whether they overlapped); processes of a program that
+is not MPI run one after another on the same bytes.
 """
 
 from __future__ import annotations
@@ -181,7 +182,9 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
         last_end: int | None = None
         for u in s["uses"]:
             f = files[u["file"]]
-            base = j * region.get(u["file"], 0) if f["kind"] == "common" else 0
+            # Ranks at once share a file in disjoint regions; processes one after another (a writer, then
+            # a reader) use the same bytes.
+            base = j * region.get(u["file"], 0) if f["kind"] == "common" and plan.concurrent else 0
             path = name_of(u["file"], j)
             if u.get("start_ns") is not None and last_end is not None:
                 gap = int(u["start_ns"]) - last_end

@@ -128,7 +128,9 @@ def from_job(job: Any, name: str) -> Source:
         notes.append(f"{above['H5F']} HDF5 file(s): replayed as the POSIX calls the HDF5 library made")
     if not mpi_ranks and nranks > 1:
         notes.append(f"{nranks} processes (not MPI ranks): replayed one after another, in start order")
-    return Source(name, nranks, uses, namespace, above, notes, bool(mpi_ranks))
+    return Source(
+        name, nranks, uses, namespace, layers_above=above, approximations=notes, mpi=bool(mpi_ranks)
+    )
 
 
 def _did_something(c: dict[str, int]) -> bool:
@@ -176,8 +178,15 @@ def _from_database(text: str, url: str | None) -> Source:
     nranks = max(int(summary.get("ranks") or 0), 1)
     start_ns = int(summary.get("start_wall_ns") or 0)
     ops = doc.get("operations") or {}
+    from iolens.profile.places import is_code
+
     uses: list[FileUse] = []
     for row in rows:
+        # Data files only, as the report's figures: not code or libraries, not pipes, sockets or ttys (whose
+        # names are not paths, or are devices).
+        path = str(row["path"])
+        if is_code(path) or not path.startswith("/") or (path.startswith("/dev/") and "/shm/" not in path):
+            continue
         c = {k: int(v) for k, v in (row["counters"] or {}).items() if isinstance(v, int | float)}
         procs = max(int(row.get("processes") or 1), 1)
         over = min(procs, nranks)
@@ -194,4 +203,4 @@ def _from_database(text: str, url: str | None) -> Source:
         "from the database: a file's counters are merged over the processes that had it; they are split "
         "evenly over min(processes, ranks) ranks"
     ]
-    return Source(text, nranks, uses, namespace, {}, notes)
+    return Source(text, nranks, uses, namespace, approximations=notes, mpi=nranks > 1)
