@@ -30,7 +30,9 @@ def env(profile_build: ProfileBuild, tmp_path: Path) -> dict[str, str]:
     return e
 
 
-def run(iolens_bin: list[str], env: dict[str, str], *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+def run(
+    iolens_bin: list[str], env: dict[str, str], *args: str, **kw: Any
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*iolens_bin, *args], capture_output=True, text=True, env=env, timeout=120, **kw)
 
 
@@ -145,7 +147,8 @@ def test_bad_input_is_refused_with_status_2_and_no_io(
     d = tmp_path / "d"
     d.mkdir()
     subst = {
-        "{k}": str(k), "{d}": str(d), "{missing}": str(tmp_path / "missing"), "{notjson}": str(tmp_path / "notjson"),
+        "{k}": str(k), "{d}": str(d), "{missing}": str(tmp_path / "missing"),
+        "{notjson}": str(tmp_path / "notjson"),
         "{truncated}": str(tmp_path / "truncated.json"), "{escape}": str(tmp_path / "escape.json"),
         "{absolute}": str(tmp_path / "absolute.json"),
     }  # fmt: skip
@@ -186,8 +189,8 @@ def test_sigterm_stops_the_ranks_and_removes_the_run_directory(
     (tmp_path / "slow.json").write_text(json.dumps(k))
     d = tmp_path / "d"
     d.mkdir()
-    p = subprocess.Popen([*iolens_bin, "replay", "run", str(tmp_path / "slow.json"), "--dir", str(d)], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    cmd = [*iolens_bin, "replay", "run", str(tmp_path / "slow.json"), "--dir", str(d)]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
     while not list(d.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.05)
