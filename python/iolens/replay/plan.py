@@ -168,6 +168,7 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
         region[f] = max(region.get(f, 0), e)
     nfid = 0
     pause_total = 0
+    touched: set[str] = set()
     for j in range(np_):
         s = streams.get(j % ranks)
         lines: list[str] = []
@@ -197,16 +198,21 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
             fid = nfid
             nfid += 1
             ops: dict[str, list[str]] = {"read": [], "write": []}
-            read_end = 0
+            ends = {"read": 0, "write": 0}
             for what, code in (("read", "R"), ("write", "W")):
                 for off, size in extents.get((j, id(u), what), []):
                     ops[what].append(f"{code} {fid} {off + base} {size}")
-                    if what == "read":
-                        read_end = max(read_end, off + base + size)
-            # Read, only opened, or a stream ("r+": fopen's "w" would truncate what another process wrote):
-            # the file must exist.
-            if read_end or not u.get("write") or u["layer"] == "stdio":
-                plan.prepare_files[path] = max(plan.prepare_files.get(path, 0), read_end)
+                    ends[what] = max(ends[what], off + base + size)
+            # The first use of a file that writes before it reads creates it, as the original did (its
+            # creation cost is part of the I/O time): nothing is made beforehand unless it reads past what
+            # it writes. Any other file read or only opened is an input: made before the run.
+            creates = path not in touched and bool(u.get("write")) and bool(u.get("writes_first", True))
+            if creates and ends["read"] <= ends["write"]:
+                pass
+            elif ends["read"] or not u.get("write") or (u["layer"] == "stdio" and path not in touched):
+                plan.prepare_files[path] = max(plan.prepare_files.get(path, 0), ends["read"])
+                creates = False
+            touched.add(path)
             body = _interleave(
                 ops["read"],
                 ops["write"],
@@ -227,11 +233,13 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
             if not (u.get("read") or u.get("write") or u.get("opens")):
                 # stats only: the file must exist; no open
                 lines += stats
-                plan.prepare_files.setdefault(path, 0)
+                if path not in touched:
+                    plan.prepare_files.setdefault(path, 0)
                 continue
             segments = [body[len(body) * i // opens : len(body) * (i + 1) // opens] for i in range(opens)]
             for i, seg in enumerate(segments):
-                lines.append(f"{opener} {fid} {mode} {path}")
+                # A stream that creates its file: "w+" the first time (fopen's "r+" needs the file).
+                lines.append(f"{opener} {fid} {'w+' if stdio and creates and i == 0 else mode} {path}")
                 if i == 0:
                     lines += stats
                     lines += [f"X {fid}"] * dups
