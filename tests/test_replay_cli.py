@@ -84,10 +84,8 @@ def test_kernel_at_two_ranks_and_half_scale_moves_the_documented_bytes(
 def test_more_ranks_give_per_rank_files_and_totals_times_n_over_r(
     tmp_path: Path, dd_profile: Path, iolens_bin: list[str], env: dict[str, str]
 ) -> None:
-    kernel_of(iolens_bin, env, dd_profile, tmp_path / "k.json")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    r = run(iolens_bin, env, "replay", "check", str(dd_profile), "--dir", str(run_dir), "--np", "4", "--json")
+    argv = ["replay", "check", str(dd_profile), "--dir", str(tmp_path), "--np", "4", "--json"]
+    r = run(iolens_bin, env, *argv)
     got = rows(json.loads(r.stdout))
     # 4 ranks replaying a 2-process kernel: each original process twice, totals x2.
     assert got["data: bytes_written"]["replayed"] == 2 * 200 * 4096
@@ -98,8 +96,7 @@ def test_keep_leaves_the_run_directory_with_only_the_kernels_files(
     tmp_path: Path, dd_profile: Path, iolens_bin: list[str], env: dict[str, str]
 ) -> None:
     kernel_of(iolens_bin, env, dd_profile, tmp_path / "k.json")
-    d = tmp_path / "d"
-    d.mkdir()
+    (d := tmp_path / "d").mkdir()
     r = run(iolens_bin, env, "replay", "run", str(tmp_path / "k.json"), "--dir", str(d), "--keep")
     assert r.returncode == 0, r.stderr
     (kept,) = list(d.iterdir())

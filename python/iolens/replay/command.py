@@ -34,19 +34,13 @@ class _Usage(Exception):
     pass
 
 
+class _Help(Exception):
+    """--help was asked for: the usage is printed, status 0."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _Usage(message)
-
-
-def _positive_int(opt: str, v: str) -> int:
-    try:
-        n = int(v)
-    except ValueError:
-        raise _Usage(f"{opt}: expected a positive integer, got {v!r}") from None
-    if n < 1:
-        raise _Usage(f"{opt}: expected a positive integer, got {v!r}")
-    return n
 
 
 def _scale(v: str) -> float:
@@ -69,6 +63,9 @@ def main(argv: Sequence[str]) -> int:
         return error(f"replay: unknown command {command!r} (kernel, run, check)", 2)
     try:
         return handlers[command](rest)
+    except _Help:
+        sys.stdout.write(USAGE)
+        return 0
     except _Usage as exc:
         return error(f"replay {command}: {exc}", 2)
 
@@ -79,6 +76,13 @@ def _parser(name: str) -> _Parser:
     return p
 
 
+def _parse(p: _Parser, argv: list[str]) -> argparse.Namespace:
+    a = p.parse_args(argv)
+    if a.help:
+        raise _Help
+    return a
+
+
 def _kernel(argv: list[str]) -> int:
     from iolens.replay import kernel as kn
     from iolens.replay.source import SourceError, load
@@ -86,10 +90,7 @@ def _kernel(argv: list[str]) -> int:
     p = _parser("kernel")
     p.add_argument("profile", nargs="?")
     p.add_argument("--out")
-    a = p.parse_args(argv)
-    if a.help:
-        sys.stdout.write(USAGE)
-        return 0
+    a = _parse(p, argv)
     if not a.profile:
         raise _Usage("expects a PROFILE (a log directory, a Darshan log or profile:ID)")
     if not a.out:
@@ -113,7 +114,7 @@ def _kernel(argv: list[str]) -> int:
 
 def _run_args(p: _Parser) -> None:
     p.add_argument("--dir")
-    p.add_argument("--np")
+    p.add_argument("--np", type=int)
     p.add_argument("--scale", default="1")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--timeout", default=None)
@@ -122,7 +123,9 @@ def _run_args(p: _Parser) -> None:
 def _plan(kernel: dict[str, Any], a: argparse.Namespace) -> tuple[Any, int, float]:
     from iolens.replay import plan as pl
 
-    np_ = _positive_int("--np", a.np) if a.np is not None else int(kernel["ranks"]) or 1
+    if a.np is not None and a.np < 1:
+        raise _Usage(f"--np: expected a positive integer, got {a.np}")
+    np_ = a.np if a.np is not None else int(kernel["ranks"]) or 1
     scale = _scale(a.scale)
     return pl.build(kernel, np_, scale), np_, scale
 
@@ -148,10 +151,7 @@ def _run(argv: list[str]) -> int:
     p = _parser("run")
     p.add_argument("kernel", nargs="?")
     _run_args(p)
-    a = p.parse_args(argv)
-    if a.help:
-        sys.stdout.write(USAGE)
-        return 0
+    a = _parse(p, argv)
     if not a.kernel:
         raise _Usage("expects KERNEL.json")
     if not a.dir:
@@ -205,10 +205,7 @@ def _check(argv: list[str]) -> int:
     p.add_argument("profiles", nargs="*")
     _run_args(p)
     p.add_argument("--json", action="store_true")
-    a = p.parse_args(argv)
-    if a.help:
-        sys.stdout.write(USAGE)
-        return 0
+    a = _parse(p, argv)
     if len(a.profiles) not in (1, 2):
         raise _Usage("expects ORIGINAL REPLAYED (two profiles), or one PROFILE with --dir")
     scale = _scale(a.scale)
