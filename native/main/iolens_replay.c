@@ -20,7 +20,8 @@
  *   R fid offset size      read (pread; stdio: fread where the stream is)
  *   K fid offset           lseek (POSIX) or fseek (stdio) to offset
  *   S fid                  fsync (stdio: fflush)
- *   X fid                  dup the descriptor and close the copy (the original's dups and filenos)
+ *   X fid                  dup the descriptor and close the copy (the original's dups)
+ *   N fid                  fileno of the stream (the original's filenos: opens of the POSIX record)
  *   C fid                  close or fclose
  *   P ns                   pause: sleep ns nanoseconds (the gaps between the original's bursts)
  * Exit status: 0 done, 2 a bad plan (nothing done), 1 a call failed (the message names the line). */
@@ -104,7 +105,7 @@ static int parse_line(char *line, struct op *op, char *why, size_t whylen)
         if (*end != '\0' || op->a < 0)
             goto bad;
         break;
-    case 'S': case 'C': case 'X':
+    case 'S': case 'C': case 'X': case 'N':
         op->fid = (int)strtol(rest, &end, 10);
         if (*end != '\0')
             goto bad;
@@ -267,6 +268,12 @@ static int run_op(const struct op *op, struct rfile *files, char *buf)
         int d = dup(f->fd);
         return d < 0 ? -1 : close(d);
     }
+    case 'N':
+        if (!f->fp) {
+            errno = EBADF;
+            return -1;
+        }
+        return fileno(f->fp) < 0 ? -1 : 0;
     case 'C':
         if (f->fp) {
             int rc = fclose(f->fp);

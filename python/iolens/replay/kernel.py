@@ -161,7 +161,9 @@ def _layer_use(u: FileUse, layer: str, file_no: int, t0: int) -> dict[str, Any] 
         "seeks": c.get(p + "SEEKS", 0),
         "fsyncs": c.get(p + "FSYNCS", 0) + c.get(p + "FDSYNCS", 0) if layer == "POSIX" else 0,
         "flushes": c.get("STDIO_FLUSHES", 0) if layer == "STDIO" else 0,
-        "dups": c.get("POSIX_DUPS", 0) + c.get("POSIX_FILENOS", 0) if layer == "POSIX" else 0,
+        "dups": c.get("POSIX_DUPS", 0) if layer == "POSIX" else 0,
+        # fileno() on a stream: counted as an open of the POSIX record (as Darshan does)
+        "filenos": c.get("POSIX_FILENOS", 0) if layer == "POSIX" else 0,
         "rw_switches": c.get("POSIX_RW_SWITCHES", 0) if layer == "POSIX" else 0,
         "writes_first": c.get(p + "F_WRITE_START_TIMESTAMP", 0) <= c.get(p + "F_READ_START_TIMESTAMP", 0)
         or not c.get(p + "F_READ_START_TIMESTAMP", 0),

@@ -166,6 +166,16 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
                 per_rank_extent[key] = max(per_rank_extent.get(key, 0), e)
     for (f, _j), e in per_rank_extent.items():
         region[f] = max(region.get(f, 0), e)
+    # Per (rank, file): a stream use, and the filenos its POSIX record counts (made on the stream).
+    stdio_files = {
+        (j, u["file"]) for j in range(np_) for u in _uses(streams, j, ranks) if u["layer"] == "stdio"
+    }
+    filenos_of = {
+        (j, u["file"]): int(u.get("filenos", 0))
+        for j in range(np_)
+        for u in _uses(streams, j, ranks)
+        if u["layer"] == "posix" and (j, u["file"]) in stdio_files
+    }
     nfid = 0
     pause_total = 0
     touched: set[str] = set()
@@ -225,7 +235,17 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
             body = _every(body, fsyncs)
             # A seek moves the stream; the executor's next access seeks back where the plan says when needed.
             body = _every(body, seeks)
-            opens = max(scaled(int(u.get("opens", 0)) - int(u.get("dups", 0)), scale), 1)
+            filenos = int(u.get("filenos", 0))
+            real = int(u.get("opens", 0)) - int(u.get("dups", 0)) - filenos
+            has_data = bool(u.get("read") or u.get("write"))
+            if stdio:
+                # The filenos of the same file's POSIX record are made on this stream.
+                fileno_lines = [f"N {fid}"] * scaled(filenos_of.get((j, u["file"]), 0), scale)
+            elif real <= 0 and not has_data and (j, u["file"]) in stdio_files:
+                # Only filenos (and stats): they are the stream's, made in its use.
+                lines += [f"T {path}"] * scaled(int(u.get("stats", 0)), scale)
+                continue
+            opens = max(scaled(real + (0 if (j, u["file"]) in stdio_files else filenos), scale), 1)
             dups = scaled(int(u.get("dups", 0)), scale)
             mode = _mode(u, stdio)
             opener = "F" if stdio else "O"
@@ -243,6 +263,8 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
                 if i == 0:
                     lines += stats
                     lines += [f"X {fid}"] * dups
+                    if stdio:
+                        lines += fileno_lines
                 lines += seg
                 lines.append(f"C {fid}")
         for i in range(scaled(int(ns.get("OPENDIRS", 0)), scale)):
@@ -259,6 +281,11 @@ def build(kernel: dict[str, Any], np_: int, scale: float, seed: int = 1) -> RunP
             plan.scratch[f"gone.{j}"] = unl
     plan.expected["pause_ns"] = pause_total
     return plan
+
+
+def _uses(streams: dict[int, Any], j: int, ranks: int) -> list[dict[str, Any]]:
+    s = streams.get(j % ranks)
+    return list(s["uses"]) if s else []
 
 
 def _mode(u: dict[str, Any], stdio: bool) -> str:
