@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,7 @@ def main() -> int:
     load0 = os.getloadavg()[0]
     start = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     per_quantity: dict[str, list[bool]] = {}
+    time_errors: list[float] = []
     with tempfile.TemporaryDirectory(prefix="iolens-replay-fidelity-", dir="/tmp") as tmp:
         root, bin_dir = Path(tmp) / "work", Path(tmp) / "bin"
         root.mkdir()
@@ -69,6 +71,8 @@ def main() -> int:
                 if not r["pass"]
             ]
             t = next(r for r in rows if r["group"] == "time")
+            if t["original"] > 0:
+                time_errors.append(abs(t["replayed"] / t["original"] - 1))
             for r in rows:
                 key = (
                     r["group"]
@@ -92,6 +96,14 @@ def main() -> int:
         "then the rows out of tolerance",
     ]
     tail = ["", "per quantity: cases within tolerance / cases with the row"]
+    if time_errors:
+        errs = sorted(time_errors)
+        tail.insert(
+            0,
+            f"I/O time error |replayed/original - 1| over {len(errs)} cases: "
+            f"median {100 * statistics.median(errs):.0f}%, "
+            f"quartiles {100 * errs[len(errs) // 4]:.0f}%-{100 * errs[3 * len(errs) // 4]:.0f}%",
+        )
     for key, vals in sorted(per_quantity.items()):
         tail.append(f"  {key:40s} {sum(vals)}/{len(vals)}")
     text = "\n".join(head + lines + tail) + "\n"

@@ -19,7 +19,7 @@ import pytest
 from .advice_suite import MPI_ENV, Case, CaseSkipped, load_cases, run_case
 from .conftest import ProfileBuild, require_mpirun
 
-# The cases replayed (12 of the suite's 22: real programs, C codes, MPI-IO and HDF5 on 2 ranks), and the
+# The cases replayed (15 of the suite's 22: real programs, C codes, MPI-IO and HDF5 on 2 ranks), and the
 # scale each is replayed at (dd's million 100-byte writes at a tenth: the scaling is checked too).
 REPLAYED = {
     "python-imports": 1.0,
@@ -28,6 +28,7 @@ REPLAYED = {
     "sqlite3-one-transaction": 1.0,
     "dd-small-blocks": 0.1,
     "cp-large-file": 1.0,
+    "gcc-hello": 1.0,
     "small-random-reads": 1.0,
     "fsync-every-write": 1.0,
     "many-small-files": 1.0,
