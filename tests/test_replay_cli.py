@@ -36,16 +36,20 @@ def run(
     return subprocess.run([*iolens_bin, *args], capture_output=True, text=True, env=env, timeout=120, **kw)
 
 
-@pytest.fixture
-def dd_profile(tmp_path: Path, iolens_bin: list[str], env: dict[str, str]) -> Path:
-    """dd writing 200 blocks of 4 KiB and reading them back, profiled."""
-    work = tmp_path / "orig"
+def profile_dd(tmp_path: Path, iolens_bin: list[str], env: dict[str, str], blocks: int) -> Path:
+    """dd writing blocks of 4 KiB and reading them back, profiled: the logs' directory."""
+    work = tmp_path / f"orig{blocks}"
     work.mkdir()
-    logs = tmp_path / "logs"
-    script = "dd if=/dev/zero of=x bs=4k count=200 status=none && dd if=x of=/dev/null bs=4k status=none"
+    logs = tmp_path / f"logs{blocks}"
+    script = f"dd if=/dev/zero of=x bs=4k count={blocks} status=none; dd if=x of=/dev/null bs=4k status=none"
     r = run(iolens_bin, env, "profile", "--no-report", "--out", str(logs), "--", "sh", "-c", script, cwd=work)
     assert r.returncode == 0, r.stderr
     return logs
+
+
+@pytest.fixture
+def dd_profile(tmp_path: Path, iolens_bin: list[str], env: dict[str, str]) -> Path:
+    return profile_dd(tmp_path, iolens_bin, env, 200)
 
 
 def kernel_of(iolens_bin: list[str], env: dict[str, str], profile: Path | str, out: Path) -> dict[str, Any]:
@@ -228,3 +232,23 @@ def test_kernel_from_a_stored_profile_equals_the_kernel_from_its_logs(
 
     assert total(from_db, "write") == total(from_logs, "write") == 200 * 4096
     assert total(from_db, "read") == total(from_logs, "read")
+
+
+def test_check_of_two_profiles_passes_on_itself_and_names_what_differs(
+    tmp_path: Path, dd_profile: Path, iolens_bin: list[str], env: dict[str, str]
+) -> None:
+    same = run(iolens_bin, env, "replay", "check", str(dd_profile), str(dd_profile))
+    assert same.returncode == 0, same.stderr
+    assert "bytes_written" in same.stdout and "FAIL" not in same.stdout
+    # Another run with 150 blocks instead of 200: the data rows fail, the shares and kinds still pass.
+    logs = profile_dd(tmp_path, iolens_bin, env, 150)
+    diff = run(iolens_bin, env, "replay", "check", str(dd_profile), str(logs), "--json")
+    assert diff.returncode == 1, diff.stderr
+    got = rows(json.loads(diff.stdout))
+    assert not got["data: bytes_written"]["pass"] and got["data: bytes_written"]["replayed"] == 150 * 4096
+    assert not got["write sizes: 1K-10K"]["pass"]
+    assert got["files: read-write"]["pass"] and got["patterns: consec share of writes"]["pass"]
+    # At a scale of 0.75 the 150-block run is the 200-block one's replay.
+    scaled = run(iolens_bin, env, "replay", "check", str(dd_profile), str(logs), "--scale", "0.75", "--json")
+    got = rows(json.loads(scaled.stdout))
+    assert got["data: bytes_written"]["pass"] and got["write sizes: 1K-10K"]["pass"]
