@@ -15,7 +15,7 @@ PY_SRC := $(shell find python -type f \( -name '*.py' -o -name '*.html' -o -name
 BENCH_PY := $(wildcard bench/*.py)
 PIP := $(VPY) -m pip --disable-pip-version-check
 
-.PHONY: install install-test native test-native lint test-python test-web test-faults test-advice test-cluster test run clean
+.PHONY: install install-test native test-native lint test-python test-web test-faults test-advice test-replay test-cluster test run clean
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,7 @@ lint: install-test
 
 test-python: install-test
 	$(VENV)/bin/pytest tests -q --ignore=tests/faults --ignore=tests/test_advice_quality.py \
+		--ignore=tests/test_replay_fidelity.py \
 		--ignore-glob='tests/test_web_*.py' --ignore-glob='tests/test_cluster_*.py'
 
 # The web portal (docs/web.md): real `iolens web` servers on SQLite and on a private PostgreSQL server, and
@@ -76,6 +77,11 @@ test-faults: install-test
 test-advice: install-test native
 	IOLENS_ADVICE_TABLE=1 $(VENV)/bin/pytest tests/test_advice_quality.py -q -s
 
+# Replay fidelity (docs/replay.md): 14 cases of the advice-quality suite profiled, their kernels made, run
+# under the profiler and compared with the originals. Under a minute.
+test-replay: install-test native
+	$(VENV)/bin/pytest tests/test_replay_fidelity.py -q
+
 # A real Slurm cluster on this machine (docs/site.md "Testing on a real cluster (CI)"): munged, a private
 # MariaDB, slurmdbd, slurmctld and two slurmd nodes, each host in network, UTS and mount namespaces of its own;
 # MPI jobs, iolens ior/mdtest/io500 under srun and mpirun across the nodes, a node lost mid-run, and jobs under
@@ -84,7 +90,7 @@ test-advice: install-test native
 test-cluster: install-test
 	$(VENV)/bin/pytest tests/test_cluster_*.py -q
 
-test: test-native lint test-python test-web test-faults test-advice test-cluster
+test: test-native lint test-python test-web test-faults test-advice test-replay test-cluster
 
 # The IO500 suite in --quick mode (2 s stonewall, small sizes: not a valid IO500 run) with 2 local processes,
 # on a scratch directory in /tmp: prints the phase table and the score; the result directory is kept (its path

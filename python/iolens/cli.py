@@ -44,6 +44,8 @@ commands:
   compare  runs side by side: iolens compare RUN_A RUN_B [RUN_C ...]
   report   a self-contained HTML report: iolens report ID --html FILE
   web      the center's I/O portal on the database: iolens web [--port 8050] | iolens web token add USER
+  replay   a profile's I/O as a runnable kernel, run and checked against the original (docs/replay.md):
+           iolens replay kernel PROFILE --out K.json | run K.json --dir DIR | check PROFILE --dir DIR
   site     every job of a cluster profiled and stored with its batch record (Slurm, PBS):
            iolens site install|check|sync|epilog   (docs/site.md)
 
@@ -643,6 +645,10 @@ def _main(argv: Sequence[str] | None) -> int:
         from iolens.site import command as site_command
 
         return site_command.main(rest)
+    if command == "replay":
+        from iolens.replay import command as replay_command
+
+        return replay_command.main(rest)
     if command == "web":
         from iolens.web import command as web_command
 

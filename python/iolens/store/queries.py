@@ -541,6 +541,20 @@ def profile_files(
     return db.query_dicts(sql, (profile_id,))
 
 
+def profile_file_counters(db: Database, profile_id: int) -> list[dict[str, Any]]:
+    """Every stored file of a profile with its counters (the JSON object of its non-zero counters, merged
+    over the processes that had it): what `iolens replay kernel profile:ID` builds a kernel from."""
+    rows = db.query_dicts(
+        "SELECT path, processes, counters, first_s, last_s FROM profile_files WHERE profile_id = ?"
+        " ORDER BY file_no",
+        (profile_id,),
+    )
+    for row in rows:
+        text = row["counters"]
+        row["counters"] = stored_json(db, text, f"profile:{profile_id}'s file {row['path']}") if text else {}
+    return rows
+
+
 # --- monitoring samples -----------------------------------------------------------------------------------
 
 
