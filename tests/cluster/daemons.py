@@ -18,7 +18,23 @@ from tests.cluster.netns import ClusterError, Host
 # private to this mount namespace: the machine's /etc/hosts and /tmp are never changed. A node-local /tmp, as
 # on real nodes: Slurm's PMIx plugin makes a directory named after the job step in /tmp on every node of
 # the step, which would collide on a /tmp the nodes had in common.
-_ENTER = 'hostname "$0" && mount --bind "$1" /etc/hosts && mount --bind "$2" /tmp && shift 2 && exec "$@"'
+# A checkout that itself lies under /tmp (a CI clone, say) would vanish behind the node's /tmp: it is bound
+# at its own path inside the node's /tmp first ($3, relative to /tmp; empty when the checkout is elsewhere),
+# and the node's /tmp is bound with its submounts (--rbind).
+_ENTER = (
+    'hostname "$0" && mount --bind "$1" /etc/hosts'
+    ' && if [ -n "$3" ]; then mkdir -p "$2/$3" && mount --bind "/tmp/$3" "$2/$3"; fi'
+    ' && mount --rbind "$2" /tmp && shift 3 && exec "$@"'
+)
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _under_tmp(path: Path) -> str:
+    """path relative to /tmp when it lies there, else ''."""
+    try:
+        return str(path.relative_to("/tmp"))
+    except ValueError:
+        return ""
 
 
 def on_host(host: Host, hosts_file: Path, tmp: Path, cmd: Sequence[str]) -> list[str]:
@@ -29,7 +45,8 @@ def on_host(host: Host, hosts_file: Path, tmp: Path, cmd: Sequence[str]) -> list
     # needs to see them, even with no cgroup plugin configured).
     enter = ["nsenter", f"--net=/run/netns/{host.namespace}"]
     unshare = ["unshare", "--uts", "--mount", "--propagation", "private", "--"]
-    return [*enter, *unshare, "sh", "-c", _ENTER, host.name, str(hosts_file), str(tmp), *cmd]
+    keep = _under_tmp(REPO)
+    return [*enter, *unshare, "sh", "-c", _ENTER, host.name, str(hosts_file), str(tmp), keep, *cmd]
 
 
 class Daemon:
