@@ -67,6 +67,7 @@ class SlurmCluster:
         self.root = Path()
         self.net: Network | None = None
         self.daemons: dict[str, Daemon] = {}
+        self.started_at = time.time()
 
     # ---- paths and environment ----------------------------------------------------------------------
 
@@ -125,6 +126,7 @@ class SlurmCluster:
     # ---- up and down ------------------------------------------------------------------------------
 
     def start(self, timeout: float = START_TIMEOUT_S) -> None:
+        self.started_at = time.time()
         missing = missing_tools()
         if missing:
             raise ClusterError("not installed: " + ", ".join(missing))
@@ -153,6 +155,17 @@ class SlurmCluster:
             self.net = None
         if self.root.name.startswith("iolens-cluster-"):
             shutil.rmtree(self.root, ignore_errors=True)
+        self._remove_shm_segments()
+
+    def _remove_shm_segments(self) -> None:
+        """Open MPI's shared-memory segments that ranks on the cluster's nodes left in /dev/shm (the hosts
+        share the machine's /dev/shm; ranks killed with a lost node never remove theirs): only files named
+        after these nodes (vader_segment.NODE.*) and made since the cluster started."""
+        for name in self.node_names:
+            for seg in Path("/dev/shm").glob(f"vader_segment.{name}.*"):
+                with contextlib.suppress(OSError):
+                    if seg.stat().st_mtime >= self.started_at:
+                        seg.unlink()
 
     def _write_files(self) -> None:
         assert self.net is not None
