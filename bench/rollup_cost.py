@@ -20,16 +20,12 @@ the rollup), alternating, medians of READS.
 from __future__ import annotations
 
 import argparse
-import os
 import random
-import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import benchlib as bl
-from monitor_pg_ingest import as_server_user, pg_bin
+from monitor_pg_ingest import Server, server
 
 from iolens.store import portal_monitor, synthetic
 from iolens.store.records import Sample
@@ -37,51 +33,6 @@ from iolens.store.store import Store
 
 VALUES_PER_NODE_S = 596  # what one node's monitor records a second (bench/monitor_pg_ingest.py's template)
 FLUSH_S = 10  # the sink's batch: 10 s of samples
-
-
-@contextmanager
-def pg_server(base: Path, names: list[str]) -> Iterator[tuple[dict[str, str], int]]:
-    """A private PostgreSQL server (durability on) with a database per name; ({name: url}, postmaster pid)."""
-    data = base / "data"
-    base.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() == 0:
-        os.chown(base, 65534, 65534)
-    subprocess.run(
-        as_server_user([pg_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "iolens", "-E", "UTF8",
-                        "--no-instructions"]),
-        check=True, capture_output=True,
-    )  # fmt: skip
-    opts = f"-c listen_addresses='' -c unix_socket_directories={base}"
-    subprocess.run(
-        as_server_user([pg_bin("pg_ctl"), "-D", str(data), "-o", opts, "-l", str(base / "server.log"), "-w",
-                        "-t", "60", "start"]),
-        check=True, capture_output=True,
-    )  # fmt: skip
-    try:
-        for name in names:
-            subprocess.run([pg_bin("createdb"), "-h", str(base), "-U", "iolens", name], check=True,
-                           capture_output=True)  # fmt: skip
-        pid = int((data / "postmaster.pid").read_text().split()[0])
-        yield {n: f"postgresql://iolens@/{n}?host={base}" for n in names}, pid
-    finally:
-        subprocess.run(as_server_user([pg_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                       capture_output=True, check=False)  # fmt: skip
-
-
-def server_cpu_s(postmaster: int) -> float:
-    """CPU seconds (user + system) of the PostgreSQL server: the postmaster and its children."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry) == postmaster or int(fields[1]) == postmaster:
-            total += (int(fields[11]) + int(fields[12])) / tick
-    return total
 
 
 def node_batch(node: int, t0: float, rng: random.Random) -> list[Sample]:
@@ -94,7 +45,7 @@ def node_batch(node: int, t0: float, rng: random.Random) -> list[Sample]:
     ]  # fmt: skip
 
 
-def ingest(urls: dict[str, str], rounds: int, nodes: int, postmaster: int | None) -> dict[str, list[float]]:
+def ingest(urls: dict[str, str], rounds: int, nodes: int, pg: Server | None) -> dict[str, list[float]]:
     """Wall seconds per round (and server CPU seconds, key NAME+'-cpu') of each database, alternating."""
     stores = {name: Store.open(url) for name, url in urls.items()}
     synthetic.without_rollup(stores["without rollup"].db)
@@ -106,7 +57,7 @@ def ingest(urls: dict[str, str], rounds: int, nodes: int, postmaster: int | None
                 node_batch(n, 1.8e9 + rnd * FLUSH_S, random.Random(rnd * 1000 + n)) for n in range(nodes)
             ]
             random.Random(rnd).shuffle(batches)  # nodes flush in no set order
-            cpu0 = server_cpu_s(postmaster) if postmaster else 0.0
+            cpu0 = pg.cpu_s() if pg else 0.0
             t = time.perf_counter()
             for i, batch in enumerate(batches):
                 stores[name].put_samples(batch, f"r{rnd}-{i}")
@@ -114,8 +65,8 @@ def ingest(urls: dict[str, str], rounds: int, nodes: int, postmaster: int | None
             if rnd == 0:
                 continue  # the first round creates the series: not what a monitor does every 10 s
             out.setdefault(name, []).append(wall)
-            if postmaster:
-                out.setdefault(name + "-cpu", []).append(server_cpu_s(postmaster) - cpu0)
+            if pg:
+                out.setdefault(name + "-cpu", []).append(pg.cpu_s() - cpu0)
     finally:
         for s in stores.values():
             s.close()
@@ -174,8 +125,11 @@ def main() -> None:
         bl.progress("SQLite: storing")
         lite = ingest({n: str(scratch / f"{n.replace(' ', '-')}.db") for n in names}, rounds, nodes, None)
         bl.progress("PostgreSQL: storing")
-        with pg_server(scratch / "pg", ["with_rollup", "without_rollup", "reads"]) as (urls, pid):
-            pg = ingest({n: urls[n.replace(" ", "_")] for n in names}, rounds, nodes, pid)
+        with server(scratch / "pg", max_connections=20) as srv:
+            for db in ("with_rollup", "without_rollup", "reads"):
+                srv.psql("postgres", f"CREATE DATABASE {db}")
+            urls = {db: srv.url(db) for db in ("with_rollup", "without_rollup", "reads")}
+            pg = ingest({n: urls[n.replace(" ", "_")] for n in names}, rounds, nodes, srv)
             bl.progress("PostgreSQL: reading")
             pg_reads = reads(urls["reads"], read_samples, rounds)
         bl.progress("SQLite: reading")
